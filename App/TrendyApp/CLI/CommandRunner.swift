@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import TrendyLogging
+import TrendyModels
+
+/// Shared plumbing for commands: builds the environment, prints results in human or JSON form,
+/// turns errors into a message and a documented exit code.
+struct CommandRunner {
+    let global: GlobalOptions
+    let environment: [String: String]
+
+    init(_ global: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.global = global
+        self.environment = environment
+    }
+
+    /// Runs `body` with a live environment, then flushes logs; errors exit non-zero.
+    func run(_ body: (AppEnvironment, Output) async throws -> Void) async throws {
+        let output = Output(json: global.json)
+        let env: AppEnvironment
+        do {
+            env = try AppComposition.live(
+                paths: global.paths(environment: environment),
+                logging: try global.loggingOptions(environment: environment))
+        } catch let error as CLIError {
+            output.fail(error)
+            throw ExitCode(error.exitCode.rawValue)
+        } catch {
+            let cli = CLIError(
+                code: "data_directory_unusable",
+                message: "cannot use the data directory: \(error.localizedDescription)", exitCode: .cannotCreate)
+            output.fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
+        }
+        defer { env.logs.shutdown() }
+        do {
+            try await body(env, output)
+        } catch let error as CLIError {
+            env.logger(.app).warning("Command failed", metadata: ["code": .string(error.code)])
+            output.fail(error)
+            throw ExitCode(error.exitCode.rawValue)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            env.logger(.app).error("Command failed", metadata: ["error": .error(error)])
+            let cli = CLIError(code: "internal_error", message: String(describing: error), exitCode: .software)
+            output.fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
+        }
+    }
+}
+
+/// Writes command results: human text, or one JSON document with `--json`.
+struct Output: Sendable {
+    let json: Bool
+
+    /// Prints a line for people (suppressed with `--json`).
+    func line(_ text: String) {
+        guard !json else { return }
+        print(text)
+    }
+
+    /// Prints the JSON document (only with `--json`).
+    func document(_ value: some Encodable) {
+        guard json else { return }
+        let encoder = TrendyJSON.encoder()
+        encoder.outputFormatting.insert(.prettyPrinted)
+        if let data = try? encoder.encode(value) {
+            print(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// Reports an error: to stderr for people, as `{"error": {...}}` on stdout with `--json`.
+    func fail(_ error: CLIError) {
+        if json {
+            document(["error": ["code": error.code, "message": error.message]])
+        } else {
+            FileHandle.standardError.write(Data("trendy: \(error.message)\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import TrendyLogging
+
+/// Options every command accepts.
+public struct GlobalOptions: ParsableArguments, Sendable {
+    /// Overrides the data directory.
+    @Option(
+        name: .customLong("data-dir"),
+        help: "Data directory (default: $TRENDY_DATA_DIR, else $XDG_DATA_HOME/trendy, else ~/.local/share/trendy).")
+    public var dataDirectory: String?
+
+    /// Log levels.
+    @Option(
+        name: .customLong("log-level"),
+        help:
+            "Log level, optionally per category: info | debug | warning,sync=debug (default: $TRENDY_LOG_LEVEL or info)."
+    )
+    public var logLevel: String?
+
+    /// Console log format.
+    @Option(name: .customLong("log-format"), help: "Console log format: human or json.")
+    public var logFormat: LogFormatOption = .human
+
+    /// Machine-readable output.
+    @Flag(name: .long, help: "Print results as JSON on standard output.")
+    public var json = false
+
+    /// Creates default options.
+    public init() {}
+
+    /// Rejects an unreadable `--log-level` before anything runs.
+    public func validate() throws {
+        if let logLevel {
+            do {
+                _ = try LogConfiguration(parsing: logLevel)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    /// The resolved install paths.
+    func paths(environment: [String: String]) -> AppPaths {
+        AppPaths.resolve(flag: dataDirectory, environment: environment)
+    }
+
+    /// The resolved logging options; an explicit `--log-level` also applies to the console.
+    func loggingOptions(environment: [String: String]) throws(CLIError) -> AppComposition.LoggingOptions {
+        let spec = logLevel ?? environment["TRENDY_LOG_LEVEL"] ?? "info"
+        let configuration: LogConfiguration
+        do {
+            configuration = try LogConfiguration(parsing: spec)
+        } catch {
+            throw CLIError(code: "invalid_log_level", message: error.description, exitCode: .usage)
+        }
+        let consoleLevel = logLevel != nil ? configuration.defaultLevel : .warning
+        return AppComposition.LoggingOptions(
+            configuration: configuration, consoleFormat: logFormat.format, consoleLevel: consoleLevel)
+    }
+}
+
+/// `--log-format` values.
+public enum LogFormatOption: String, ExpressibleByArgument, Sendable, CaseIterable {
+    /// Readable lines.
+    case human
+    /// JSON lines.
+    case json
+
+    var format: LogFormat { self == .json ? .json : .human }
+}

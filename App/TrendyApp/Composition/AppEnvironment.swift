@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import TrendyLogging
+import TrendyModels
+
+/// Every dependency of the app, protocol- or value-typed, built once by ``AppComposition``.
+///
+/// A plain struct: no singletons, no registries. Tests build their own with doubles.
+public struct AppEnvironment: Sendable {
+    /// The install's files.
+    public var paths: AppPaths
+    /// Logging: one logger per category.
+    public var logs: LogSystem
+    /// Makes every new id.
+    public var ids: UUIDv7Generator
+    /// The current time.
+    public var now: @Sendable () -> Date
+    /// The live modules, in registration order.
+    public var modules: [any AppModule]
+
+    /// Creates an environment.
+    public init(
+        paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
+        modules: [any AppModule]
+    ) {
+        self.paths = paths
+        self.logs = logs
+        self.ids = ids
+        self.now = now
+        self.modules = modules
+    }
+
+    /// A logger for one category.
+    public func logger(_ category: LogCategory) -> Logger { logs.logger(category) }
+}

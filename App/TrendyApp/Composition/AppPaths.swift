@@ -1,0 +1,48 @@
+import Foundation
+
+/// Where one install keeps its state: the data directory and what lives in it.
+public struct AppPaths: Sendable, Equatable {
+    /// The environment variable that overrides the data directory.
+    public static let dataDirectoryVariable = "TRENDY_DATA_DIR"
+
+    /// The install's data directory (owner-only).
+    public let dataDirectory: URL
+
+    /// Uses `dataDirectory` as given.
+    public init(dataDirectory: URL) {
+        self.dataDirectory = dataDirectory.standardizedFileURL
+    }
+
+    /// Resolves the data directory: the flag, else `$TRENDY_DATA_DIR`, else
+    /// `$XDG_DATA_HOME/trendy`, else `~/.local/share/trendy`.
+    public static func resolve(flag: String?, environment: [String: String]) -> AppPaths {
+        if let flag, !flag.isEmpty { return AppPaths(dataDirectory: URL(fileURLWithPath: expand(flag, environment))) }
+        if let env = environment[dataDirectoryVariable], !env.isEmpty {
+            return AppPaths(dataDirectory: URL(fileURLWithPath: expand(env, environment)))
+        }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return AppPaths(dataDirectory: URL(fileURLWithPath: xdg).appendingPathComponent("trendy"))
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return AppPaths(dataDirectory: URL(fileURLWithPath: home).appendingPathComponent(".local/share/trendy"))
+    }
+
+    static func expand(_ path: String, _ environment: [String: String]) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + path.dropFirst()
+    }
+
+    /// The log files' folder.
+    public var logDirectory: URL { dataDirectory.appendingPathComponent("logs") }
+    /// The install's SQLite database.
+    public var database: URL { dataDirectory.appendingPathComponent("trendy.sqlite") }
+    /// The stored session (owner-only).
+    public var sessionFile: URL { dataDirectory.appendingPathComponent("session.json") }
+
+    /// Creates the data directory with owner-only permissions if it is missing.
+    public func prepare() throws {
+        try FileManager.default.createDirectory(
+            at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+}

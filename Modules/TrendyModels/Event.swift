@@ -1,0 +1,118 @@
+import Foundation
+
+/// Something that happened: one logged occurrence of an ``EventType``.
+public struct Event: Hashable, Sendable, Codable, Identifiable {
+    /// Client-generated id.
+    public var id: UUIDv7
+    /// The type this event is an occurrence of.
+    public var eventTypeId: UUIDv7
+    /// When it happened (or started).
+    public var timestamp: Date
+    /// When it ended, for events with a duration (geofence visits); not before `timestamp`.
+    public var endDate: Date?
+    /// Free-text notes, at most 10,000 characters.
+    public var notes: String?
+    /// Whether it covers a whole day rather than a moment.
+    public var isAllDay: Bool
+    /// How it was created.
+    public var sourceType: SourceType
+    /// The id in the system it came from (a HealthKit sample id, an import row key).
+    public var externalId: String?
+    /// The geofence that created it, for geofence events.
+    public var geofenceId: UUIDv7?
+    /// Where it happened.
+    public var location: Coordinate?
+    /// A name for the place.
+    public var locationName: String?
+    /// Typed values by property name.
+    public var properties: [String: PropertyValue]
+
+    /// Creates an event.
+    public init(
+        id: UUIDv7, eventTypeId: UUIDv7, timestamp: Date, endDate: Date? = nil, notes: String? = nil,
+        isAllDay: Bool = false, sourceType: SourceType = .manual, externalId: String? = nil,
+        geofenceId: UUIDv7? = nil, location: Coordinate? = nil, locationName: String? = nil,
+        properties: [String: PropertyValue] = [:]
+    ) {
+        self.id = id
+        self.eventTypeId = eventTypeId
+        self.timestamp = timestamp
+        self.endDate = endDate
+        self.notes = notes
+        self.isAllDay = isAllDay
+        self.sourceType = sourceType
+        self.externalId = externalId
+        self.geofenceId = geofenceId
+        self.location = location
+        self.locationName = locationName
+        self.properties = properties
+    }
+
+    /// The length of the event when it has an end.
+    public var duration: TimeInterval? { endDate.map { $0.timeIntervalSince(timestamp) } }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case eventTypeId = "event_type_id"
+        case timestamp
+        case endDate = "end_date"
+        case notes
+        case isAllDay = "is_all_day"
+        case sourceType = "source_type"
+        case externalId = "external_id"
+        case geofenceId = "geofence_id"
+        case location
+        case locationName = "location_name"
+        case properties
+    }
+
+    /// Decodes, defaulting `is_all_day` to false, `source_type` to manual and properties to none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(UUIDv7.self, forKey: .id)
+        eventTypeId = try c.decode(UUIDv7.self, forKey: .eventTypeId)
+        timestamp = try c.decode(Date.self, forKey: .timestamp)
+        endDate = try c.decodeIfPresent(Date.self, forKey: .endDate)
+        notes = try c.decodeIfPresent(String.self, forKey: .notes)
+        isAllDay = try c.decodeIfPresent(Bool.self, forKey: .isAllDay) ?? false
+        sourceType = try c.decodeIfPresent(SourceType.self, forKey: .sourceType) ?? .manual
+        externalId = try c.decodeIfPresent(String.self, forKey: .externalId)
+        geofenceId = try c.decodeIfPresent(UUIDv7.self, forKey: .geofenceId)
+        location = try c.decodeIfPresent(Coordinate.self, forKey: .location)
+        locationName = try c.decodeIfPresent(String.self, forKey: .locationName)
+        properties = try c.decodeIfPresent([String: PropertyValue].self, forKey: .properties) ?? [:]
+    }
+
+    /// Checks every field and reports all problems at once.
+    public func validate() throws(ValidationError) {
+        var c = IssueCollector("Event")
+        c.check(timestamp.timeIntervalSince1970.isFinite, "timestamp", "must be a valid date")
+        if let endDate {
+            c.check(endDate >= timestamp, "end_date", "must not be before timestamp")
+        }
+        if let notes {
+            c.check(notes.count <= 10_000, "notes", "must be at most 10000 characters")
+        }
+        if sourceType == .healthkit {
+            c.check(!(externalId ?? "").isBlank, "external_id", "is required for healthkit events (the sample id)")
+        }
+        if sourceType == .geofence {
+            c.check(geofenceId != nil, "geofence_id", "is required for geofence events")
+        }
+        if let externalId {
+            c.check(externalId.count <= 255, "external_id", "must be at most 255 characters")
+        }
+        if let locationName {
+            c.check(locationName.count <= 200, "location_name", "must be at most 200 characters")
+        }
+        if let location {
+            do throws(ValidationError) { try location.validate() } catch { c.merge(error, prefix: "location") }
+        }
+        c.check(properties.count <= 50, "properties", "at most 50 properties")
+        for key in properties.keys.sorted() {
+            c.check(!key.isBlank && key.count <= 64, "properties", "property names must be 1 to 64 characters")
+            c.issues += properties[key]!.issues(field: "properties.\(key)")
+        }
+        try c.finish()
+    }
+}

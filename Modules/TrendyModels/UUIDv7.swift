@@ -1,0 +1,98 @@
+import Foundation
+
+/// A UUID version 7 (RFC 9562): 48-bit Unix milliseconds, version 7, variant 10, and random
+/// bits. Time-ordered, so ids sort by creation time. Parsing accepts only v7 text.
+public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConvertible, LosslessStringConvertible {
+    /// The underlying UUID.
+    public let uuid: UUID
+
+    /// Wraps `uuid` if it is a version-7, RFC-variant UUID.
+    public init?(_ uuid: UUID) {
+        let b = uuid.uuid
+        guard b.6 >> 4 == 7, b.8 & 0xC0 == 0x80 else { return nil }
+        self.uuid = uuid
+    }
+
+    /// Parses canonical 8-4-4-4-12 text (either case); rejects other versions and malformed text.
+    public init?(_ text: String) {
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        self.init(uuid)
+    }
+
+    /// Parses text, throwing a readable error.
+    public init(validating text: String) throws(UUIDv7Error) {
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { throw .malformed(text) }
+        guard let v7 = UUIDv7(uuid) else { throw .wrongVersion(text, version: Int(uuid.uuid.6 >> 4)) }
+        self = v7
+    }
+
+    /// Builds an id from its parts (used by ``UUIDv7Generator``).
+    init(milliseconds: UInt64, randA: UInt16, randB: UInt64) {
+        let ms = milliseconds & 0xFFFF_FFFF_FFFF
+        let a = randA & 0x0FFF
+        let b = randB & 0x3FFF_FFFF_FFFF_FFFF
+        uuid = UUID(
+            uuid: (
+                UInt8(truncatingIfNeeded: ms >> 40), UInt8(truncatingIfNeeded: ms >> 32),
+                UInt8(truncatingIfNeeded: ms >> 24), UInt8(truncatingIfNeeded: ms >> 16),
+                UInt8(truncatingIfNeeded: ms >> 8), UInt8(truncatingIfNeeded: ms),
+                UInt8(0x70 | (a >> 8)), UInt8(truncatingIfNeeded: a),
+                UInt8(0x80 | UInt8(truncatingIfNeeded: b >> 56)), UInt8(truncatingIfNeeded: b >> 48),
+                UInt8(truncatingIfNeeded: b >> 40), UInt8(truncatingIfNeeded: b >> 32),
+                UInt8(truncatingIfNeeded: b >> 24), UInt8(truncatingIfNeeded: b >> 16),
+                UInt8(truncatingIfNeeded: b >> 8), UInt8(truncatingIfNeeded: b)
+            ))
+    }
+
+    /// The Unix time in milliseconds stored in the id.
+    public var milliseconds: UInt64 {
+        let b = uuid.uuid
+        return [b.0, b.1, b.2, b.3, b.4, b.5].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The creation time stored in the id (millisecond precision).
+    public var timestamp: Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
+
+    /// Lowercase canonical text.
+    public var description: String { uuid.uuidString.lowercased() }
+
+    /// Ids order by their bytes, which is creation order.
+    public static func < (lhs: UUIDv7, rhs: UUIDv7) -> Bool {
+        withUnsafeBytes(of: lhs.uuid.uuid) { l in
+            withUnsafeBytes(of: rhs.uuid.uuid) { r in l.lexicographicallyPrecedes(r) }
+        }
+    }
+
+    /// Decodes from canonical text, rejecting non-v7 ids.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            self = try UUIDv7(validating: text)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    /// Encodes as lowercase canonical text.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}
+
+/// Why text is not a UUIDv7.
+public enum UUIDv7Error: Error, Equatable, CustomStringConvertible {
+    /// Not a UUID at all.
+    case malformed(String)
+    /// A UUID, but not version 7 (or not the RFC variant).
+    case wrongVersion(String, version: Int)
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case .malformed(let t): return "'\(t)' is not a UUID (expected 8-4-4-4-12 hexadecimal digits)"
+        case .wrongVersion(let t, let v): return "'\(t)' is a version \(v) UUID; a UUIDv7 is required"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// One field that failed validation, and why.
+public struct FieldIssue: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The field's wire name, e.g. `radius` or `properties.mood`.
+    public var field: String
+    /// Why it is invalid, readable by a person.
+    public var reason: String
+
+    /// Creates an issue.
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    /// `field: reason`.
+    public var description: String { "\(field): \(reason)" }
+}
+
+/// A value that failed validation; lists every invalid field at once.
+public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What was being validated (`Event`, `Geofence`, ...).
+    public var entity: String
+    /// Every invalid field.
+    public var issues: [FieldIssue]
+
+    /// Creates an error.
+    public init(entity: String, issues: [FieldIssue]) {
+        self.entity = entity
+        self.issues = issues
+    }
+
+    /// Whether `field` is among the issues.
+    public func has(_ field: String) -> Bool { issues.contains { $0.field == field } }
+
+    /// `Invalid Geofence: radius: must be between 50 and 10000 metres; name: must not be empty`.
+    public var description: String {
+        "Invalid \(entity): " + issues.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// Collects issues while validating, then throws them all together.
+struct IssueCollector {
+    let entity: String
+    var issues: [FieldIssue] = []
+
+    init(_ entity: String) { self.entity = entity }
+
+    mutating func check(_ condition: Bool, _ field: String, _ reason: @autoclosure () -> String) {
+        if !condition { issues.append(FieldIssue(field: field, reason: reason())) }
+    }
+
+    mutating func merge(_ error: ValidationError, prefix: String) {
+        issues += error.issues.map { FieldIssue(field: "\(prefix).\($0.field)", reason: $0.reason) }
+    }
+
+    func finish() throws(ValidationError) {
+        if !issues.isEmpty { throw ValidationError(entity: entity, issues: issues) }
+    }
+}
+
+extension String {
+    var isBlank: Bool { allSatisfy(\.isWhitespace) }
+}

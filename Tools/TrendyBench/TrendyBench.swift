@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+
+/// `trendy-bench`: runs the benchmarks and prints each figure with its baseline and ratio.
+///
+/// Run the real figures in release: `swift run -c release trendy-bench`.
+/// `--smoke` runs every suite with tiny sizes (CI uses it to keep the benchmarks working).
+@main
+struct TrendyBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trendy-bench", abstract: "Run Trendy Core's benchmarks.")
+
+    @Argument(help: "Suites to run (default: all): \(TrendyBench.suites.joined(separator: ", ")).")
+    var selected: [String] = []
+
+    @Flag(help: "Tiny sizes: checks the benchmarks run, measures nothing meaningful.")
+    var smoke = false
+
+    @Flag(help: "Print results as JSON.")
+    var json = false
+
+    static let suites = ["logging"]
+
+    func validate() throws {
+        for s in selected where !Self.suites.contains(s) {
+            throw ValidationError("unknown suite '\(s)'; available: \(Self.suites.joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        let chosen = selected.isEmpty ? Self.suites : selected
+        var results: [BenchResult] = []
+        for suite in chosen {
+            let r: [BenchResult]
+            switch suite {
+            case "logging": r = LoggingBenchmarks.run(smoke: smoke)
+            default: r = []
+            }
+            if !json { r.forEach { print(BenchHarness.format($0)) } }
+            results += r
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+        }
+    }
+}
