@@ -72,7 +72,8 @@ public struct Redactor: Sendable {
                 case .sensitive: return .string(Self.redactedMarker)
                 case .error(let type, let message):
                     let scrubbed = scrub(message)
-                    return scrubbed == message ? value : .stringConvertible(LogScalar.error(type: type, message: scrubbed))
+                    return scrubbed == message
+                        ? value : .stringConvertible(LogScalar.error(type: type, message: scrubbed))
                 }
             }
             if c is SensitiveValue { return .string(Self.redactedMarker) }
@@ -113,7 +114,8 @@ public struct Redactor: Sendable {
             switch b {
             case UInt8(ascii: "@"), UInt8(ascii: "="), UInt8(ascii: ":"): return true
             case UInt8(ascii: "y") where previous == UInt8(ascii: "e"): return true  // eyJ… (a JWT)
-            case UInt8(ascii: " ") where previous == UInt8(ascii: "r") || previous == UInt8(ascii: "R")
+            case UInt8(ascii: " ")
+            where previous == UInt8(ascii: "r") || previous == UInt8(ascii: "R")
                 || previous == UInt8(ascii: "c") || previous == UInt8(ascii: "C"):
                 return true  // "bearer " / "basic "
             default: break
