@@ -16,10 +16,21 @@ let package = Package(
         .executable(name: "trendy-bench", targets: ["TrendyBench"]),
         .library(name: "TrendyLogging", targets: ["TrendyLogging"]),
         .library(name: "TrendyModels", targets: ["TrendyModels"]),
+        .library(name: "TrendyAPI", targets: ["TrendyAPI"]),
+        .executable(name: "trendy-server", targets: ["trendy-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: Modules
@@ -33,6 +44,25 @@ let package = Package(
         .target(
             name: "TrendyModels",
             path: "Modules/TrendyModels",
+            swiftSettings: swiftSettings
+        ),
+
+        .target(
+            name: "TrendyAPI",
+            dependencies: ["TrendyModels"],
+            path: "Modules/TrendyAPI",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyAPILive",
+            dependencies: [
+                "TrendyAPI",
+                "TrendyModels",
+                "TrendyLogging",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendyAPILive",
             swiftSettings: swiftSettings
         ),
 
@@ -58,6 +88,36 @@ let package = Package(
 
         // MARK: Tools
 
+        .target(
+            name: "TrendyServer",
+            dependencies: [
+                "TrendyAPI",
+                "TrendyModels",
+                "TrendyLogging",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/TrendyServer",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "trendy-server",
+            dependencies: [
+                "TrendyServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/trendy-server",
+            swiftSettings: swiftSettings
+        ),
+
         .executableTarget(
             name: "TrendyBench",
             dependencies: [
@@ -82,6 +142,27 @@ let package = Package(
             name: "TrendyModelsTests",
             dependencies: ["TrendyModels"],
             path: "Tests/TrendyModelsTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TrendyAPITests",
+            dependencies: ["TrendyAPI", "TrendyModels"],
+            path: "Tests/TrendyAPITests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TrendyServerTests",
+            dependencies: [
+                "TrendyServer",
+                "TrendyAPI",
+                "TrendyAPILive",
+                "TrendyModels",
+                "TrendyLogging",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TrendyServerTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

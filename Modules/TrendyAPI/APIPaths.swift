@@ -1,0 +1,37 @@
+/// The paths of the Trendy API v1 and the auth API, shared by the server and the client.
+public enum APIPaths {
+    /// Prefix of the Trendy API.
+    public static let api = "/api/v1"
+    /// Prefix of the GoTrue-compatible auth API.
+    public static let auth = "/auth/v1"
+
+    /// `/api/v1/health`.
+    public static let health = "\(api)/health"
+    /// `/api/v1/event-types`.
+    public static let eventTypes = "\(api)/event-types"
+    /// `/api/v1/events`.
+    public static let events = "\(api)/events"
+    /// `/api/v1/events/batch`.
+    public static let eventsBatch = "\(api)/events/batch"
+    /// `/api/v1/geofences`.
+    public static let geofences = "\(api)/geofences"
+    /// `/api/v1/users/onboarding`.
+    public static let onboarding = "\(api)/users/onboarding"
+    /// `/api/v1/changes`.
+    public static let changes = "\(api)/changes"
+    /// `/api/v1/changes/latest-cursor`.
+    public static let latestCursor = "\(api)/changes/latest-cursor"
+    /// `/api/v1/me/sync`.
+    public static let syncSummary = "\(api)/me/sync"
+
+    /// The largest batch `POST /events/batch` accepts.
+    public static let maxBatchSize = 500
+    /// The largest page `GET /changes` returns.
+    public static let maxChangesLimit = 500
+    /// The header carrying an idempotency key.
+    public static let idempotencyKeyHeader = "Idempotency-Key"
+    /// The header a replayed response carries (`true`).
+    public static let idempotentReplayHeader = "Idempotent-Replayed"
+    /// The request id header.
+    public static let requestIdHeader = "X-Request-ID"
+}

@@ -1,0 +1,180 @@
+import Foundation
+import TrendyModels
+
+/// `PATCH /events/{id}`: absent fields keep their value, `null` clears a nullable field.
+public struct EventUpdate: Codable, Sendable, Equatable {
+    /// New type.
+    public var eventTypeId: FieldUpdate<UUIDv7> = .keep
+    /// New time.
+    public var timestamp: FieldUpdate<Date> = .keep
+    /// New end (nullable).
+    public var endDate: FieldUpdate<Date> = .keep
+    /// New notes (nullable).
+    public var notes: FieldUpdate<String> = .keep
+    /// New all-day flag.
+    public var isAllDay: FieldUpdate<Bool> = .keep
+    /// New external id (nullable).
+    public var externalId: FieldUpdate<String> = .keep
+    /// New geofence (nullable).
+    public var geofenceId: FieldUpdate<UUIDv7> = .keep
+    /// New location (nullable).
+    public var location: FieldUpdate<Coordinate> = .keep
+    /// New place name (nullable).
+    public var locationName: FieldUpdate<String> = .keep
+    /// New properties (replaces all; `null` clears).
+    public var properties: FieldUpdate<[String: PropertyValue]> = .keep
+
+    /// Creates an empty update (changes nothing).
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case eventTypeId = "event_type_id"
+        case timestamp
+        case endDate = "end_date"
+        case notes
+        case isAllDay = "is_all_day"
+        case externalId = "external_id"
+        case geofenceId = "geofence_id"
+        case location
+        case locationName = "location_name"
+        case properties
+    }
+
+    /// Decodes the tri-state fields.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        eventTypeId = try c.decodeUpdate(UUIDv7.self, forKey: .eventTypeId)
+        timestamp = try c.decodeUpdate(Date.self, forKey: .timestamp)
+        endDate = try c.decodeUpdate(Date.self, forKey: .endDate)
+        notes = try c.decodeUpdate(String.self, forKey: .notes)
+        isAllDay = try c.decodeUpdate(Bool.self, forKey: .isAllDay)
+        externalId = try c.decodeUpdate(String.self, forKey: .externalId)
+        geofenceId = try c.decodeUpdate(UUIDv7.self, forKey: .geofenceId)
+        location = try c.decodeUpdate(Coordinate.self, forKey: .location)
+        locationName = try c.decodeUpdate(String.self, forKey: .locationName)
+        properties = try c.decodeUpdate([String: PropertyValue].self, forKey: .properties)
+    }
+
+    /// Encodes present fields only, with explicit `null` for cleared ones.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeUpdate(eventTypeId, forKey: .eventTypeId)
+        try c.encodeUpdate(timestamp, forKey: .timestamp)
+        try c.encodeUpdate(endDate, forKey: .endDate)
+        try c.encodeUpdate(notes, forKey: .notes)
+        try c.encodeUpdate(isAllDay, forKey: .isAllDay)
+        try c.encodeUpdate(externalId, forKey: .externalId)
+        try c.encodeUpdate(geofenceId, forKey: .geofenceId)
+        try c.encodeUpdate(location, forKey: .location)
+        try c.encodeUpdate(locationName, forKey: .locationName)
+        try c.encodeUpdate(properties, forKey: .properties)
+    }
+
+    /// Fields that may not be cleared (`null` is an error for them).
+    public var clearedRequiredFields: [String] {
+        var out: [String] = []
+        if eventTypeId == .clear { out.append("event_type_id") }
+        if timestamp == .clear { out.append("timestamp") }
+        if isAllDay == .clear { out.append("is_all_day") }
+        return out
+    }
+
+    /// Applies the update to an event.
+    public func apply(to event: Event) -> Event {
+        var e = event
+        if let v = eventTypeId.value { e.eventTypeId = v }
+        if let v = timestamp.value { e.timestamp = v }
+        e.endDate = endDate.apply(to: e.endDate)
+        e.notes = notes.apply(to: e.notes)
+        if let v = isAllDay.value { e.isAllDay = v }
+        e.externalId = externalId.apply(to: e.externalId)
+        e.geofenceId = geofenceId.apply(to: e.geofenceId)
+        e.location = location.apply(to: e.location)
+        e.locationName = locationName.apply(to: e.locationName)
+        e.properties = properties.apply(to: e.properties) ?? [:]
+        return e
+    }
+}
+
+/// `POST /events/batch`: up to 500 events.
+public struct EventBatchRequest: Codable, Sendable, Equatable {
+    /// The events to create.
+    public var events: [Event]
+    /// Creates a batch.
+    public init(events: [Event]) { self.events = events }
+}
+
+/// What happened to one item of a batch.
+public struct EventBatchItemResult: Codable, Sendable, Equatable {
+    /// Outcome of one item.
+    public enum Status: String, Codable, Sendable {
+        /// Stored now.
+        case created
+        /// Already stored (same id, or a duplicate by the de-duplication key); `id` is the stored event's.
+        case existing
+        /// Rejected; see `error`.
+        case failed
+    }
+
+    /// Position in the request.
+    public var index: Int
+    /// The id sent, or for `existing` the stored event's id.
+    public var id: String?
+    /// The outcome.
+    public var status: Status
+    /// Why it failed.
+    public var error: APIProblem?
+
+    /// Creates a result.
+    public init(index: Int, id: String?, status: Status, error: APIProblem? = nil) {
+        self.index = index
+        self.id = id
+        self.status = status
+        self.error = error
+    }
+}
+
+/// The answer to a batch: 201 when nothing failed, 207 when some did, 400 when all did.
+public struct EventBatchResponse: Codable, Sendable, Equatable {
+    /// One result per item, in request order.
+    public var results: [EventBatchItemResult]
+    /// How many were stored now.
+    public var created: Int
+    /// How many were already stored.
+    public var existing: Int
+    /// How many were rejected.
+    public var failed: Int
+
+    /// Creates a response.
+    public init(results: [EventBatchItemResult]) {
+        self.results = results
+        created = results.filter { $0.status == .created }.count
+        existing = results.filter { $0.status == .existing }.count
+        failed = results.filter { $0.status == .failed }.count
+    }
+}
+
+/// A page of a list.
+public struct ListPage<Item: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
+    /// The items.
+    public var items: [Item]
+    /// Page size asked for.
+    public var limit: Int
+    /// Items skipped.
+    public var offset: Int
+    /// Whether more items follow.
+    public var hasMore: Bool
+
+    /// Creates a page.
+    public init(items: [Item], limit: Int, offset: Int, hasMore: Bool) {
+        self.items = items
+        self.limit = limit
+        self.offset = offset
+        self.hasMore = hasMore
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case items, limit, offset
+        case hasMore = "has_more"
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import TrendyModels
+
+/// The Trendy API v1 as the app uses it. Every call either returns the decoded answer or throws
+/// a ``TrendyAPIError``.
+///
+/// ```swift
+/// let api: any TrendyAPIClient = ...           // built by the composition root
+/// let page = try await api.changes(since: cursor, limit: 500)
+/// ```
+///
+/// Threading: implementations are `Sendable` and may be called from any task concurrently.
+/// Creates and updates take an optional idempotency key; reuse the same key for every retry of
+/// the same mutation.
+public protocol TrendyAPIClient: Sendable {
+    /// `GET /health` (no auth).
+    func health() async throws(TrendyAPIError) -> HealthStatus
+
+    /// `GET /event-types`.
+    func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>]
+    /// `POST /event-types`.
+    func createEventType(_ body: EventTypeCreate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    /// `GET /event-types/{id}`.
+    func eventType(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<EventType>
+    /// `PATCH /event-types/{id}`.
+    func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    /// `DELETE /event-types/{id}` (deletes its events too).
+    func deleteEventType(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /events?limit=&offset=`, newest first.
+    func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>>
+    /// `GET /events/{id}`.
+    func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event>
+    /// `POST /events`; `created` is false when the event already existed.
+    func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
+        event: Timestamped<Event>, created: Bool
+    )
+    /// `POST /events/batch` (at most 500).
+    func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError) -> EventBatchResponse
+    /// `PATCH /events/{id}`.
+    func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Event>
+    /// `DELETE /events/{id}`.
+    func deleteEvent(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /geofences[?active=]`.
+    func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>]
+    /// `POST /geofences`.
+    func createGeofence(_ geofence: Geofence, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    /// `GET /geofences/{id}`.
+    func geofence(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Geofence>
+    /// `PATCH /geofences/{id}`.
+    func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    /// `DELETE /geofences/{id}`.
+    func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /users/onboarding`.
+    func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus
+    /// `PATCH /users/onboarding`.
+    func updateOnboarding(_ body: OnboardingUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> OnboardingStatus
+    /// `DELETE /users/onboarding` (soft reset).
+    func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus
+
+    /// `GET /changes?since=&limit=`.
+    func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage
+    /// `GET /changes/latest-cursor`.
+    func latestCursor() async throws(TrendyAPIError) -> LatestCursor
+    /// `GET /me/sync`.
+    func syncSummary() async throws(TrendyAPIError) -> SyncSummary
+}
+
+/// Supplies the bearer token for each API request.
+///
+/// Implemented by Auth (refreshing ahead of expiry); `nil` means "not signed in".
+public protocol AccessTokenProvider: Sendable {
+    /// A valid access token, or nil when there is no session.
+    func accessToken() async throws -> String?
+}
+
+/// A fixed token (for tests and scripts).
+public struct StaticTokenProvider: AccessTokenProvider {
+    let token: String?
+    /// Always supplies `token`.
+    public init(_ token: String?) { self.token = token }
+    /// The fixed token.
+    public func accessToken() async throws -> String? { token }
+}
+
+/// An item list (`{"items": [...]}`), for collections that are not paged.
+public struct ItemList<Item: Codable & Sendable & Hashable>: Codable, Sendable, Hashable {
+    /// The items.
+    public var items: [Item]
+    /// Creates a list.
+    public init(items: [Item]) { self.items = items }
+}

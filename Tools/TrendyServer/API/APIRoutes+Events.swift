@@ -1,0 +1,135 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TrendyAPI
+import TrendyModels
+
+/// Decodes one batch item without failing the whole batch when it is malformed.
+struct LenientEvent: Decodable {
+    let result: Result<Event, ProblemError>
+
+    init(from decoder: any Decoder) throws {
+        do {
+            result = .success(try Event(from: decoder))
+        } catch let error as DecodingError {
+            result = .failure(.malformed(JSONIO.describe(error)))
+        }
+    }
+}
+
+struct LenientBatch: Decodable {
+    let events: [LenientEvent]
+}
+
+extension APIRoutes {
+    /// Checks an event the way every create does: model validation and an id that is not more
+    /// than a minute in the future.
+    func check(_ event: Event) -> ProblemError? {
+        var issues: [FieldIssue] = []
+        do { try event.validate() } catch { issues = error.issues }
+        if event.id.timestamp.timeIntervalSince(now()) > 60 {
+            issues.append(FieldIssue(field: "id", reason: "its timestamp is more than a minute in the future"))
+        }
+        return issues.isEmpty ? nil : .validation(issues)
+    }
+
+    func listEvents(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let limit = try intQuery(request, "limit", default: 50, range: 1...500)
+        let offset = try intQuery(request, "offset", default: 0, range: 0...Int.max)
+        let (items, hasMore) = try await store.listEvents(userId: user, limit: limit, offset: offset)
+        return try JSONIO.response(ListPage(items: items, limit: limit, offset: offset, hasMore: hasMore))
+    }
+
+    func getEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event")
+        guard let stored = try await store.event(userId: user, id: id) else { throw ProblemError.notFound("event") }
+        return try JSONIO.response(stored)
+    }
+
+    func createEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let buffer = try await JSONIO.body(request, context: context)
+        let event = try JSONIO.decode(Event.self, from: buffer)
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            if let problem = check(event) { throw problem }
+            let outcome = try await storeCall { try await store.createEvents(userId: user, [event], now: now()) }
+            switch outcome.first {
+            case .created(let stored): return try APIResult.json(stored, status: 201)
+            case .existing(let stored): return try APIResult.json(stored, status: 200)
+            case .failed(let error): throw ProblemError.from(error)
+            case .none: throw ProblemError(500, ProblemCode.internalError, "Internal server error")
+            }
+        }
+    }
+
+    func createEventBatch(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let buffer = try await JSONIO.body(request, context: context)
+        let batch = try JSONIO.decode(LenientBatch.self, from: buffer)
+        guard !batch.events.isEmpty, batch.events.count <= APIPaths.maxBatchSize else {
+            throw ProblemError.validation([
+                FieldIssue(field: "events", reason: "must hold 1 to \(APIPaths.maxBatchSize) events")
+            ])
+        }
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            var results = [EventBatchItemResult?](repeating: nil, count: batch.events.count)
+            var valid: [(index: Int, event: Event)] = []
+            for (index, item) in batch.events.enumerated() {
+                switch item.result {
+                case .failure(let problem):
+                    results[index] = EventBatchItemResult(
+                        index: index, id: nil, status: .failed, error: problem.problem)
+                case .success(let event):
+                    if let problem = check(event) {
+                        results[index] = EventBatchItemResult(
+                            index: index, id: event.id.description, status: .failed, error: problem.problem)
+                    } else {
+                        valid.append((index, event))
+                    }
+                }
+            }
+            let outcomes = try await storeCall {
+                try await store.createEvents(userId: user, valid.map(\.event), now: now())
+            }
+            for (item, outcome) in zip(valid, outcomes) {
+                switch outcome {
+                case .created(let stored):
+                    results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .created)
+                case .existing(let stored):
+                    results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .existing)
+                case .failed(let error):
+                    results[item.index] = .init(
+                        index: item.index, id: item.event.id.description, status: .failed,
+                        error: ProblemError.from(error).problem)
+                }
+            }
+            let response = EventBatchResponse(results: results.compactMap { $0 })
+            let status = response.failed == 0 ? 201 : (response.failed == response.results.count ? 400 : 207)
+            return try APIResult.json(response, status: status)
+        }
+    }
+
+    func updateEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event")
+        let buffer = try await JSONIO.body(request, context: context)
+        let body = try JSONIO.decode(EventUpdate.self, from: buffer)
+        if !body.clearedRequiredFields.isEmpty {
+            throw ProblemError.validation(
+                body.clearedRequiredFields.map { FieldIssue(field: $0, reason: "cannot be null") })
+        }
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            try APIResult.json(
+                try await storeCall { try await store.updateEvent(userId: user, id: id, body, now: now()) })
+        }
+    }
+
+    func deleteEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event")
+        try await storeCall { try await store.deleteEvent(userId: user, id: id, now: now()) }
+        return JSONIO.noContent()
+    }
+}

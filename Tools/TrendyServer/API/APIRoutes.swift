@@ -1,0 +1,210 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import TrendyAPI
+import TrendyModels
+
+/// The Trendy API v1 handlers.
+struct APIRoutes: Sendable {
+    let store: any ServerStore
+    let guardian: APIGuard
+    let idempotency: Idempotency
+    let now: @Sendable () -> Date
+    let version: String
+
+    /// An id from the path; anything that is not a UUIDv7 cannot exist, so it is a 404.
+    func pathId(_ context: ServerRequestContext, _ what: String) throws -> String {
+        guard let text = context.parameters.get("id"), let id = UUIDv7(text) else { throw ProblemError.notFound(what) }
+        return id.description
+    }
+
+    /// Runs a store call, turning its errors into problems.
+    func storeCall<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw ProblemError.from(error)
+        }
+    }
+
+    func intQuery(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = request.uri.queryParameters.get(name) else { return value }
+        guard let n = Int(text), range.contains(n) else {
+            throw ProblemError.validation([
+                FieldIssue(field: name, reason: "must be an integer from \(range.lowerBound) to \(range.upperBound)")
+            ])
+        }
+        return n
+    }
+
+    func validate(_ check: () throws(ValidationError) -> Void) throws {
+        do { try check() } catch { throw ProblemError.validation(error.issues) }
+    }
+
+    // MARK: Health
+
+    func health(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        try JSONIO.response(HealthStatus(status: "ok", version: version, time: now()))
+    }
+
+    // MARK: Event types
+
+    func listEventTypes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        return try JSONIO.response(ItemList(items: try await store.listEventTypes(userId: user)))
+    }
+
+    func createEventType(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let buffer = try await JSONIO.body(request, context: context)
+        let body = try JSONIO.decode(EventTypeCreate.self, from: buffer)
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            let type = EventType(
+                id: body.id ?? UUIDv7Generator(now: now).next(), name: body.name.trimmingCharacters(in: .whitespaces),
+                color: body.color ?? "#3B82F6", icon: body.icon ?? "circle")
+            try validate { () throws(ValidationError) in try type.validate() }
+            let (stored, created) = try await storeCall {
+                try await store.createEventType(userId: user, type, now: now())
+            }
+            return try APIResult.json(stored, status: created ? 201 : 200)
+        }
+    }
+
+    func getEventType(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event type")
+        guard let stored = try await store.eventType(userId: user, id: id) else {
+            throw ProblemError.notFound("event type")
+        }
+        return try JSONIO.response(stored)
+    }
+
+    func updateEventType(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event type")
+        let buffer = try await JSONIO.body(request, context: context)
+        let body = try JSONIO.decode(EventTypeUpdate.self, from: buffer)
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            try APIResult.json(
+                try await storeCall { try await store.updateEventType(userId: user, id: id, body, now: now()) })
+        }
+    }
+
+    func deleteEventType(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "event type")
+        try await storeCall { try await store.deleteEventType(userId: user, id: id, now: now()) }
+        return JSONIO.noContent()
+    }
+
+    // MARK: Geofences
+
+    func listGeofences(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        var active: Bool?
+        if let text = request.uri.queryParameters.get("active") {
+            guard let value = Bool(text) else {
+                throw ProblemError.validation([FieldIssue(field: "active", reason: "must be true or false")])
+            }
+            active = value
+        }
+        return try JSONIO.response(ItemList(items: try await store.listGeofences(userId: user, active: active)))
+    }
+
+    func createGeofence(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let buffer = try await JSONIO.body(request, context: context)
+        let geofence = try JSONIO.decode(Geofence.self, from: buffer)
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            try validate { () throws(ValidationError) in try geofence.validate() }
+            let (stored, created) = try await storeCall {
+                try await store.createGeofence(userId: user, geofence, now: now())
+            }
+            return try APIResult.json(stored, status: created ? 201 : 200)
+        }
+    }
+
+    func getGeofence(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "geofence")
+        guard let stored = try await store.geofence(userId: user, id: id) else {
+            throw ProblemError.notFound("geofence")
+        }
+        return try JSONIO.response(stored)
+    }
+
+    func updateGeofence(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "geofence")
+        let buffer = try await JSONIO.body(request, context: context)
+        let body = try JSONIO.decode(GeofenceUpdate.self, from: buffer)
+        if !body.clearedRequiredFields.isEmpty {
+            throw ProblemError.validation(
+                body.clearedRequiredFields.map { FieldIssue(field: $0, reason: "cannot be null") })
+        }
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            try APIResult.json(
+                try await storeCall { try await store.updateGeofence(userId: user, id: id, body, now: now()) })
+        }
+    }
+
+    func deleteGeofence(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let id = try pathId(context, "geofence")
+        try await storeCall { try await store.deleteGeofence(userId: user, id: id, now: now()) }
+        return JSONIO.noContent()
+    }
+
+    // MARK: Onboarding
+
+    func getOnboarding(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        return try JSONIO.response(try await store.onboarding(userId: user, now: now()))
+    }
+
+    func updateOnboarding(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let buffer = try await JSONIO.body(request, context: context)
+        let body = try JSONIO.decode(OnboardingUpdate.self, from: buffer)
+        return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
+            try APIResult.json(try await store.updateOnboarding(userId: user, body, now: now()))
+        }
+    }
+
+    func resetOnboarding(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        return try JSONIO.response(try await store.resetOnboarding(userId: user, now: now()))
+    }
+
+    // MARK: Change feed
+
+    func changes(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let since = try intQuery(request, "since", default: 0, range: 0...Int.max)
+        let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
+        let (rows, hasMore) = try await store.changes(userId: user, since: Int64(since), limit: limit)
+        // Built by hand: entity JSON is stored ready to send, so it is spliced in, not re-encoded.
+        var out = "{\"changes\":["
+        out.reserveCapacity(rows.count * 400 + 64)
+        for (i, row) in rows.enumerated() {
+            if i > 0 { out += "," }
+            out += "{\"cursor\":\(row.cursor),\"entity_type\":\"\(row.entityType)\",\"entity_id\":\"\(row.entityId)\""
+            out += ",\"operation\":\"\(row.operation)\",\"created_at\":\"\(TrendyJSON.formatDate(row.createdAt))\""
+            out += ",\"data\":" + (row.data ?? "null") + "}"
+        }
+        let next = rows.last?.cursor ?? Int64(since)
+        out += "],\"next_cursor\":\(next),\"has_more\":\(hasMore)}"
+        return JSONIO.raw(Data(out.utf8), status: .ok)
+    }
+
+    func latestCursor(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        return try JSONIO.response(LatestCursor(cursor: try await store.latestCursor(userId: user)))
+    }
+
+    func syncSummary(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        return try JSONIO.response(try await store.syncSummary(userId: user))
+    }
+}

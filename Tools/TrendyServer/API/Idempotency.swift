@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TrendyAPI
+import TrendyModels
+
+/// A route's answer before it becomes a response: status and JSON bytes, so it can be stored
+/// for idempotent replay.
+struct APIResult: Sendable {
+    var status: Int
+    var body: Data
+
+    static func json<T: Encodable>(_ value: T, status: Int = 200) throws -> APIResult {
+        APIResult(status: status, body: try TrendyJSON.encoder().encode(value))
+    }
+
+    static let noContent = APIResult(status: 204, body: Data())
+
+    func response(headers: HTTPFields = [:]) -> Response {
+        if status == 204 { return Response(status: .noContent, headers: headers) }
+        return JSONIO.raw(body, status: .init(code: status), headers: headers)
+    }
+}
+
+/// Serialises requests that share an idempotency key, so two concurrent first requests run once.
+actor IdempotencyGate {
+    var inFlight: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    func acquire(_ key: String) async {
+        while inFlight[key] != nil {
+            await withCheckedContinuation { inFlight[key, default: []].append($0) }
+        }
+        inFlight[key] = []
+    }
+
+    func release(_ key: String) {
+        let waiters = inFlight.removeValue(forKey: key) ?? []
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// `Idempotency-Key` handling: scoped by user, method, concrete path and key; the body's hash
+/// must match; stored 2xx answers are replayed for 24 hours.
+struct Idempotency: Sendable {
+    let store: any ServerStore
+    let gate = IdempotencyGate()
+    let now: @Sendable () -> Date
+
+    static let header = HTTPField.Name(APIPaths.idempotencyKeyHeader)!
+    static let replayHeader = HTTPField.Name(APIPaths.idempotentReplayHeader)!
+    static let maxAge: TimeInterval = 86_400
+
+    func run(
+        _ request: Request, userId: String, body: Data, perform: () async throws -> APIResult
+    ) async throws -> Response {
+        guard let key = request.headers[Self.header] else { return try await perform().response() }
+        guard !key.isEmpty, key.count <= 255 else {
+            throw ProblemError.validation([
+                FieldIssue(field: "Idempotency-Key", reason: "must be 1 to 255 characters")
+            ])
+        }
+        let method = request.method.rawValue
+        let path = request.uri.path
+        let hash = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        let scope = "\(userId)\u{1F}\(method)\u{1F}\(path)\u{1F}\(key)"
+        await gate.acquire(scope)
+        let outcome: Result<Response, any Error>
+        do {
+            outcome = .success(try await replayOrPerform(userId, method, path, key, hash, perform))
+        } catch {
+            outcome = .failure(error)
+        }
+        await gate.release(scope)
+        return try outcome.get()
+    }
+
+    private func replayOrPerform(
+        _ userId: String, _ method: String, _ path: String, _ key: String, _ hash: String,
+        _ perform: () async throws -> APIResult
+    ) async throws -> Response {
+        if let stored = try await store.idempotentResponse(
+            userId: userId, method: method, path: path, key: key, now: now(), maxAge: Self.maxAge)
+        {
+            guard stored.bodyHash == hash else {
+                throw ProblemError(
+                    422, ProblemCode.idempotencyKeyReused, "Idempotency key reused",
+                    detail: "This Idempotency-Key was already used with a different request body.")
+            }
+            return APIResult(status: stored.status, body: stored.body).response(headers: [Self.replayHeader: "true"])
+        }
+        let result = try await perform()
+        if (200..<300).contains(result.status) {
+            try await store.storeIdempotentResponse(
+                userId: userId, method: method, path: path, key: key,
+                response: StoredResponse(bodyHash: hash, status: result.status, body: result.body), now: now())
+        }
+        return result.response()
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import JWTKit
+
+/// The claims of an access token, as GoTrue issues them.
+struct AccessClaims: JWTPayload, Equatable {
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var iss: IssuerClaim
+    var email: String
+    var role: String
+    var sessionId: String
+    var aal: String
+    var isAnonymous: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case sub, aud, exp, iat, iss, email, role, aal
+        case sessionId = "session_id"
+        case isAnonymous = "is_anonymous"
+    }
+
+    /// Expiry is checked by ``TokenIssuer`` against its injected clock, not here.
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Signs and verifies HS256 access tokens.
+final class TokenIssuer: Sendable {
+    /// Why a token was refused.
+    enum Failure: Error, Equatable {
+        /// Not a JWT, wrong algorithm or wrong signature.
+        case invalid
+        /// Well-formed and signed, but past `exp`.
+        case expired
+    }
+
+    let keys: JWTKeyCollection
+    let issuer: String
+
+    init(secret: String, issuer: String) async {
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.issuer = issuer
+    }
+
+    func sign(userId: String, email: String, sessionId: String, now: Date, lifetime: TimeInterval) async throws
+        -> (token: String, expiresAt: Date)
+    {
+        let expires = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + lifetime).rounded(.down))
+        let claims = AccessClaims(
+            sub: .init(value: userId), aud: .init(value: ["authenticated"]), exp: .init(value: expires),
+            iat: .init(value: Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))),
+            iss: .init(value: issuer), email: email, role: "authenticated", sessionId: sessionId, aal: "aal1",
+            isAnonymous: false)
+        return (try await keys.sign(claims), expires)
+    }
+
+    func verify(_ token: String, now: Date) async throws(Failure) -> AccessClaims {
+        let claims: AccessClaims
+        do {
+            claims = try await keys.verify(token, as: AccessClaims.self)
+        } catch {
+            throw .invalid
+        }
+        guard claims.exp.value > now else { throw .expired }
+        return claims
+    }
+}

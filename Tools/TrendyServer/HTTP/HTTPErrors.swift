@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import TrendyAPI
+import TrendyModels
+
+/// An API error that renders as RFC 9457 `application/problem+json`.
+struct ProblemError: Error, HTTPResponseError {
+    var problem: APIProblem
+    var headers: HTTPFields = [:]
+
+    var status: HTTPResponse.Status { .init(code: problem.status) }
+
+    init(
+        _ status: Int, _ code: String, _ title: String, detail: String? = nil, errors: [FieldIssue]? = nil,
+        headers: HTTPFields = [:]
+    ) {
+        problem = APIProblem(status: status, code: code, title: title, detail: detail, errors: errors)
+        self.headers = headers
+    }
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var p = problem
+        p.instance = request.uri.path
+        if let ctx = context as? ServerRequestContext { p.requestId = ctx.requestId }
+        var fields = headers
+        fields[.contentType] = APIProblem.mediaType
+        let data = (try? TrendyJSON.encoder().encode(p)) ?? Data()
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func validation(_ issues: [FieldIssue], detail: String = "One or more fields are invalid.") -> ProblemError {
+        ProblemError(422, ProblemCode.validationFailed, "Validation failed", detail: detail, errors: issues)
+    }
+
+    static func malformed(_ detail: String) -> ProblemError {
+        ProblemError(400, ProblemCode.malformedRequest, "Malformed request", detail: detail)
+    }
+
+    static func notFound(_ what: String) -> ProblemError {
+        ProblemError(404, ProblemCode.notFound, "Not found", detail: "No such \(what).")
+    }
+
+    static func conflict(_ detail: String) -> ProblemError {
+        ProblemError(409, ProblemCode.conflict, "Conflict", detail: detail)
+    }
+
+    static let unauthorized = ProblemError(
+        401, ProblemCode.unauthorized, "Unauthorized", detail: "A valid bearer token is required.",
+        headers: [.wwwAuthenticate: "Bearer"])
+
+    static func from(_ error: StoreError) -> ProblemError {
+        switch error {
+        case .notFound(let what): return .notFound(what)
+        case .conflict(let detail): return .conflict(detail)
+        case .validation(let issues): return .validation(issues)
+        case .emailTaken: return .conflict("email taken")
+        }
+    }
+}
+
+/// A GoTrue-shaped auth error: legacy `{code, error_code, msg}`, or `{code, message}` when the
+/// request sends `X-Supabase-Api-Version` ≥ 2024-01-01.
+struct GoTrueError: Error, HTTPResponseError {
+    var statusCode: Int
+    var code: String
+    var message: String
+
+    var status: HTTPResponse.Status { .init(code: statusCode) }
+
+    static let versionHeader = HTTPField.Name("X-Supabase-Api-Version")!
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let modern = (request.headers[Self.versionHeader] ?? "") >= "2024-01-01"
+        let object: [String: Any] =
+            modern
+            ? ["code": code, "message": message]
+            : ["code": statusCode, "error_code": code, "msg": message]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if statusCode == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static let invalidCredentials = GoTrueError(
+        statusCode: 400, code: "invalid_credentials", message: "Invalid login credentials")
+    static let noAuthorization = GoTrueError(
+        statusCode: 401, code: "no_authorization", message: "This endpoint requires a Bearer token")
+    static let badJWT = GoTrueError(
+        statusCode: 403, code: "bad_jwt", message: "invalid JWT: unable to parse or verify signature")
+    static let sessionNotFound = GoTrueError(
+        statusCode: 403, code: "session_not_found", message: "Session from session_id claim in JWT does not exist")
+    static let refreshTokenNotFound = GoTrueError(
+        statusCode: 400, code: "refresh_token_not_found", message: "Invalid Refresh Token: Refresh Token Not Found")
+    static let refreshTokenAlreadyUsed = GoTrueError(
+        statusCode: 400, code: "refresh_token_already_used", message: "Invalid Refresh Token: Already Used")
+}

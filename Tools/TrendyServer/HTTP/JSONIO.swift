@@ -1,0 +1,68 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import TrendyAPI
+import TrendyModels
+
+/// Reading request bodies and writing JSON responses with the wire format's coders.
+enum JSONIO {
+    /// Collects the body up to the configured limit (413 beyond it).
+    static func body(_ request: Request, context: ServerRequestContext) async throws -> ByteBuffer {
+        do {
+            return try await request.body.collect(upTo: context.maxBodySize)
+        } catch is NIOTooManyBytesError {
+            throw ProblemError(
+                413, ProblemCode.payloadTooLarge, "Payload too large",
+                detail: "The body is larger than \(context.maxBodySize) bytes.")
+        }
+    }
+
+    /// Decodes the body as `T`; malformed JSON → 400 with the decoder's explanation.
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+        guard buffer.readableBytes > 0 else { throw ProblemError.malformed("The request body is empty.") }
+        do {
+            return try TrendyJSON.decoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw ProblemError.malformed(describe(error))
+        } catch {
+            throw ProblemError.malformed("The body is not valid JSON.")
+        }
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            return p.isEmpty ? "" : " at \(p)"
+        }
+        switch error {
+        case .dataCorrupted(let c):
+            if c.codingPath.isEmpty { return "The body is not valid JSON." }
+            return "Invalid value\(path(c)): \(c.debugDescription)"
+        case .keyNotFound(let key, let c):
+            return "Missing field '\(key.stringValue)'\(path(c))."
+        case .typeMismatch(_, let c), .valueNotFound(_, let c):
+            return "Wrong type\(path(c)): \(c.debugDescription)"
+        @unknown default:
+            return "The body could not be read."
+        }
+    }
+
+    /// A JSON response.
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:])
+        throws -> Response
+    {
+        let data = try TrendyJSON.encoder().encode(value)
+        return raw(data, status: status, headers: headers)
+    }
+
+    /// A response from JSON bytes.
+    static func raw(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An empty 204.
+    static func noContent() -> Response { Response(status: .noContent) }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import TrendyAPI
+import TrendyLogging
+
+/// Request id, access log and the last line of error handling: every error leaves as a
+/// problem document (auth routes excepted: they have GoTrue's shapes).
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let logger: Logger
+    let maxBodySize: Int
+
+    static let requestIdHeader = HTTPField.Name(APIPaths.requestIdHeader)!
+
+    func handle(
+        _ request: Request, context: ServerRequestContext,
+        next: (Request, ServerRequestContext) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.maxBodySize = maxBodySize
+        let incoming = request.headers[Self.requestIdHeader].flatMap { $0.count <= 128 && !$0.isEmpty ? $0 : nil }
+        context.requestId = incoming ?? UUID().uuidString.lowercased()
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            response = try error.response(from: request, context: context)
+            if let http = error as? HTTPError {
+                response = try Self.problem(for: http).response(from: request, context: context)
+            }
+        } catch let error as ConnectionDropped {
+            throw error
+        } catch {
+            logger.error(
+                "Unhandled error", metadata: ["request_id": .string(context.requestId), "error": .error(error)])
+            response = try ProblemError(500, ProblemCode.internalError, "Internal server error")
+                .response(from: request, context: context)
+        }
+        response.headers[Self.requestIdHeader] = context.requestId
+        let elapsed = ContinuousClock.now - start
+        logger.info(
+            "\(request.method) \(request.uri.path)",
+            metadata: [
+                "request_id": .string(context.requestId), "status": .int(Int(response.status.code)),
+                "elapsed": .duration(elapsed),
+            ])
+        return response
+    }
+
+    /// Hummingbird's own errors (404 for unknown routes, 405, 413) in problem form.
+    static func problem(for error: HTTPError) -> ProblemError {
+        switch error.status.code {
+        case 404: return ProblemError(404, ProblemCode.notFound, "Not found", detail: "No such route.")
+        case 405: return ProblemError(405, ProblemCode.methodNotAllowed, "Method not allowed")
+        case 413: return ProblemError(413, ProblemCode.payloadTooLarge, "Payload too large")
+        default:
+            return ProblemError(
+                Int(error.status.code), "http_\(error.status.code)", error.status.reasonPhrase, detail: error.body)
+        }
+    }
+}
+
+/// Thrown after the connection was closed on purpose (fault injection).
+struct ConnectionDropped: Error {}
+
+/// Injects the configured faults into `/api/v1` and `/auth/v1` (not health or admin).
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let faults: FaultInjector
+
+    func handle(
+        _ request: Request, context: ServerRequestContext,
+        next: (Request, ServerRequestContext) async throws -> Response
+    ) async throws -> Response {
+        let path = request.uri.path
+        guard path != APIPaths.health, !path.hasPrefix("/admin/") else { return try await next(request, context) }
+        for action in faults.actions() {
+            switch action {
+            case .none: break
+            case .delay(let seconds): try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            case .fail:
+                throw ProblemError(503, ProblemCode.unavailable, "Service unavailable", detail: "Injected fault.")
+            case .tooManyRequests(let after):
+                throw ProblemError(
+                    429, ProblemCode.rateLimited, "Too many requests", detail: "Injected rate limit.",
+                    headers: [.retryAfter: String(after)])
+            case .drop:
+                try? await context.channel.close(mode: .all)
+                throw ConnectionDropped()
+            }
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TrendyAPI
+
+/// One registered route: its method, OpenAPI path and handler.
+struct RouteEntry: Sendable {
+    let method: HTTPRequest.Method
+    let path: String
+    let handler: @Sendable (Request, ServerRequestContext) async throws -> Response
+
+    /// `/api/v1/events/{id}` → `/api/v1/events/:id`.
+    var hummingbirdPath: String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { part in
+            part.hasPrefix("{") && part.hasSuffix("}") ? ":" + part.dropFirst().dropLast() : String(part)
+        }.joined(separator: "/")
+    }
+}
+
+extension TrendyServer {
+    /// The single list of routes: registered from here and checked against docs/api/openapi.yaml.
+    func routeTable() -> [RouteEntry] {
+        let guardian = APIGuard(store: store, tokens: tokens, limiter: apiLimiter, now: now)
+        let api = APIRoutes(
+            store: store, guardian: guardian, idempotency: Idempotency(store: store, now: now), now: now,
+            version: Self.version)
+        let auth = AuthRoutes(
+            store: store, tokens: tokens, passwords: Passwords(cost: configuration.bcryptCost), limiter: authLimiter,
+            faults: faults, configuration: configuration, now: now, logger: logger)
+        let admin = AdminRoutes(server: self)
+        let v1 = APIPaths.api
+        let a = APIPaths.auth
+        return [
+            RouteEntry(method: .get, path: "\(v1)/health", handler: api.health),
+            RouteEntry(method: .get, path: "\(v1)/event-types", handler: api.listEventTypes),
+            RouteEntry(method: .post, path: "\(v1)/event-types", handler: api.createEventType),
+            RouteEntry(method: .get, path: "\(v1)/event-types/{id}", handler: api.getEventType),
+            RouteEntry(method: .patch, path: "\(v1)/event-types/{id}", handler: api.updateEventType),
+            RouteEntry(method: .delete, path: "\(v1)/event-types/{id}", handler: api.deleteEventType),
+            RouteEntry(method: .get, path: "\(v1)/events", handler: api.listEvents),
+            RouteEntry(method: .post, path: "\(v1)/events", handler: api.createEvent),
+            RouteEntry(method: .post, path: "\(v1)/events/batch", handler: api.createEventBatch),
+            RouteEntry(method: .get, path: "\(v1)/events/{id}", handler: api.getEvent),
+            RouteEntry(method: .patch, path: "\(v1)/events/{id}", handler: api.updateEvent),
+            RouteEntry(method: .delete, path: "\(v1)/events/{id}", handler: api.deleteEvent),
+            RouteEntry(method: .get, path: "\(v1)/geofences", handler: api.listGeofences),
+            RouteEntry(method: .post, path: "\(v1)/geofences", handler: api.createGeofence),
+            RouteEntry(method: .get, path: "\(v1)/geofences/{id}", handler: api.getGeofence),
+            RouteEntry(method: .patch, path: "\(v1)/geofences/{id}", handler: api.updateGeofence),
+            RouteEntry(method: .delete, path: "\(v1)/geofences/{id}", handler: api.deleteGeofence),
+            RouteEntry(method: .get, path: "\(v1)/users/onboarding", handler: api.getOnboarding),
+            RouteEntry(method: .patch, path: "\(v1)/users/onboarding", handler: api.updateOnboarding),
+            RouteEntry(method: .delete, path: "\(v1)/users/onboarding", handler: api.resetOnboarding),
+            RouteEntry(method: .get, path: "\(v1)/changes", handler: api.changes),
+            RouteEntry(method: .get, path: "\(v1)/changes/latest-cursor", handler: api.latestCursor),
+            RouteEntry(method: .get, path: "\(v1)/me/sync", handler: api.syncSummary),
+            RouteEntry(method: .post, path: "\(a)/signup", handler: auth.signup),
+            RouteEntry(method: .post, path: "\(a)/token", handler: auth.token),
+            RouteEntry(method: .get, path: "\(a)/user", handler: auth.user),
+            RouteEntry(method: .post, path: "\(a)/logout", handler: auth.logout),
+            RouteEntry(method: .get, path: "/admin/v1/faults", handler: admin.getFaults),
+            RouteEntry(method: .put, path: "/admin/v1/faults", handler: admin.putFaults),
+        ]
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// Everything the dev server can be told, by flags, environment or code.
+public struct ServerConfiguration: Sendable {
+    /// Address to bind (loopback by default).
+    public var host: String = "127.0.0.1"
+    /// Port; 0 picks a free one.
+    public var port: Int = 8_080
+    /// SQLite file; nil keeps everything in memory (tests).
+    public var databasePath: String?
+    /// HMAC secret for access tokens (at least 32 bytes); nil means generated (and stored next
+    /// to the database when there is one).
+    public var jwtSecret: String?
+    /// Access token lifetime.
+    public var accessTokenLifetime: Duration = .seconds(3_600)
+    /// How long a rotated refresh token may be presented again and still get the current session.
+    public var refreshReuseInterval: Duration = .seconds(10)
+    /// bcrypt cost (4 for tests, 10 by default).
+    public var bcryptCost: UInt8 = 10
+    /// Shortest password accepted at signup.
+    public var minimumPasswordLength = 6
+    /// Largest request body accepted.
+    public var maxBodySize = 4 * 1024 * 1024
+    /// Per-user API rate limit.
+    public var apiRateLimit = RateLimit(capacity: 600, refillPerSecond: 100)
+    /// Per-address auth rate limit.
+    public var authRateLimit = RateLimit(capacity: 120, refillPerSecond: 4)
+    /// Faults to inject from the start.
+    public var faults = FaultConfiguration()
+    /// Bearer token for `/admin/v1` (fault switches); nil disables the admin API.
+    public var adminToken: String?
+    /// The issuer claim of access tokens.
+    public var issuer = "trendy-dev-server/auth/v1"
+
+    /// The defaults.
+    public init() {}
+
+    /// A configuration for tests: in memory, ephemeral port, cheap hashing, short reuse window.
+    public static func testing() -> ServerConfiguration {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = nil
+        c.bcryptCost = 4
+        c.jwtSecret = "test-secret-0123456789-abcdefghijklmnop"
+        c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
+        c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
+        return c
+    }
+}
+
+/// A token bucket: `capacity` requests at once, refilled at `refillPerSecond`.
+public struct RateLimit: Sendable, Equatable, Codable {
+    /// Burst size.
+    public var capacity: Double
+    /// Sustained requests per second.
+    public var refillPerSecond: Double
+    /// Creates a limit.
+    public init(capacity: Double, refillPerSecond: Double) {
+        self.capacity = capacity
+        self.refillPerSecond = refillPerSecond
+    }
+}
+
+/// Failures the server injects, so clients are tested against real HTTP failures.
+public struct FaultConfiguration: Sendable, Equatable, Codable {
+    /// Fraction (0–1) of requests answered with a 5xx problem.
+    public var errorRate: Double = 0
+    /// Added latency per request, in milliseconds.
+    public var latencyMilliseconds: Double = 0
+    /// Random extra latency, 0 … this many milliseconds.
+    public var jitterMilliseconds: Double = 0
+    /// The next N requests get 429.
+    public var forced429Count: Int = 0
+    /// `Retry-After` seconds on forced 429s.
+    public var retryAfterSeconds: Int = 1
+    /// Fraction (0–1) of requests whose connection is closed without an answer.
+    public var dropRate: Double = 0
+    /// Overrides the access token lifetime for tokens issued from now on.
+    public var accessTokenLifetimeSeconds: Int?
+
+    /// No faults.
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case errorRate = "error_rate"
+        case latencyMilliseconds = "latency_ms"
+        case jitterMilliseconds = "jitter_ms"
+        case forced429Count = "forced_429_count"
+        case retryAfterSeconds = "retry_after_seconds"
+        case dropRate = "drop_rate"
+        case accessTokenLifetimeSeconds = "access_token_lifetime_seconds"
+    }
+
+    /// Decodes leniently: absent fields are off.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        errorRate = try c.decodeIfPresent(Double.self, forKey: .errorRate) ?? 0
+        latencyMilliseconds = try c.decodeIfPresent(Double.self, forKey: .latencyMilliseconds) ?? 0
+        jitterMilliseconds = try c.decodeIfPresent(Double.self, forKey: .jitterMilliseconds) ?? 0
+        forced429Count = try c.decodeIfPresent(Int.self, forKey: .forced429Count) ?? 0
+        retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds) ?? 1
+        dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
+        accessTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .accessTokenLifetimeSeconds)
+    }
+}

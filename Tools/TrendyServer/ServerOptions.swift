@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import TrendyLogging
+
+/// Command-line options of the dev server, shared by `trendy-server` and `trendy serve`.
+/// Secrets can come from the environment instead of flags (`TRENDY_JWT_SECRET`, `TRENDY_ADMIN_TOKEN`).
+public struct ServerOptions: ParsableArguments, Sendable {
+    /// Bind address.
+    @Option(help: "Address to bind (loopback by default).") public var host = "127.0.0.1"
+    /// Port.
+    @Option(help: "Port (0 picks a free one).") public var port = 8_080
+    /// SQLite file.
+    @Option(name: .customLong("db"), help: "SQLite database file, or :memory:.") public var database =
+        "trendy-server.sqlite"
+    /// Access token lifetime.
+    @Option(help: "Access token lifetime in seconds.") public var tokenLifetime = 3_600
+    /// Refresh reuse window.
+    @Option(help: "Seconds a rotated refresh token may be reused.") public var refreshReuseWindow = 10
+    /// bcrypt cost.
+    @Option(help: "bcrypt cost (4-16).") public var bcryptCost = 10
+    /// API rate limit burst.
+    @Option(help: "Per-user API burst (requests).") public var apiBurst = 600.0
+    /// API refill.
+    @Option(help: "Per-user API sustained rate (requests/s).") public var apiRate = 100.0
+    /// Auth rate limit burst.
+    @Option(help: "Per-address auth burst (requests).") public var authBurst = 120.0
+    /// Auth refill.
+    @Option(help: "Per-address auth sustained rate (requests/s).") public var authRate = 4.0
+    /// Fault: 5xx rate.
+    @Option(help: "Fault: fraction of requests answered 503 (0-1).") public var faultErrorRate = 0.0
+    /// Fault: latency.
+    @Option(help: "Fault: added latency in ms.") public var faultLatencyMs = 0.0
+    /// Fault: jitter.
+    @Option(help: "Fault: random extra latency up to this many ms.") public var faultJitterMs = 0.0
+    /// Fault: drops.
+    @Option(help: "Fault: fraction of connections dropped without an answer (0-1).") public var faultDropRate = 0.0
+    /// Fault: forced 429s.
+    @Option(help: "Fault: answer the next N requests with 429.") public var fault429Count = 0
+    /// Log level.
+    @Option(help: "Log level (info, debug, ...).") public var logLevel = "info"
+    /// Log format.
+    @Option(help: "Log format: human or json.") public var logFormat = "human"
+
+    /// Creates default options.
+    public init() {}
+
+    /// Rejects impossible values before anything starts.
+    public func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0-65535") }
+        guard (4...16).contains(bcryptCost) else { throw ValidationError("--bcrypt-cost must be 4-16") }
+        guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
+        for (name, rate) in [("--fault-error-rate", faultErrorRate), ("--fault-drop-rate", faultDropRate)]
+        where !(0...1).contains(rate) {
+            throw ValidationError("\(name) must be between 0 and 1")
+        }
+        guard apiBurst >= 1, apiRate > 0, authBurst >= 1, authRate > 0 else {
+            throw ValidationError("rate limits must be positive")
+        }
+        guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
+        do { _ = try LogConfiguration(parsing: logLevel) } catch { throw ValidationError(error.description) }
+    }
+
+    /// The server configuration these options describe.
+    public func configuration(environment: [String: String]) -> ServerConfiguration {
+        var c = ServerConfiguration()
+        c.host = host
+        c.port = port
+        c.databasePath = database == ":memory:" ? nil : database
+        c.jwtSecret = environment["TRENDY_JWT_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        c.adminToken = environment["TRENDY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        c.accessTokenLifetime = .seconds(tokenLifetime)
+        c.refreshReuseInterval = .seconds(refreshReuseWindow)
+        c.bcryptCost = UInt8(bcryptCost)
+        c.apiRateLimit = RateLimit(capacity: apiBurst, refillPerSecond: apiRate)
+        c.authRateLimit = RateLimit(capacity: authBurst, refillPerSecond: authRate)
+        c.faults.errorRate = faultErrorRate
+        c.faults.latencyMilliseconds = faultLatencyMs
+        c.faults.jitterMilliseconds = faultJitterMs
+        c.faults.dropRate = faultDropRate
+        c.faults.forced429Count = fault429Count
+        return c
+    }
+
+    /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
+    public func run(environment: [String: String], announce: @escaping @Sendable (String) -> Void) async throws {
+        let configuration = try LogConfiguration(parsing: logLevel)
+        let logs = LogSystem(
+            configuration: configuration,
+            sinks: [ConsoleSink(format: LogFormat(rawValue: logFormat) ?? .human)])
+        defer { logs.shutdown() }
+        let server = try await TrendyServer(configuration: self.configuration(environment: environment), logs: logs)
+        let host = self.host
+        let app = server.application { port in announce("Trendy dev server listening on http://\(host):\(port)") }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logs.logger(.server)))
+        try await group.run()
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+
+extension SQLiteServerStore {
+    static func eventType(from row: Row) throws -> Timestamped<EventType> {
+        guard let id = UUIDv7(row["id"] as String) else { throw StoreError.conflict("corrupt event type id") }
+        return Timestamped(
+            EventType(id: id, name: row["name"], color: row["color"], icon: row["icon"]),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+
+    static func fetchEventType(_ db: Database, userId: String, id: String) throws -> Timestamped<EventType>? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM event_types WHERE id = ? AND user_id = ?", arguments: [id, userId]
+        ).map(eventType(from:))
+    }
+
+    static func nameTaken(_ db: Database, userId: String, name: String, except id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM event_types WHERE user_id = ? AND name = ? AND id != ?",
+            arguments: [userId, name, id]) ?? false
+    }
+
+    /// Implements `ServerStore.listEventTypes`.
+    public func listEventTypes(userId: String) async throws -> [Timestamped<EventType>] {
+        try await db.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM event_types WHERE user_id = ? ORDER BY name, id", arguments: [userId]
+            ).map(Self.eventType(from:))
+        }
+    }
+
+    /// Implements `ServerStore.createEventType`.
+    public func createEventType(userId: String, _ type: EventType, now: Date) async throws -> (
+        Timestamped<EventType>, Bool
+    ) {
+        try await db.write { db in
+            let id = type.id.description
+            if let owner = try String.fetchOne(db, sql: "SELECT user_id FROM event_types WHERE id = ?", arguments: [id])
+            {
+                guard owner == userId, let stored = try Self.fetchEventType(db, userId: userId, id: id) else {
+                    throw StoreError.conflict("the id \(id) is already in use")
+                }
+                let same =
+                    stored.value.name.caseInsensitiveCompare(type.name) == .orderedSame
+                    && stored.value.color == type.color && stored.value.icon == type.icon
+                if same { return (stored, false) }
+                throw StoreError.conflict("an event type with id \(id) already exists with other values")
+            }
+            if try Self.nameTaken(db, userId: userId, name: type.name, except: id) {
+                throw StoreError.conflict("an event type named \"\(type.name)\" already exists")
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO event_types (id, user_id, name, color, icon, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, userId, type.name, type.color, type.icon, now.timeIntervalSince1970, now.timeIntervalSince1970,
+                ])
+            let stored = Timestamped(type, createdAt: now, updatedAt: now)
+            try Self.appendChange(
+                db, userId: userId, entity: .eventType, id: id, operation: .create, data: try Self.encode(stored),
+                now: now)
+            return (stored, true)
+        }
+    }
+
+    /// Implements `ServerStore.eventType`.
+    public func eventType(userId: String, id: String) async throws -> Timestamped<EventType>? {
+        try await db.read { db in try Self.fetchEventType(db, userId: userId, id: id) }
+    }
+
+    /// Implements `ServerStore.updateEventType`.
+    public func updateEventType(userId: String, id: String, _ update: EventTypeUpdate, now: Date) async throws
+        -> Timestamped<EventType>
+    {
+        try await db.write { db in
+            guard let stored = try Self.fetchEventType(db, userId: userId, id: id) else {
+                throw StoreError.notFound("event type")
+            }
+            let updated = update.apply(to: stored.value)
+            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            if try Self.nameTaken(db, userId: userId, name: updated.name, except: id) {
+                throw StoreError.conflict("an event type named \"\(updated.name)\" already exists")
+            }
+            try db.execute(
+                sql: "UPDATE event_types SET name = ?, color = ?, icon = ?, updated_at = ? WHERE id = ?",
+                arguments: [updated.name, updated.color, updated.icon, now.timeIntervalSince1970, id])
+            let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
+            try Self.appendChange(
+                db, userId: userId, entity: .eventType, id: id, operation: .update, data: try Self.encode(result),
+                now: now)
+            return result
+        }
+    }
+
+    /// Implements `ServerStore.deleteEventType`.
+    public func deleteEventType(userId: String, id: String, now: Date) async throws {
+        try await db.write { db in
+            guard try Self.fetchEventType(db, userId: userId, id: id) != nil else {
+                throw StoreError.notFound("event type")
+            }
+            let eventIds = try String.fetchAll(
+                db, sql: "SELECT id FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
+            for eventId in eventIds {
+                try Self.appendChange(
+                    db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
+            }
+            try db.execute(sql: "DELETE FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
+            // Geofences that pointed at the type lose the reference (and say so in the feed).
+            for row in try Row.fetchAll(
+                db, sql: "SELECT id, body FROM geofences WHERE user_id = ?", arguments: [userId])
+            {
+                var geofence = try Self.decode(Timestamped<Geofence>.self, row["body"])
+                guard
+                    geofence.value.entryEventTypeId?.description == id
+                        || geofence.value.exitEventTypeId?.description == id
+                else { continue }
+                if geofence.value.entryEventTypeId?.description == id { geofence.value.entryEventTypeId = nil }
+                if geofence.value.exitEventTypeId?.description == id { geofence.value.exitEventTypeId = nil }
+                geofence.updatedAt = now
+                let body = try Self.encode(geofence)
+                try db.execute(
+                    sql: "UPDATE geofences SET body = ?, updated_at = ? WHERE id = ?",
+                    arguments: [body, now.timeIntervalSince1970, row["id"] as String])
+                try Self.appendChange(
+                    db, userId: userId, entity: .geofence, id: row["id"], operation: .update, data: body, now: now)
+            }
+            try db.execute(sql: "DELETE FROM event_types WHERE id = ?", arguments: [id])
+            try Self.appendChange(
+                db, userId: userId, entity: .eventType, id: id, operation: .delete, data: nil, now: now)
+        }
+    }
+}

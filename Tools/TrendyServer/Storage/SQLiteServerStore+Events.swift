@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+
+extension SQLiteServerStore {
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
+        guard
+            let body = try String.fetchOne(
+                db, sql: "SELECT body FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
+        else { return nil }
+        return try decode(Timestamped<Event>.self, body)
+    }
+
+    /// Implements `ServerStore.listEvents`.
+    public func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
+        items: [Timestamped<Event>], hasMore: Bool
+    ) {
+        try await db.read { db in
+            let bodies = try String.fetchAll(
+                db,
+                sql: """
+                    SELECT body FROM events WHERE user_id = ?
+                    ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?
+                    """, arguments: [userId, limit + 1, offset])
+            let decoder = TrendyJSON.decoder()
+            let items = try bodies.prefix(limit).map {
+                try decoder.decode(Timestamped<Event>.self, from: Data($0.utf8))
+            }
+            return (items, bodies.count > limit)
+        }
+    }
+
+    /// Implements `ServerStore.event`.
+    public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
+        try await db.read { db in try Self.fetchEvent(db, userId: userId, id: id) }
+    }
+
+    /// The stored duplicate of `event` by its de-duplication key, if any.
+    static func duplicate(_ db: Database, userId: String, of event: Event) throws -> Timestamped<Event>? {
+        let body: String?
+        switch event.sourceType {
+        case .manual, .imported:
+            body = try String.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT body FROM events WHERE user_id = ? AND event_type_id = ? AND timestamp_ms = ?
+                        AND source_type IN ('manual', 'imported')
+                        """),
+                arguments: [userId, event.eventTypeId.description, milliseconds(event.timestamp)])
+        case .healthkit:
+            body = try String.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT body FROM events WHERE user_id = ? AND external_id = ? AND source_type = 'healthkit'"),
+                arguments: [userId, event.externalId])
+        case .geofence:
+            body = nil
+        }
+        return try body.map { try decode(Timestamped<Event>.self, $0) }
+    }
+
+    /// Implements `ServerStore.createEvents`.
+    public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
+        try await db.write { db in
+            let encoder = TrendyJSON.encoder()
+            let decoder = TrendyJSON.decoder()
+            var knownTypes: [String: Bool] = [:]
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO events (id, user_id, event_type_id, timestamp_ms, source_type, external_id, body,
+                    created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+            var outcomes: [EventCreateOutcome] = []
+            outcomes.reserveCapacity(events.count)
+            for event in events {
+                let id = event.id.description
+                if let row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT user_id, body FROM events WHERE id = ?"), arguments: [id])
+                {
+                    if (row["user_id"] as String) == userId {
+                        outcomes.append(
+                            .existing(
+                                try decoder.decode(Timestamped<Event>.self, from: Data((row["body"] as String).utf8))))
+                    } else {
+                        outcomes.append(.failed(.conflict("the id \(id) is already in use")))
+                    }
+                    continue
+                }
+                let typeId = event.eventTypeId.description
+                let typeExists: Bool
+                if let known = knownTypes[typeId] {
+                    typeExists = known
+                } else {
+                    typeExists =
+                        try Bool.fetchOne(
+                            db.cachedStatement(sql: "SELECT 1 FROM event_types WHERE id = ? AND user_id = ?"),
+                            arguments: [typeId, userId]) ?? false
+                    knownTypes[typeId] = typeExists
+                }
+                guard typeExists else {
+                    outcomes.append(
+                        .failed(.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])))
+                    continue
+                }
+                if let existing = try Self.duplicate(db, userId: userId, of: event) {
+                    outcomes.append(.existing(existing))
+                    continue
+                }
+                let stored = Timestamped(event, createdAt: now, updatedAt: now)
+                let body = String(decoding: try encoder.encode(stored), as: UTF8.self)
+                try insert.execute(arguments: [
+                    id, userId, typeId, Self.milliseconds(event.timestamp), event.sourceType.rawValue, event.externalId,
+                    body, now.timeIntervalSince1970, now.timeIntervalSince1970,
+                ])
+                try Self.appendChange(
+                    db, userId: userId, entity: .event, id: id, operation: .create, data: body, now: now)
+                outcomes.append(.created(stored))
+            }
+            return outcomes
+        }
+    }
+
+    /// Implements `ServerStore.updateEvent`.
+    public func updateEvent(userId: String, id: String, _ update: EventUpdate, now: Date) async throws
+        -> Timestamped<Event>
+    {
+        try await db.write { db in
+            guard let stored = try Self.fetchEvent(db, userId: userId, id: id) else {
+                throw StoreError.notFound("event")
+            }
+            let updated = update.apply(to: stored.value)
+            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            if updated.eventTypeId != stored.value.eventTypeId,
+                try Self.fetchEventType(db, userId: userId, id: updated.eventTypeId.description) == nil
+            {
+                throw StoreError.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])
+            }
+            if let duplicate = try Self.duplicate(db, userId: userId, of: updated), duplicate.value.id.description != id
+            {
+                throw StoreError.conflict("another event of this type already exists at this time")
+            }
+            let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
+            let body = try Self.encode(result)
+            try db.execute(
+                sql: """
+                    UPDATE events SET event_type_id = ?, timestamp_ms = ?, external_id = ?, body = ?, updated_at = ?
+                    WHERE id = ?
+                    """,
+                arguments: [
+                    updated.eventTypeId.description, Self.milliseconds(updated.timestamp), updated.externalId, body,
+                    now.timeIntervalSince1970, id,
+                ])
+            try Self.appendChange(db, userId: userId, entity: .event, id: id, operation: .update, data: body, now: now)
+            return result
+        }
+    }
+
+    /// Implements `ServerStore.deleteEvent`.
+    public func deleteEvent(userId: String, id: String, now: Date) async throws {
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
+            guard db.changesCount > 0 else { throw StoreError.notFound("event") }
+            try Self.appendChange(db, userId: userId, entity: .event, id: id, operation: .delete, data: nil, now: now)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+
+extension SQLiteServerStore {
+    static func fetchGeofence(_ db: Database, userId: String, id: String) throws -> Timestamped<Geofence>? {
+        guard
+            let body = try String.fetchOne(
+                db, sql: "SELECT body FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
+        else { return nil }
+        return try decode(Timestamped<Geofence>.self, body)
+    }
+
+    static func checkTypes(_ db: Database, userId: String, _ g: Geofence) throws {
+        var issues: [FieldIssue] = []
+        for (field, typeId) in [("event_type_entry_id", g.entryEventTypeId), ("event_type_exit_id", g.exitEventTypeId)]
+        {
+            if let typeId, try fetchEventType(db, userId: userId, id: typeId.description) == nil {
+                issues.append(FieldIssue(field: field, reason: "no such event type"))
+            }
+        }
+        if !issues.isEmpty { throw StoreError.validation(issues) }
+    }
+
+    /// Implements `ServerStore.listGeofences`.
+    public func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>] {
+        try await db.read { db in
+            let bodies: [String]
+            if let active {
+                bodies = try String.fetchAll(
+                    db, sql: "SELECT body FROM geofences WHERE user_id = ? AND is_active = ? ORDER BY id",
+                    arguments: [userId, active])
+            } else {
+                bodies = try String.fetchAll(
+                    db, sql: "SELECT body FROM geofences WHERE user_id = ? ORDER BY id", arguments: [userId])
+            }
+            return try bodies.map { try Self.decode(Timestamped<Geofence>.self, $0) }
+        }
+    }
+
+    /// Implements `ServerStore.createGeofence`.
+    public func createGeofence(userId: String, _ geofence: Geofence, now: Date) async throws -> (
+        Timestamped<Geofence>, Bool
+    ) {
+        try await db.write { db in
+            let id = geofence.id.description
+            if let owner = try String.fetchOne(db, sql: "SELECT user_id FROM geofences WHERE id = ?", arguments: [id]) {
+                guard owner == userId, let stored = try Self.fetchGeofence(db, userId: userId, id: id) else {
+                    throw StoreError.conflict("the id \(id) is already in use")
+                }
+                return (stored, false)
+            }
+            try Self.checkTypes(db, userId: userId, geofence)
+            let stored = Timestamped(geofence, createdAt: now, updatedAt: now)
+            let body = try Self.encode(stored)
+            try db.execute(
+                sql: """
+                    INSERT INTO geofences (id, user_id, is_active, body, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, userId, geofence.isActive, body, now.timeIntervalSince1970, now.timeIntervalSince1970,
+                ])
+            try Self.appendChange(
+                db, userId: userId, entity: .geofence, id: id, operation: .create, data: body, now: now)
+            return (stored, true)
+        }
+    }
+
+    /// Implements `ServerStore.geofence`.
+    public func geofence(userId: String, id: String) async throws -> Timestamped<Geofence>? {
+        try await db.read { db in try Self.fetchGeofence(db, userId: userId, id: id) }
+    }
+
+    /// Implements `ServerStore.updateGeofence`.
+    public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, now: Date) async throws
+        -> Timestamped<Geofence>
+    {
+        try await db.write { db in
+            guard let stored = try Self.fetchGeofence(db, userId: userId, id: id) else {
+                throw StoreError.notFound("geofence")
+            }
+            let updated = update.apply(to: stored.value)
+            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            try Self.checkTypes(db, userId: userId, updated)
+            let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
+            let body = try Self.encode(result)
+            try db.execute(
+                sql: "UPDATE geofences SET is_active = ?, body = ?, updated_at = ? WHERE id = ?",
+                arguments: [updated.isActive, body, now.timeIntervalSince1970, id])
+            try Self.appendChange(
+                db, userId: userId, entity: .geofence, id: id, operation: .update, data: body, now: now)
+            return result
+        }
+    }
+
+    /// Implements `ServerStore.deleteGeofence`.
+    public func deleteGeofence(userId: String, id: String, now: Date) async throws {
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
+            guard db.changesCount > 0 else { throw StoreError.notFound("geofence") }
+            try Self.appendChange(
+                db, userId: userId, entity: .geofence, id: id, operation: .delete, data: nil, now: now)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+
+/// ``ServerStore`` over SQLite (GRDB): WAL for files, in-memory for tests.
+///
+/// Events and geofences are stored as their wire JSON (with timestamps) next to the columns
+/// that are indexed or de-duplicated on; the same JSON is the change-log payload.
+public final class SQLiteServerStore: ServerStore {
+    let db: any DatabaseWriter
+
+    /// Opens (and migrates) the database at `path`, or an in-memory one when nil.
+    public init(path: String?) throws {
+        db = try ServerDatabase.open(path: path)
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    static func appendChange(
+        _ db: Database, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation, data: String?,
+        now: Date
+    ) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO change_log (user_id, entity_type, entity_id, operation, data, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [userId, entity.rawValue, id, operation.rawValue, data, now.timeIntervalSince1970])
+    }
+
+    // MARK: Users and sessions
+
+    /// Implements `ServerStore.createUser`.
+    public func createUser(id: String, email: String, passwordHash: String, now: Date) async throws -> StoredUser {
+        try await db.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true {
+                throw StoreError.emailTaken
+            }
+            try db.execute(
+                sql: "INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+                arguments: [id, email, passwordHash, now.timeIntervalSince1970, now.timeIntervalSince1970])
+            return StoredUser(
+                id: id, email: email, passwordHash: passwordHash, createdAt: now, updatedAt: now, lastSignInAt: nil)
+        }
+    }
+
+    static func user(from row: Row) -> StoredUser {
+        StoredUser(
+            id: row["id"], email: row["email"], passwordHash: row["password_hash"],
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
+            lastSignInAt: (row["last_sign_in_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+    }
+
+    /// Implements `ServerStore.user`.
+    public func user(email: String) async throws -> StoredUser? {
+        try await db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE email = ?", arguments: [email]).map(Self.user(from:))
+        }
+    }
+
+    /// Implements `ServerStore.user`.
+    public func user(id: String) async throws -> StoredUser? {
+        try await db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [id]).map(Self.user(from:))
+        }
+    }
+
+    /// Implements `ServerStore.recordSignIn`.
+    public func recordSignIn(userId: String, now: Date) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "UPDATE users SET last_sign_in_at = ? WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, userId])
+        }
+    }
+
+    /// Implements `ServerStore.createSession`.
+    public func createSession(userId: String, refreshToken: String, now: Date) async throws -> String {
+        let sessionId = UUID().uuidString.lowercased()
+        try await db.write { db in
+            try db.execute(
+                sql: "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
+                arguments: [sessionId, userId, now.timeIntervalSince1970])
+            try db.execute(
+                sql: "INSERT INTO refresh_tokens (token, session_id, created_at) VALUES (?, ?, ?)",
+                arguments: [refreshToken, sessionId, now.timeIntervalSince1970])
+        }
+        return sessionId
+    }
+
+    /// Implements `ServerStore.rotateRefreshToken`.
+    public func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date)
+        async throws -> RefreshOutcome
+    {
+        try await db.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at AS session_revoked
+                        FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = ?
+                        """, arguments: [token])
+            else { return .notFound }
+            let sessionId: String = row["session_id"]
+            let userId: String = row["user_id"]
+            if (row["session_revoked"] as Double?) != nil { return .notFound }
+            if (row["revoked"] as Int) == 0 {
+                try db.execute(
+                    sql: "UPDATE refresh_tokens SET revoked = 1, revoked_at = ? WHERE token = ?",
+                    arguments: [now.timeIntervalSince1970, token])
+                try db.execute(
+                    sql: "INSERT INTO refresh_tokens (token, session_id, parent, created_at) VALUES (?, ?, ?, ?)",
+                    arguments: [newToken, sessionId, token, now.timeIntervalSince1970])
+                return .rotated(sessionId: sessionId, userId: userId, newToken: newToken)
+            }
+            let revokedAt = (row["revoked_at"] as Double?) ?? 0
+            if now.timeIntervalSince1970 - revokedAt <= reuseInterval,
+                let current = try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT token FROM refresh_tokens WHERE session_id = ? AND revoked = 0
+                        ORDER BY created_at DESC LIMIT 1
+                        """, arguments: [sessionId])
+            {
+                return .reused(sessionId: sessionId, userId: userId, currentToken: current)
+            }
+            // Reuse outside the window: treat as a stolen token and end the session.
+            try db.execute(
+                sql: "UPDATE sessions SET revoked_at = ? WHERE id = ?",
+                arguments: [now.timeIntervalSince1970, sessionId])
+            try db.execute(
+                sql: "UPDATE refresh_tokens SET revoked = 1, revoked_at = COALESCE(revoked_at, ?) WHERE session_id = ?",
+                arguments: [now.timeIntervalSince1970, sessionId])
+            return .alreadyUsed
+        }
+    }
+
+    /// Implements `ServerStore.isSessionActive`.
+    public func isSessionActive(_ sessionId: String) async throws -> Bool {
+        try await db.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL", arguments: [sessionId]) ?? false
+        }
+    }
+
+    /// Implements `ServerStore.revokeSessions`.
+    public func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws {
+        try await db.write { db in
+            let condition: String
+            switch scope {
+            case .global: condition = "user_id = ?"
+            case .local: condition = "user_id = ? AND id = ?"
+            case .others: condition = "user_id = ? AND id != ?"
+            }
+            let args: StatementArguments =
+                scope == .global
+                ? [now.timeIntervalSince1970, userId] : [now.timeIntervalSince1970, userId, currentSession]
+            try db.execute(
+                sql: "UPDATE sessions SET revoked_at = ? WHERE revoked_at IS NULL AND \(condition)", arguments: args)
+            try db.execute(
+                sql: """
+                    UPDATE refresh_tokens SET revoked = 1, revoked_at = COALESCE(revoked_at, ?)
+                    WHERE session_id IN (SELECT id FROM sessions WHERE revoked_at IS NOT NULL AND user_id = ?)
+                    """, arguments: [now.timeIntervalSince1970, userId])
+        }
+    }
+
+    // MARK: Settings
+
+    /// Implements `ServerStore.setting`.
+    public func setting(_ key: String) async throws -> String? {
+        try await db.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM server_settings WHERE key = ?", arguments: [key])
+        }
+    }
+
+    /// Implements `ServerStore.setSetting`.
+    public func setSetting(_ key: String, value: String) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+    }
+
+    // MARK: Idempotency
+
+    /// Implements `ServerStore.idempotentResponse`.
+    public func idempotentResponse(
+        userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval
+    ) async throws -> StoredResponse? {
+        try await db.read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT body_hash, status, response FROM idempotency_keys
+                        WHERE user_id = ? AND method = ? AND path = ? AND key = ? AND created_at > ?
+                        """, arguments: [userId, method, path, key, now.timeIntervalSince1970 - maxAge])
+            else { return nil }
+            return StoredResponse(bodyHash: row["body_hash"], status: row["status"], body: row["response"])
+        }
+    }
+
+    /// Implements `ServerStore.storeIdempotentResponse`.
+    public func storeIdempotentResponse(
+        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+    ) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "DELETE FROM idempotency_keys WHERE created_at < ?",
+                arguments: [now.timeIntervalSince1970 - 86_400])
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO idempotency_keys
+                    (user_id, method, path, key, body_hash, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    userId, method, path, key, response.bodyHash, response.status, response.body,
+                    now.timeIntervalSince1970,
+                ])
+        }
+    }
+}

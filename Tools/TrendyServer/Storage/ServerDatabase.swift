@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+
+/// Opens the server's SQLite database (WAL, foreign keys) and migrates it.
+enum ServerDatabase {
+    static func open(path: String?) throws -> any DatabaseWriter {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.busyMode = .timeout(10)
+        let writer: any DatabaseWriter
+        if let path {
+            let url = URL(fileURLWithPath: path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            config.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+            writer = try DatabasePool(path: path, configuration: config)
+        } else {
+            writer = try DatabaseQueue(configuration: config)
+        }
+        try migrator.migrate(writer)
+        return writer
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE users (
+                        id TEXT PRIMARY KEY,
+                        email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                        password_hash TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        last_sign_in_at REAL
+                    );
+                    CREATE TABLE sessions (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        created_at REAL NOT NULL,
+                        revoked_at REAL
+                    );
+                    CREATE INDEX sessions_user ON sessions(user_id);
+                    CREATE TABLE refresh_tokens (
+                        token TEXT PRIMARY KEY,
+                        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                        parent TEXT,
+                        revoked INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL,
+                        revoked_at REAL
+                    );
+                    CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id);
+                    CREATE TABLE event_types (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL COLLATE NOCASE,
+                        color TEXT NOT NULL,
+                        icon TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        UNIQUE (user_id, name)
+                    );
+                    CREATE TABLE events (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        event_type_id TEXT NOT NULL REFERENCES event_types(id) ON DELETE CASCADE,
+                        timestamp_ms INTEGER NOT NULL,
+                        source_type TEXT NOT NULL,
+                        external_id TEXT,
+                        body TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE INDEX events_user_time ON events(user_id, timestamp_ms DESC, id DESC);
+                    CREATE UNIQUE INDEX events_dedup_manual ON events(user_id, event_type_id, timestamp_ms)
+                        WHERE source_type IN ('manual', 'imported');
+                    CREATE UNIQUE INDEX events_dedup_healthkit ON events(user_id, external_id)
+                        WHERE source_type = 'healthkit';
+                    CREATE TABLE geofences (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        is_active INTEGER NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE INDEX geofences_user ON geofences(user_id);
+                    CREATE TABLE onboarding (
+                        user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                        body TEXT NOT NULL,
+                        updated_at REAL NOT NULL
+                    );
+                    CREATE TABLE change_log (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        user_id TEXT NOT NULL,
+                        entity_type TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        operation TEXT NOT NULL,
+                        data TEXT,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE INDEX change_log_user_cursor ON change_log(user_id, id);
+                    CREATE TABLE idempotency_keys (
+                        user_id TEXT NOT NULL,
+                        method TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        key TEXT NOT NULL,
+                        body_hash TEXT NOT NULL,
+                        status INTEGER NOT NULL,
+                        response BLOB NOT NULL,
+                        created_at REAL NOT NULL,
+                        PRIMARY KEY (user_id, method, path, key)
+                    );
+                    CREATE INDEX idempotency_keys_age ON idempotency_keys(created_at);
+                    CREATE TABLE server_settings (
+                        key TEXT PRIMARY KEY,
+                        value TEXT NOT NULL
+                    );
+                    """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+
+/// A user as the server stores it.
+public struct StoredUser: Sendable, Equatable {
+    /// The user id (UUID text).
+    public var id: String
+    /// The email address.
+    public var email: String
+    /// The bcrypt hash of the password.
+    public var passwordHash: String
+    /// When the user signed up.
+    public var createdAt: Date
+    /// When the user last changed.
+    public var updatedAt: Date
+    /// When the user last signed in.
+    public var lastSignInAt: Date?
+
+    /// The GoTrue user object.
+    public var goTrueUser: GoTrueUser {
+        GoTrueUser(
+            id: id, email: email, emailConfirmedAt: createdAt, lastSignInAt: lastSignInAt, createdAt: createdAt,
+            updatedAt: updatedAt)
+    }
+}
+
+/// What presenting a refresh token led to.
+public enum RefreshOutcome: Sendable, Equatable {
+    /// The token was current: it is now revoked and `newToken` replaces it.
+    case rotated(sessionId: String, userId: String, newToken: String)
+    /// The token was rotated moments ago (within the reuse window): the current token is returned.
+    case reused(sessionId: String, userId: String, currentToken: String)
+    /// The token was rotated long ago: the session has been revoked.
+    case alreadyUsed
+    /// No such token, or its session is gone.
+    case notFound
+}
+
+/// Which sessions `POST /logout` ends.
+public enum LogoutScope: String, Sendable {
+    /// Every session of the user.
+    case global
+    /// Only this session.
+    case local
+    /// Every session except this one.
+    case others
+}
+
+/// Why a store operation was refused.
+public enum StoreError: Error, Sendable, Equatable {
+    /// The entity does not exist for this user.
+    case notFound(String)
+    /// The operation conflicts with stored data.
+    case conflict(String)
+    /// Fields are invalid (e.g. a referenced event type does not exist).
+    case validation([FieldIssue])
+    /// The email is taken.
+    case emailTaken
+}
+
+/// The outcome of creating one event.
+public enum EventCreateOutcome: Sendable, Equatable {
+    /// Stored now.
+    case created(Timestamped<Event>)
+    /// Already stored (same id, or a duplicate by the de-duplication key).
+    case existing(Timestamped<Event>)
+    /// Refused.
+    case failed(StoreError)
+}
+
+/// One change-log row, with its entity JSON kept as text so the feed can be served without
+/// decoding and re-encoding every entity.
+public struct ChangeRow: Sendable, Equatable {
+    /// The cursor.
+    public var cursor: Int64
+    /// `event`, `event_type`, `geofence`, `onboarding`.
+    public var entityType: String
+    /// The entity id.
+    public var entityId: String
+    /// `create`, `update`, `delete`.
+    public var operation: String
+    /// The entity's JSON, or nil for deletes.
+    public var data: String?
+    /// When it was recorded.
+    public var createdAt: Date
+}
+
+/// A stored response for idempotent replay.
+public struct StoredResponse: Sendable, Equatable {
+    /// Hash of the request body that produced it.
+    public var bodyHash: String
+    /// HTTP status.
+    public var status: Int
+    /// Response body.
+    public var body: Data
+}
+
+/// Everything the dev server keeps. Implemented over SQLite (``SQLiteServerStore``); another
+/// database can implement the same protocol. Every write appends its change-log entries in the
+/// same transaction.
+public protocol ServerStore: Sendable {
+    // MARK: Users and sessions
+    /// Creates a user; throws ``StoreError/emailTaken``.
+    func createUser(id: String, email: String, passwordHash: String, now: Date) async throws -> StoredUser
+    /// Looks a user up by email (case-insensitive).
+    func user(email: String) async throws -> StoredUser?
+    /// Looks a user up by id.
+    func user(id: String) async throws -> StoredUser?
+    /// Records a sign-in.
+    func recordSignIn(userId: String, now: Date) async throws
+    /// Starts a session with its first refresh token; returns the session id.
+    func createSession(userId: String, refreshToken: String, now: Date) async throws -> String
+    /// Exchanges a refresh token (rotation, reuse window, revocation on late reuse).
+    func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date) async throws
+        -> RefreshOutcome
+    /// Whether the session exists and is not revoked.
+    func isSessionActive(_ sessionId: String) async throws -> Bool
+    /// Ends sessions per `scope`.
+    func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws
+
+    // MARK: Event types
+    /// Every event type of the user, by name.
+    func listEventTypes(userId: String) async throws -> [Timestamped<EventType>]
+    /// Creates an event type; an identical re-post of the same id returns the stored one.
+    func createEventType(userId: String, _ type: EventType, now: Date) async throws -> (Timestamped<EventType>, Bool)
+    /// One event type.
+    func eventType(userId: String, id: String) async throws -> Timestamped<EventType>?
+    /// Updates an event type.
+    func updateEventType(userId: String, id: String, _ update: EventTypeUpdate, now: Date) async throws
+        -> Timestamped<EventType>
+    /// Deletes an event type, its events, and clears geofence references to it.
+    func deleteEventType(userId: String, id: String, now: Date) async throws
+
+    // MARK: Events
+    /// A page of events, newest first.
+    func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
+        items: [Timestamped<Event>], hasMore: Bool
+    )
+    /// One event.
+    func event(userId: String, id: String) async throws -> Timestamped<Event>?
+    /// Creates events in one transaction, each with its own outcome.
+    func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome]
+    /// Updates an event.
+    func updateEvent(userId: String, id: String, _ update: EventUpdate, now: Date) async throws -> Timestamped<Event>
+    /// Deletes an event.
+    func deleteEvent(userId: String, id: String, now: Date) async throws
+
+    // MARK: Geofences
+    /// The user's geofences, optionally only (in)active ones.
+    func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>]
+    /// Creates a geofence; a re-post of the same id returns the stored one.
+    func createGeofence(userId: String, _ geofence: Geofence, now: Date) async throws -> (Timestamped<Geofence>, Bool)
+    /// One geofence.
+    func geofence(userId: String, id: String) async throws -> Timestamped<Geofence>?
+    /// Updates a geofence.
+    func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, now: Date) async throws
+        -> Timestamped<Geofence>
+    /// Deletes a geofence.
+    func deleteGeofence(userId: String, id: String, now: Date) async throws
+
+    // MARK: Onboarding
+    /// The status, creating the defaults for a new user (never resetting an existing one).
+    func onboarding(userId: String, now: Date) async throws -> OnboardingStatus
+    /// Applies a partial update.
+    func updateOnboarding(userId: String, _ update: OnboardingUpdate, now: Date) async throws -> OnboardingStatus
+    /// Soft reset: back to the initial status, row kept.
+    func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus
+
+    // MARK: Change feed
+    /// Changes after `since`, oldest first, at most `limit`.
+    func changes(userId: String, since: Int64, limit: Int) async throws -> (rows: [ChangeRow], hasMore: Bool)
+    /// The newest cursor of the user's feed (0 when empty).
+    func latestCursor(userId: String) async throws -> Int64
+    /// Counts and the newest cursor.
+    func syncSummary(userId: String) async throws -> SyncSummary
+
+    // MARK: Idempotency
+    /// The stored response for a key, if younger than `maxAge`.
+    func idempotentResponse(userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval)
+        async throws -> StoredResponse?
+    /// Stores a response for a key.
+    func storeIdempotentResponse(
+        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+    ) async throws
+
+    // MARK: Settings
+    /// A stored server setting.
+    func setting(_ key: String) async throws -> String?
+    /// Stores a server setting.
+    func setSetting(_ key: String, value: String) async throws
+}

@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import TrendyAPI
+import TrendyLogging
+import TrendyModels
+
+/// One route the server registers, in OpenAPI's path syntax (`/api/v1/events/{id}`).
+public struct RouteDescription: Hashable, Sendable, CustomStringConvertible {
+    /// `GET`, `POST`, ...
+    public var method: String
+    /// The path template.
+    public var path: String
+    /// `GET /api/v1/events/{id}`.
+    public var description: String { "\(method) \(path)" }
+}
+
+/// The dev backend: the GoTrue-compatible auth API and the Trendy API v1 over SQLite.
+///
+/// ```swift
+/// let server = try await TrendyServer(configuration: .testing(), logs: logs)
+/// let running = try await server.start()          // binds, returns the port
+/// ... talk to http://127.0.0.1:\(running.port) ...
+/// await running.stop()
+/// ```
+public final class TrendyServer: Sendable {
+    /// The server's version.
+    public static let version = "0.2.0"
+
+    /// The configuration it was started with.
+    public let configuration: ServerConfiguration
+    /// The live fault switches.
+    public let faults: FaultInjector
+    /// The storage.
+    public let store: any ServerStore
+    let apiLimiter: RateLimiter
+    let authLimiter: RateLimiter
+    let logger: Logger
+    let tokens: TokenIssuer
+    let now: @Sendable () -> Date
+
+    /// Opens the store and prepares the signing key.
+    public init(
+        configuration: ServerConfiguration, logs: LogSystem, now: @escaping @Sendable () -> Date = Date.init
+    ) async throws {
+        self.configuration = configuration
+        self.now = now
+        logger = logs.logger(.server)
+        store = try SQLiteServerStore(path: configuration.databasePath)
+        faults = FaultInjector(configuration.faults)
+        apiLimiter = RateLimiter(configuration.apiRateLimit)
+        authLimiter = RateLimiter(configuration.authRateLimit)
+        let secret = try await Self.signingSecret(configuration, store: store)
+        tokens = await TokenIssuer(secret: secret, issuer: configuration.issuer)
+    }
+
+    /// The configured secret, else the one stored in the database, else a new one (stored).
+    static func signingSecret(_ configuration: ServerConfiguration, store: any ServerStore) async throws -> String {
+        if let secret = configuration.jwtSecret {
+            guard secret.utf8.count >= 32 else { throw ServerSetupError.weakSecret }
+            return secret
+        }
+        if let stored = try await store.setting("jwt_secret") { return stored }
+        let fresh = AuthRoutes.randomToken() + AuthRoutes.randomToken()
+        try await store.setSetting("jwt_secret", value: fresh)
+        return fresh
+    }
+
+    /// Updates the rate limits while running.
+    public func updateRateLimits(api: RateLimit? = nil, auth: RateLimit? = nil) {
+        if let api { apiLimiter.update(api) }
+        if let auth { authLimiter.update(auth) }
+    }
+
+    /// Builds the router with every route.
+    func router() -> Router<ServerRequestContext> {
+        let router = Router(context: ServerRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(logger: logger, maxBodySize: configuration.maxBodySize))
+        router.add(middleware: FaultMiddleware(faults: faults))
+        for route in routeTable() {
+            router.on(RouterPath(route.hummingbirdPath), method: route.method) { request, context in
+                try await route.handler(request, context)
+            }
+        }
+        return router
+    }
+
+    /// Every route the server registers.
+    public var routes: [RouteDescription] {
+        routeTable().map { RouteDescription(method: $0.method.rawValue, path: $0.path) }
+    }
+
+    /// The Hummingbird application, bound per the configuration.
+    public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        var hbLogger = logger
+        hbLogger.logLevel = .warning
+        return Application(
+            router: router(),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "trendy-dev-server"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: hbLogger)
+    }
+
+    /// Starts serving in a background task; returns once the port is bound.
+    public func start() async throws -> RunningServer {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = application { port in continuation.yield(port) }
+        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var iterator = stream.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw ServerSetupError.didNotStart }
+        continuation.finish()
+        logger.notice("Serving", metadata: ["host": .string(configuration.host), "port": .int(port)])
+        return RunningServer(port: port, host: configuration.host, task: task)
+    }
+}
+
+/// A server running in this process.
+public struct RunningServer: Sendable {
+    /// The bound port.
+    public let port: Int
+    /// The bound host.
+    public let host: String
+    let task: Task<Void, any Error>
+
+    /// `http://host:port`.
+    public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
+
+    /// Stops accepting requests and waits for the server task to end.
+    public func stop() async {
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+/// Why the server could not start.
+public enum ServerSetupError: Error, CustomStringConvertible {
+    /// The JWT secret is shorter than 32 bytes.
+    case weakSecret
+    /// The listener never came up.
+    case didNotStart
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case .weakSecret: return "the JWT secret must be at least 32 bytes"
+        case .didNotStart: return "the server did not start"
+        }
+    }
+}
