@@ -61,6 +61,8 @@ let package = Package(
                 "TrendyLogging",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Modules/TrendyAPILive",
             swiftSettings: swiftSettings

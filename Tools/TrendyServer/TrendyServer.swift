@@ -51,8 +51,8 @@ public final class TrendyServer: Sendable {
         logger = logs.logger(.server)
         store = try SQLiteServerStore(path: configuration.databasePath)
         faults = FaultInjector(configuration.faults)
-        apiLimiter = RateLimiter(configuration.apiRateLimit)
-        authLimiter = RateLimiter(configuration.authRateLimit)
+        apiLimiter = RateLimiter(configuration.apiRateLimit, now: { now().timeIntervalSince1970 })
+        authLimiter = RateLimiter(configuration.authRateLimit, now: { now().timeIntervalSince1970 })
         let secret = try await Self.signingSecret(configuration, store: store)
         tokens = await TokenIssuer(secret: secret, issuer: configuration.issuer)
     }

@@ -1,0 +1,177 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+
+extension LiveTrendyAPIClient {
+    /// Implements `TrendyAPIClient.health`.
+    public func health() async throws(TrendyAPIError) -> HealthStatus {
+        try await send(.GET, APIPaths.health, authorized: false, as: HealthStatus.self).value
+    }
+
+    // MARK: Event types
+
+    /// Implements `TrendyAPIClient.listEventTypes`.
+    public func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>] {
+        try await send(.GET, APIPaths.eventTypes, as: ItemList<Timestamped<EventType>>.self).value.items
+    }
+
+    /// Implements `TrendyAPIClient.createEventType`.
+    public func createEventType(_ body: EventTypeCreate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    {
+        try await send(
+            .POST, APIPaths.eventTypes, body: encode(body), idempotencyKey: idempotencyKey,
+            as: Timestamped<EventType>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.eventType`.
+    public func eventType(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<EventType> {
+        try await send(.GET, "\(APIPaths.eventTypes)/\(id)", as: Timestamped<EventType>.self).value
+    }
+
+    /// Implements `TrendyAPIClient.updateEventType`.
+    public func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<EventType>
+    {
+        try await send(
+            .PATCH, "\(APIPaths.eventTypes)/\(id)", body: encode(body), idempotencyKey: idempotencyKey,
+            as: Timestamped<EventType>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.deleteEventType`.
+    public func deleteEventType(id: UUIDv7) async throws(TrendyAPIError) {
+        _ = try await send(.DELETE, "\(APIPaths.eventTypes)/\(id)", as: Empty.self)
+    }
+
+    // MARK: Events
+
+    /// Implements `TrendyAPIClient.listEvents`.
+    public func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
+        try await send(
+            .GET, APIPaths.events, query: [("limit", String(limit)), ("offset", String(offset))],
+            as: ListPage<Timestamped<Event>>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.event`.
+    public func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event> {
+        try await send(.GET, "\(APIPaths.events)/\(id)", as: Timestamped<Event>.self).value
+    }
+
+    /// Implements `TrendyAPIClient.createEvent`.
+    public func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
+        event: Timestamped<Event>, created: Bool
+    ) {
+        let (value, status) = try await send(
+            .POST, APIPaths.events, body: encode(event), idempotencyKey: idempotencyKey, as: Timestamped<Event>.self)
+        return (value, status == 201)
+    }
+
+    /// Implements `TrendyAPIClient.createEvents`.
+    public func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventBatchResponse
+    {
+        // A 400 carrying per-item results means "every item failed": an answer, not an error.
+        try await send(
+            .POST, APIPaths.eventsBatch, body: encode(EventBatchRequest(events: events)),
+            idempotencyKey: idempotencyKey, answersOn: [400], as: EventBatchResponse.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.updateEvent`.
+    public func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Event>
+    {
+        try await send(
+            .PATCH, "\(APIPaths.events)/\(id)", body: encode(body), idempotencyKey: idempotencyKey,
+            as: Timestamped<Event>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.deleteEvent`.
+    public func deleteEvent(id: UUIDv7) async throws(TrendyAPIError) {
+        _ = try await send(.DELETE, "\(APIPaths.events)/\(id)", as: Empty.self)
+    }
+
+    // MARK: Geofences
+
+    /// Implements `TrendyAPIClient.listGeofences`.
+    public func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>] {
+        try await send(
+            .GET, APIPaths.geofences, query: active.map { [("active", String($0))] } ?? [],
+            as: ItemList<Timestamped<Geofence>>.self
+        ).value.items
+    }
+
+    /// Implements `TrendyAPIClient.createGeofence`.
+    public func createGeofence(_ geofence: Geofence, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    {
+        try await send(
+            .POST, APIPaths.geofences, body: encode(geofence), idempotencyKey: idempotencyKey,
+            as: Timestamped<Geofence>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.geofence`.
+    public func geofence(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Geofence> {
+        try await send(.GET, "\(APIPaths.geofences)/\(id)", as: Timestamped<Geofence>.self).value
+    }
+
+    /// Implements `TrendyAPIClient.updateGeofence`.
+    public func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<Geofence>
+    {
+        try await send(
+            .PATCH, "\(APIPaths.geofences)/\(id)", body: encode(body), idempotencyKey: idempotencyKey,
+            as: Timestamped<Geofence>.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.deleteGeofence`.
+    public func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError) {
+        _ = try await send(.DELETE, "\(APIPaths.geofences)/\(id)", as: Empty.self)
+    }
+
+    // MARK: Onboarding
+
+    /// Implements `TrendyAPIClient.onboardingStatus`.
+    public func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus {
+        try await send(.GET, APIPaths.onboarding, as: OnboardingStatus.self).value
+    }
+
+    /// Implements `TrendyAPIClient.updateOnboarding`.
+    public func updateOnboarding(_ body: OnboardingUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> OnboardingStatus
+    {
+        try await send(
+            .PATCH, APIPaths.onboarding, body: encode(body), idempotencyKey: idempotencyKey, as: OnboardingStatus.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.resetOnboarding`.
+    public func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus {
+        try await send(.DELETE, APIPaths.onboarding, as: OnboardingStatus.self).value
+    }
+
+    // MARK: Change feed
+
+    /// Implements `TrendyAPIClient.changes`.
+    public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
+        try await send(
+            .GET, APIPaths.changes, query: [("since", String(cursor)), ("limit", String(limit))], as: ChangesPage.self
+        ).value
+    }
+
+    /// Implements `TrendyAPIClient.latestCursor`.
+    public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {
+        try await send(.GET, APIPaths.latestCursor, as: LatestCursor.self).value
+    }
+
+    /// Implements `TrendyAPIClient.syncSummary`.
+    public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
+        try await send(.GET, APIPaths.syncSummary, as: SyncSummary.self).value
+    }
+}

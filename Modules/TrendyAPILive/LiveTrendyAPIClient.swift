@@ -1,0 +1,165 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import TrendyAPI
+import TrendyLogging
+import TrendyModels
+
+/// ``TrendyAPIClient`` over HTTP (AsyncHTTPClient): bearer tokens from an injected provider,
+/// per-request timeouts, idempotency keys, and problem documents decoded into
+/// ``TrendyAPIError``. The caller owns the `HTTPClient` and shuts it down.
+public final class LiveTrendyAPIClient: TrendyAPIClient {
+    /// Where the API is and how to call it.
+    public struct Configuration: Sendable {
+        /// The server root, e.g. `http://127.0.0.1:8080` (paths start at `/api/v1`).
+        public var baseURL: URL
+        /// Time allowed for one whole request.
+        public var timeout: Duration
+        /// Sent as `apikey` (Supabase projects require it); nil for the dev server.
+        public var apiKey: String?
+
+        /// Creates a configuration.
+        public init(baseURL: URL, timeout: Duration = .seconds(30), apiKey: String? = nil) {
+            self.baseURL = baseURL
+            self.timeout = timeout
+            self.apiKey = apiKey
+        }
+    }
+
+    let configuration: Configuration
+    let http: HTTPClient
+    let tokens: any AccessTokenProvider
+    let logger: Logger
+    let base: String
+
+    /// Creates a client.
+    public init(configuration: Configuration, http: HTTPClient, tokens: any AccessTokenProvider, logger: Logger) {
+        self.configuration = configuration
+        self.http = http
+        self.tokens = tokens
+        self.logger = logger
+        var text = configuration.baseURL.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        base = text
+    }
+
+    struct Empty: Codable {}
+
+    /// Sends one request and decodes the answer; every failure becomes a ``TrendyAPIError``.
+    func send<T: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
+        as type: T.Type
+    ) async throws(TrendyAPIError) -> (value: T, status: Int) {
+        var url = base + path
+        if !query.isEmpty {
+            var components = URLComponents()
+            components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
+            url += "?" + (components.percentEncodedQuery ?? "")
+        }
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        let requestId = UUID().uuidString.lowercased()
+        request.headers.add(name: APIPaths.requestIdHeader, value: requestId)
+        if let apiKey = configuration.apiKey { request.headers.add(name: "apikey", value: apiKey) }
+        if authorized {
+            let token: String?
+            do {
+                token = try await tokens.accessToken()
+            } catch let error as TrendyAPIError {
+                throw error
+            } catch {
+                throw .transport(.connectionLost("no access token: \(error)"))
+            }
+            guard let token else {
+                throw .unauthorized(
+                    APIProblem(status: 401, code: ProblemCode.unauthorized, title: "Not signed in", detail: "Sign in first."))
+            }
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        }
+        if let idempotencyKey { request.headers.add(name: APIPaths.idempotencyKeyHeader, value: idempotencyKey) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let start = ContinuousClock.now
+        let status: Int
+        let bytes: ByteBuffer
+        let headers: HTTPHeaders
+        do {
+            let response = try await http.execute(request, timeout: .nanoseconds(configuration.timeout.nanoseconds))
+            status = Int(response.status.code)
+            headers = response.headers
+            bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        } catch {
+            let failure = Self.transportFailure(error)
+            logger.debug(
+                "\(method.rawValue) \(path) failed",
+                metadata: ["request_id": .string(requestId), "error": .string(failure.description)])
+            throw .transport(failure)
+        }
+        logger.debug(
+            "\(method.rawValue) \(path)",
+            metadata: [
+                "request_id": .string(requestId), "status": .int(status), "elapsed": .duration(ContinuousClock.now - start),
+            ])
+        let data = Data(bytes.readableBytesView)
+        if extraStatuses.contains(status), let answer = try? TrendyJSON.decoder().decode(T.self, from: data) {
+            return (answer, status)
+        }
+        guard (200..<300).contains(status) else {
+            let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
+            let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
+            throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
+        }
+        if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
+        do {
+            return (try TrendyJSON.decoder().decode(T.self, from: data), status)
+        } catch {
+            throw .decoding("\(T.self) from \(method.rawValue) \(path): \(error)")
+        }
+    }
+
+    func encode<T: Encodable>(_ value: T) throws(TrendyAPIError) -> Data {
+        do { return try TrendyJSON.encoder().encode(value) } catch { throw .decoding("cannot encode request: \(error)") }
+    }
+
+    /// `Retry-After` as seconds: delta-seconds or an HTTP date.
+    static func parseRetryAfter(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+
+    static func transportFailure(_ error: any Error) -> TransportFailure {
+        if error is CancellationError { return .cancelled }
+        if let e = error as? HTTPClientError {
+            switch e {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
+            case .cancelled: return .cancelled
+            case .remoteConnectionClosed: return .connectionLost("the server closed the connection")
+            default: break
+            }
+        }
+        let text = String(describing: error)
+        if text.contains("connect") || text.contains("Connection refused") || text.contains("NIOConnectionError") {
+            return .cannotConnect(text)
+        }
+        return .connectionLost(text)
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (s, a) = components
+        return s * 1_000_000_000 + a / 1_000_000_000
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+
+@Suite(.timeLimit(.minutes(1)))
+struct IdempotencyTests {
+    @Test func replayReturnsTheStoredAnswer() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let body = #"{"name":"Tea"}"#
+            let headers = [("Authorization", "Bearer \(session.accessToken)"), ("Idempotency-Key", "k-1")]
+            let first = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: headers)
+            let second = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: headers)
+            #expect(first.status == 201)
+            #expect(second.status == 201)
+            #expect(second.body == first.body)
+            #expect(second.headers.first(name: "Idempotent-Replayed") == "true")
+            #expect(first.headers.first(name: "Idempotent-Replayed") == nil)
+            #expect(try await api.listEventTypes().count == 1)
+            let different = try await h.raw(.POST, "/api/v1/event-types", body: #"{"name":"Coffee"}"#, headers: headers)
+            #expect(different.status == 422)
+            #expect(different.json["code"] as? String == "idempotency_key_reused")
+            // The same key on another path is another key.
+            let elsewhere = try await h.raw(
+                .PATCH, "/api/v1/users/onboarding", body: #"{"current_step":"auth"}"#, headers: headers)
+            #expect(elsewhere.status == 200)
+        }
+    }
+
+    @Test func keysAreScopedPerUser() async throws {
+        try await ServerHarness.with { h in
+            let a = try await h.signUp()
+            let b = try await h.signUp()
+            let body = #"{"name":"Tea"}"#
+            let ra = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: [("Authorization", "Bearer \(a.accessToken)"), ("Idempotency-Key", "shared")])
+            let rb = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: [("Authorization", "Bearer \(b.accessToken)"), ("Idempotency-Key", "shared")])
+            #expect(ra.status == 201)
+            #expect(rb.status == 201)
+            #expect(ra.json["id"] as? String != rb.json["id"] as? String)
+        }
+    }
+
+    @Test func concurrentFirstRequestsRunOnce() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let before = try await api.latestCursor().cursor
+            let batch = (0..<20).map { h.event(type, at: h.clock.now.addingTimeInterval(Double(-1_000 - $0))) }
+            let results = try await withThrowingTaskGroup(of: EventBatchResponse.self) { group in
+                for _ in 0..<8 { group.addTask { try await api.createEvents(batch, idempotencyKey: "same-key") } }
+                var all: [EventBatchResponse] = []
+                for try await r in group { all.append(r) }
+                return all
+            }
+            #expect(results.count == 8)
+            #expect(results.allSatisfy { $0 == results[0] })
+            #expect(results[0].created == 20)
+            #expect(try await api.latestCursor().cursor - before == 20)
+        }
+    }
+
+    @Test func keysExpireAfterADay() async throws {
+        try await ServerHarness.with { h in
+            let (_, session) = try await h.newUserClient()
+            let headers = [("Authorization", "Bearer \(session.accessToken)"), ("Idempotency-Key", "old")]
+            _ = try await h.raw(.PATCH, "/api/v1/users/onboarding", body: #"{"current_step":"auth"}"#, headers: headers)
+            h.clock.advance(86_401)
+            // The token has expired by now too; sign in again for a fresh one.
+            let fresh = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=refresh_token", body: #"{"refresh_token":"\#(session.refreshToken)"}"#)
+            let token = fresh.json["access_token"] as? String ?? ""
+            let again = try await h.raw(
+                .PATCH, "/api/v1/users/onboarding", body: #"{"current_step":"permissions"}"#,
+                headers: [("Authorization", "Bearer \(token)"), ("Idempotency-Key", "old")])
+            #expect(again.status == 200)
+            #expect(again.headers.first(name: "Idempotent-Replayed") == nil)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+import Testing
+import TrendyAPI
+import TrendyAPILive
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    func set(_ date: Date) { current.withLock { $0 = date } }
+}
+
+/// A real server on an ephemeral loopback port, an HTTP client, and helpers to sign up users.
+struct ServerHarness: Sendable {
+    let server: TrendyServer
+    let running: RunningServer
+    let http: HTTPClient
+    let clock: TestClock
+    let logs: InMemoryLogSink
+    let ids: UUIDv7Generator
+
+    var baseURL: URL { running.baseURL }
+
+    static func with(
+        configure: (inout ServerConfiguration) -> Void = { _ in }, realTime: Bool = false,
+        _ body: (ServerHarness) async throws -> Void
+    ) async throws {
+        var configuration = ServerConfiguration.testing()
+        configure(&configuration)
+        let clock = TestClock()
+        if realTime { clock.set(Date()) }
+        let sink = InMemoryLogSink()
+        let logs = LogSystem(configuration: .init(defaultLevel: .debug), sinks: [sink])
+        let now: @Sendable () -> Date
+        if realTime {
+            now = { Date() }
+        } else {
+            now = { clock.now }
+        }
+        let server = try await TrendyServer(configuration: configuration, logs: logs, now: now)
+        let running = try await server.start()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let ids = UUIDv7Generator(now: now)
+        let harness = ServerHarness(
+            server: server, running: running, http: http, clock: clock, logs: sink, ids: ids)
+        do {
+            try await body(harness)
+        } catch {
+            try? await http.shutdown()
+            await running.stop()
+            throw error
+        }
+        try await http.shutdown()
+        await running.stop()
+    }
+
+    /// A raw HTTP exchange (for auth routes and malformed bodies).
+    struct Raw {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:] }
+    }
+
+    func raw(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil, headers: [(String, String)] = []
+    ) async throws -> Raw {
+        var request = HTTPClientRequest(url: baseURL.absoluteString + path)
+        request.method = method
+        for (k, v) in headers { request.headers.add(name: k, value: v) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bodyData { request.body = .bytes(ByteBuffer(bytes: bodyData)) }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        return Raw(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+
+    /// Signs up a user and returns the session.
+    func signUp(_ email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "password-123")
+        async throws -> GoTrueSession
+    {
+        let r = try await raw(
+            .POST, "/auth/v1/signup", body: #"{"email":"\#(email)","password":"\#(password)"}"#)
+        #expect(r.status == 200, "signup failed: \(String(decoding: r.body, as: UTF8.self))")
+        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: r.body)
+    }
+
+    /// An API client using `token`.
+    func client(_ token: String?) -> LiveTrendyAPIClient {
+        LiveTrendyAPIClient(
+            configuration: .init(baseURL: baseURL, timeout: .seconds(10)), http: http,
+            tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
+    }
+
+    /// A signed-up user's client.
+    func newUserClient() async throws -> (client: LiveTrendyAPIClient, session: GoTrueSession) {
+        let session = try await signUp()
+        return (client(session.accessToken), session)
+    }
+
+    /// An event type for the client's user.
+    func makeType(_ client: LiveTrendyAPIClient, _ name: String = "Coffee") async throws -> EventType {
+        try await client.createEventType(EventTypeCreate(id: ids.next(), name: name), idempotencyKey: nil).value
+    }
+
+    func event(_ type: EventType, at date: Date? = nil, source: SourceType = .manual, externalId: String? = nil) -> Event {
+        Event(
+            id: ids.next(), eventTypeId: type.id, timestamp: date ?? clock.now.addingTimeInterval(-60),
+            sourceType: source, externalId: externalId)
+    }
+}
+
+/// Runs `body` and returns the ``TrendyAPIError`` it threw, or records an issue.
+func apiError(_ body: () async throws(TrendyAPIError) -> Void, sourceLocation: SourceLocation = #_sourceLocation)
+    async -> TrendyAPIError?
+{
+    do {
+        try await body()
+        Issue.record("expected an API error", sourceLocation: sourceLocation)
+        return nil
+    } catch {
+        return error
+    }
+}
