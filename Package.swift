@@ -68,6 +68,34 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "TrendyAuth",
+            dependencies: ["TrendyLogging", .product(name: "Logging", package: "swift-log")],
+            path: "Modules/TrendyAuth",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyAuthLive",
+            dependencies: [
+                "TrendyAuth",
+                "TrendyAPI",
+                "TrendyModels",
+                "TrendyLogging",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Modules/TrendyAuthLive",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyAuthTesting",
+            dependencies: ["TrendyAuth"],
+            path: "Modules/TrendyAuthTesting",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -75,8 +103,14 @@ let package = Package(
             dependencies: [
                 "TrendyLogging",
                 "TrendyModels",
+                "TrendyServer",
+                "TrendyAPI",
+                "TrendyAPILive",
+                "TrendyAuth",
+                "TrendyAuthLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "App/TrendyApp",
             swiftSettings: swiftSettings
@@ -125,8 +159,12 @@ let package = Package(
             dependencies: [
                 "TrendyLogging",
                 "TrendyModels",
+                "TrendyAPI",
+                "TrendyAPILive",
+                "TrendyServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Tools/TrendyBench",
             swiftSettings: swiftSettings
@@ -153,9 +191,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "TrendyAuthTests",
+            dependencies: [
+                "TrendyAuth", "TrendyAuthTesting", "TrendyAuthLive", "TrendyLogging",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TrendyAuthTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrendyServerTests",
             dependencies: [
                 "TrendyServer",
+                "TrendyAuth",
+                "TrendyAuthLive",
                 "TrendyAPI",
                 "TrendyAPILive",
                 "TrendyModels",
@@ -169,7 +218,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TrendyAppTests",
-            dependencies: ["TrendyApp", "trendy"],
+            dependencies: [
+                "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyModels",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Tests/TrendyAppTests",
             swiftSettings: swiftSettings
         ),

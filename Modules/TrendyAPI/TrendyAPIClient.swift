@@ -80,6 +80,13 @@ public protocol TrendyAPIClient: Sendable {
 public protocol AccessTokenProvider: Sendable {
     /// A valid access token, or nil when there is no session.
     func accessToken() async throws -> String?
+    /// The server refused `token` (401): get a new one if possible. The client then retries once.
+    func accessTokenRejected(_ token: String) async
+}
+
+extension AccessTokenProvider {
+    /// Nothing to do by default.
+    public func accessTokenRejected(_ token: String) async {}
 }
 
 /// A fixed token (for tests and scripts).

@@ -14,7 +14,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     /// Where the API is and how to call it.
     public struct Configuration: Sendable {
         /// The server root, e.g. `http://127.0.0.1:8080` (paths start at `/api/v1`).
-        public var baseURL: URL
+        public var endpoint: ServiceEndpoint
         /// Time allowed for one whole request.
         public var timeout: Duration
         /// Sent as `apikey` (Supabase projects require it); nil for the dev server.
@@ -22,7 +22,12 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
 
         /// Creates a configuration.
         public init(baseURL: URL, timeout: Duration = .seconds(30), apiKey: String? = nil) {
-            self.baseURL = baseURL
+            self.init(endpoint: .fixed(baseURL), timeout: timeout, apiKey: apiKey)
+        }
+
+        /// Creates a configuration whose server is resolved per request.
+        public init(endpoint: ServiceEndpoint, timeout: Duration = .seconds(30), apiKey: String? = nil) {
+            self.endpoint = endpoint
             self.timeout = timeout
             self.apiKey = apiKey
         }
@@ -32,7 +37,6 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     let http: HTTPClient
     let tokens: any AccessTokenProvider
     let logger: Logger
-    let base: String
 
     /// Creates a client.
     public init(configuration: Configuration, http: HTTPClient, tokens: any AccessTokenProvider, logger: Logger) {
@@ -40,9 +44,6 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         self.http = http
         self.tokens = tokens
         self.logger = logger
-        var text = configuration.baseURL.absoluteString
-        while text.hasSuffix("/") { text.removeLast() }
-        base = text
     }
 
     struct Empty: Codable {}
@@ -51,8 +52,14 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     func send<T: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
-        as type: T.Type
+        as type: T.Type, isRetry: Bool = false
     ) async throws(TrendyAPIError) -> (value: T, status: Int) {
+        let base: String
+        do {
+            base = try await configuration.endpoint.baseString()
+        } catch {
+            throw .transport(.cannotConnect("the server did not start: \(error)"))
+        }
         var url = base + path
         if !query.isEmpty {
             var components = URLComponents()
@@ -65,6 +72,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         let requestId = UUID().uuidString.lowercased()
         request.headers.add(name: APIPaths.requestIdHeader, value: requestId)
         if let apiKey = configuration.apiKey { request.headers.add(name: "apikey", value: apiKey) }
+        var sentToken: String?
         if authorized {
             let token: String?
             do {
@@ -76,9 +84,11 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             }
             guard let token else {
                 throw .unauthorized(
-                    APIProblem(status: 401, code: ProblemCode.unauthorized, title: "Not signed in", detail: "Sign in first."))
+                    APIProblem(
+                        status: 401, code: ProblemCode.unauthorized, title: "Not signed in", detail: "Sign in first."))
             }
             request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            sentToken = token
         }
         if let idempotencyKey { request.headers.add(name: APIPaths.idempotencyKeyHeader, value: idempotencyKey) }
         if let body {
@@ -104,11 +114,19 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         logger.debug(
             "\(method.rawValue) \(path)",
             metadata: [
-                "request_id": .string(requestId), "status": .int(status), "elapsed": .duration(ContinuousClock.now - start),
+                "request_id": .string(requestId), "status": .int(status),
+                "elapsed": .duration(ContinuousClock.now - start),
             ])
         let data = Data(bytes.readableBytesView)
         if extraStatuses.contains(status), let answer = try? TrendyJSON.decoder().decode(T.self, from: data) {
             return (answer, status)
+        }
+        if status == 401, let sentToken, !isRetry {
+            // The server refused the token (expired by its clock, or revoked): refresh once, retry once.
+            await tokens.accessTokenRejected(sentToken)
+            return try await send(
+                method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized,
+                answersOn: extraStatuses, as: type, isRetry: true)
         }
         guard (200..<300).contains(status) else {
             let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
@@ -124,7 +142,9 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     }
 
     func encode<T: Encodable>(_ value: T) throws(TrendyAPIError) -> Data {
-        do { return try TrendyJSON.encoder().encode(value) } catch { throw .decoding("cannot encode request: \(error)") }
+        do { return try TrendyJSON.encoder().encode(value) } catch {
+            throw .decoding("cannot encode request: \(error)")
+        }
     }
 
     /// `Retry-After` as seconds: delta-seconds or an HTTP date.

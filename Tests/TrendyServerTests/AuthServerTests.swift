@@ -29,7 +29,8 @@ struct AuthServerTests {
     @Test func existingUserWeakPasswordAndBadEmailAreRefused() async throws {
         try await ServerHarness.with { h in
             _ = try await h.signUp("taken@example.com")
-            let again = try await h.raw(.POST, "/auth/v1/signup", body: #"{"email":"TAKEN@example.com","password":"password-1"}"#)
+            let again = try await h.raw(
+                .POST, "/auth/v1/signup", body: #"{"email":"TAKEN@example.com","password":"password-1"}"#)
             #expect(again.status == 422)
             #expect(again.json["error_code"] as? String == "user_already_exists")
             #expect(again.json["code"] as? Int == 422)
@@ -37,7 +38,8 @@ struct AuthServerTests {
             let weak = try await h.raw(.POST, "/auth/v1/signup", body: #"{"email":"w@example.com","password":"123"}"#)
             #expect(weak.status == 422)
             #expect(weak.json["error_code"] as? String == "weak_password")
-            let bad = try await h.raw(.POST, "/auth/v1/signup", body: #"{"email":"not-an-email","password":"password-1"}"#)
+            let bad = try await h.raw(
+                .POST, "/auth/v1/signup", body: #"{"email":"not-an-email","password":"password-1"}"#)
             #expect(bad.status == 400)
             #expect(bad.json["error_code"] as? String == "validation_failed")
             let malformed = try await h.raw(.POST, "/auth/v1/signup", body: "{oops")
@@ -61,9 +63,11 @@ struct AuthServerTests {
         try await ServerHarness.with { h in
             _ = try await h.signUp("real@example.com", password: "right-password")
             let wrong = try await h.raw(
-                .POST, "/auth/v1/token?grant_type=password", body: #"{"email":"real@example.com","password":"wrong-pass"}"#)
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"real@example.com","password":"wrong-pass"}"#)
             let unknown = try await h.raw(
-                .POST, "/auth/v1/token?grant_type=password", body: #"{"email":"ghost@example.com","password":"wrong-pass"}"#)
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"ghost@example.com","password":"wrong-pass"}"#)
             #expect(wrong.status == 400)
             #expect(wrong.body == unknown.body)
             #expect(wrong.json["error_code"] as? String == "invalid_credentials")
@@ -90,7 +94,9 @@ struct AuthServerTests {
             h.clock.advance(5)
             let reused = try await refresh(h, session.refreshToken)
             #expect(reused.status == 200)
-            #expect(try TrendyJSON.decoder().decode(GoTrueSession.self, from: reused.body).refreshToken == rotated.refreshToken)
+            #expect(
+                try TrendyJSON.decoder().decode(GoTrueSession.self, from: reused.body).refreshToken
+                    == rotated.refreshToken)
             let next = try await refresh(h, rotated.refreshToken)
             #expect(next.status == 200)
         }
@@ -108,7 +114,8 @@ struct AuthServerTests {
             // The whole session is gone: its current refresh token and its access token too.
             let current = try await refresh(h, rotated.refreshToken)
             #expect(current.json["error_code"] as? String == "refresh_token_not_found")
-            let user = try await h.raw(.GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(rotated.accessToken)")])
+            let user = try await h.raw(
+                .GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(rotated.accessToken)")])
             #expect(user.status == 403)
             #expect(user.json["error_code"] as? String == "session_not_found")
             let unknown = try await refresh(h, "never-issued")
@@ -119,7 +126,8 @@ struct AuthServerTests {
     @Test func userEndpointChecksTheToken() async throws {
         try await ServerHarness.with { h in
             let session = try await h.signUp("me@example.com")
-            let ok = try await h.raw(.GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(session.accessToken)")])
+            let ok = try await h.raw(
+                .GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(session.accessToken)")])
             #expect(ok.status == 200)
             #expect(ok.json["email"] as? String == "me@example.com")
             let none = try await h.raw(.GET, "/auth/v1/user")
@@ -132,7 +140,8 @@ struct AuthServerTests {
             #expect(bad.status == 403)
             #expect(bad.json["error_code"] as? String == "bad_jwt")
             h.clock.advance(3_601)
-            let expired = try await h.raw(.GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(session.accessToken)")])
+            let expired = try await h.raw(
+                .GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(session.accessToken)")])
             #expect(expired.status == 403)
             #expect(expired.json["error_code"] as? String == "bad_jwt")
         }
@@ -154,19 +163,22 @@ struct AuthServerTests {
             let a = try await signIn()
             let b = try await signIn()
             let c = try await signIn()
-            let others = try await h.raw(.POST, "/auth/v1/logout?scope=others", headers: [("Authorization", "Bearer \(a.accessToken)")])
+            let others = try await h.raw(
+                .POST, "/auth/v1/logout?scope=others", headers: [("Authorization", "Bearer \(a.accessToken)")])
             #expect(others.status == 204)
             #expect(try await active(a))
             #expect(try await !active(b))
             #expect(try await !active(c))
-            let local = try await h.raw(.POST, "/auth/v1/logout?scope=local", headers: [("Authorization", "Bearer \(a.accessToken)")])
+            let local = try await h.raw(
+                .POST, "/auth/v1/logout?scope=local", headers: [("Authorization", "Bearer \(a.accessToken)")])
             #expect(local.status == 204)
             #expect(try await !active(a))
             let d = try await signIn()
             let e = try await signIn()
             _ = try await h.raw(.POST, "/auth/v1/logout", headers: [("Authorization", "Bearer \(d.accessToken)")])
             #expect(try await !active(e))
-            let bad = try await h.raw(.POST, "/auth/v1/logout?scope=everything", headers: [("Authorization", "Bearer \(e.accessToken)")])
+            let bad = try await h.raw(
+                .POST, "/auth/v1/logout?scope=everything", headers: [("Authorization", "Bearer \(e.accessToken)")])
             #expect(bad.status == 400)
             let anonymous = try await h.raw(.POST, "/auth/v1/logout")
             #expect(anonymous.status == 401)
@@ -174,17 +186,20 @@ struct AuthServerTests {
     }
 
     @Test func authIsRateLimitedPerAddressAndRecovers() async throws {
-        try await ServerHarness.with(configure: { $0.authRateLimit = .init(capacity: 2, refillPerSecond: 1) }) { h in
+        try await ServerHarness.with(.testing { $0.authRateLimit = .init(capacity: 2, refillPerSecond: 1) }) { h in
             for _ in 0..<2 {
-                let r = try await h.raw(.POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
+                let r = try await h.raw(
+                    .POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
                 #expect(r.status == 400)
             }
-            let limited = try await h.raw(.POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
+            let limited = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
             #expect(limited.status == 429)
             #expect(limited.headers.first(name: "Retry-After") == "1")
             #expect(limited.json["error_code"] as? String == "over_request_rate_limit")
             h.clock.advance(1.5)
-            let again = try await h.raw(.POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
+            let again = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password", body: #"{"email":"a@b.co","password":"x"}"#)
             #expect(again.status == 400)
         }
     }

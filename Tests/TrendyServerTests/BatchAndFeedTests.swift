@@ -32,12 +32,20 @@ struct BatchAndFeedTests {
             let type = try await h.makeType(api)
             let auth = [("Authorization", "Bearer \(session.accessToken)")]
             func post(_ events: [String]) async throws -> ServerHarness.Raw {
-                try await h.raw(.POST, "/api/v1/events/batch", body: #"{"events":[\#(events.joined(separator: ","))]}"#, headers: auth)
+                try await h.raw(
+                    .POST, "/api/v1/events/batch", body: #"{"events":[\#(events.joined(separator: ","))]}"#,
+                    headers: auth)
             }
-            func json(_ e: Event) throws -> String { String(decoding: try TrendyJSON.encoder().encode(e), as: UTF8.self) }
-            let all = try await post([try json(h.event(type)), try json(h.event(type, at: h.clock.now.addingTimeInterval(-5)))])
+            func json(_ e: Event) throws -> String {
+                String(decoding: try TrendyJSON.encoder().encode(e), as: UTF8.self)
+            }
+            let all = try await post([
+                try json(h.event(type)), try json(h.event(type, at: h.clock.now.addingTimeInterval(-5))),
+            ])
             #expect(all.status == 201)
-            let partial = try await post([try json(h.event(type, at: h.clock.now.addingTimeInterval(-9))), #"{"id":"bad"}"#])
+            let partial = try await post([
+                try json(h.event(type, at: h.clock.now.addingTimeInterval(-9))), #"{"id":"bad"}"#,
+            ])
             #expect(partial.status == 207)
             let results = partial.json["results"] as? [[String: Any]]
             #expect(results?[1]["status"] as? String == "failed")
@@ -102,7 +110,11 @@ struct BatchAndFeedTests {
             #expect(Set(all.map(\.cursor)).count == all.count)
             #expect(all.first?.entityType == .eventType)
             #expect(all[6].operation == .update)
-            if case .event(let stored) = all[6].data { #expect(stored.value.notes == "edited") } else { Issue.record("no data") }
+            if case .event(let stored) = all[6].data {
+                #expect(stored.value.notes == "edited")
+            } else {
+                Issue.record("no data")
+            }
             #expect(all[7].operation == .delete)
             #expect(all[7].data == nil)
             #expect(try await api.latestCursor().cursor == cursor)

@@ -8,11 +8,13 @@ struct EntityRouteTests {
     @Test func eventTypeCrud() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()
-            let created = try await api.createEventType(EventTypeCreate(name: "Coffee", color: "#112233"), idempotencyKey: nil)
+            let created = try await api.createEventType(
+                EventTypeCreate(name: "Coffee", color: "#112233"), idempotencyKey: nil)
             #expect(created.value.name == "Coffee")
             #expect(created.value.icon == "circle")
             #expect(try await api.eventType(id: created.value.id) == created)
-            let renamed = try await api.updateEventType(id: created.value.id, EventTypeUpdate(name: "Espresso"), idempotencyKey: nil)
+            let renamed = try await api.updateEventType(
+                id: created.value.id, EventTypeUpdate(name: "Espresso"), idempotencyKey: nil)
             #expect(renamed.value.name == "Espresso")
             #expect(renamed.value.color == "#112233")
             #expect(try await api.listEventTypes().map(\.value.name) == ["Espresso"])
@@ -29,12 +31,18 @@ struct EntityRouteTests {
             let error = await apiError { () throws(TrendyAPIError) in
                 _ = try await api.createEventType(EventTypeCreate(name: "run"), idempotencyKey: nil)
             }
-            guard case .conflict(let p) = error else { Issue.record("expected conflict, got \(String(describing: error))"); return }
+            guard case .conflict(let p) = error else {
+                Issue.record("expected conflict, got \(String(describing: error))")
+                return
+            }
             #expect(p.status == 409)
             let invalid = await apiError { () throws(TrendyAPIError) in
                 _ = try await api.createEventType(EventTypeCreate(name: " ", color: "red"), idempotencyKey: nil)
             }
-            guard case .validation(let issues, _) = invalid else { Issue.record("expected validation"); return }
+            guard case .validation(let issues, _) = invalid else {
+                Issue.record("expected validation")
+                return
+            }
             #expect(issues.map(\.field) == ["name", "color"])
         }
     }
@@ -82,12 +90,22 @@ struct EntityRouteTests {
             let future = Event(
                 id: UUIDv7Generator(now: { h.clock.now.addingTimeInterval(3_600) }).next(), eventTypeId: type.id,
                 timestamp: h.clock.now)
-            let error = await apiError { () throws(TrendyAPIError) in _ = try await api.createEvent(future, idempotencyKey: nil) }
-            guard case .validation(let issues, _) = error else { Issue.record("expected validation"); return }
+            let error = await apiError { () throws(TrendyAPIError) in
+                _ = try await api.createEvent(future, idempotencyKey: nil)
+            }
+            guard case .validation(let issues, _) = error else {
+                Issue.record("expected validation")
+                return
+            }
             #expect(issues.map(\.field) == ["id"])
             let unknownType = Event(id: h.ids.next(), eventTypeId: h.ids.next(), timestamp: h.clock.now)
-            let typeError = await apiError { () throws(TrendyAPIError) in _ = try await api.createEvent(unknownType, idempotencyKey: nil) }
-            guard case .validation(let typeIssues, _) = typeError else { Issue.record("expected validation"); return }
+            let typeError = await apiError { () throws(TrendyAPIError) in
+                _ = try await api.createEvent(unknownType, idempotencyKey: nil)
+            }
+            guard case .validation(let typeIssues, _) = typeError else {
+                Issue.record("expected validation")
+                return
+            }
             #expect(typeIssues.map(\.field) == ["event_type_id"])
         }
     }
@@ -96,7 +114,8 @@ struct EntityRouteTests {
         try await ServerHarness.with { h in
             let (api, session) = try await h.newUserClient()
             let type = try await h.makeType(api)
-            let body = #"{"id":"550e8400-e29b-41d4-a716-446655440000","event_type_id":"\#(type.id)","timestamp":"2027-01-15T08:00:00Z"}"#
+            let body =
+                #"{"id":"550e8400-e29b-41d4-a716-446655440000","event_type_id":"\#(type.id)","timestamp":"2027-01-15T08:00:00Z"}"#
             let r = try await h.raw(
                 .POST, "/api/v1/events", body: body,
                 headers: [("Authorization", "Bearer \(session.accessToken)"), ("Content-Type", "application/json")])
@@ -131,7 +150,10 @@ struct EntityRouteTests {
             let error = await apiError { () throws(TrendyAPIError) in
                 _ = try await api.updateEvent(id: event.id, backwards, idempotencyKey: nil)
             }
-            guard case .validation(let issues, _) = error else { Issue.record("expected validation"); return }
+            guard case .validation(let issues, _) = error else {
+                Issue.record("expected validation")
+                return
+            }
             #expect(issues.map(\.field) == ["end_date"])
         }
     }
@@ -164,15 +186,21 @@ struct EntityRouteTests {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()
             let home = Geofence(id: h.ids.next(), name: "Home", center: .init(latitude: 52, longitude: 13), radius: 100)
-            var gym = Geofence(id: h.ids.next(), name: "Gym", center: .init(latitude: 52.1, longitude: 13.1), radius: 200)
+            var gym = Geofence(
+                id: h.ids.next(), name: "Gym", center: .init(latitude: 52.1, longitude: 13.1), radius: 200)
             gym.isActive = false
             _ = try await api.createGeofence(home, idempotencyKey: nil)
             _ = try await api.createGeofence(gym, idempotencyKey: nil)
             #expect(try await api.listGeofences(active: true).map(\.value.name) == ["Home"])
             #expect(try await api.listGeofences(active: nil).count == 2)
             let tiny = Geofence(id: h.ids.next(), name: "Tiny", center: .init(latitude: 95, longitude: 0), radius: 10)
-            let error = await apiError { () throws(TrendyAPIError) in _ = try await api.createGeofence(tiny, idempotencyKey: nil) }
-            guard case .validation(let issues, _) = error else { Issue.record("expected validation"); return }
+            let error = await apiError { () throws(TrendyAPIError) in
+                _ = try await api.createGeofence(tiny, idempotencyKey: nil)
+            }
+            guard case .validation(let issues, _) = error else {
+                Issue.record("expected validation")
+                return
+            }
             #expect(issues.map(\.field) == ["latitude", "radius"])
             var update = GeofenceUpdate()
             update.radius = .set(500)

@@ -8,7 +8,7 @@ import TrendyServer
 @Suite(.timeLimit(.minutes(1)))
 struct ErrorAndFaultTests {
     @Test func everyErrorIsAProblemDocument() async throws {
-        try await ServerHarness.with(configure: { $0.maxBodySize = 1_024 }) { h in
+        try await ServerHarness.with(.testing { $0.maxBodySize = 1_024 }) { h in
             let (_, session) = try await h.newUserClient()
             let auth = [("Authorization", "Bearer \(session.accessToken)"), ("X-Request-ID", "req-42")]
             let malformed = try await h.raw(.POST, "/api/v1/event-types", body: "{not json", headers: auth)
@@ -56,18 +56,22 @@ struct ErrorAndFaultTests {
                 #expect(r.headers.first(name: "WWW-Authenticate") == "Bearer")
             }
             h.clock.advance(3_601)
-            let expired = try await h.raw(.GET, "/api/v1/events", headers: [("Authorization", "Bearer \(session.accessToken)")])
+            let expired = try await h.raw(
+                .GET, "/api/v1/events", headers: [("Authorization", "Bearer \(session.accessToken)")])
             #expect(expired.status == 401)
             #expect((expired.json["detail"] as? String)?.contains("expired") == true)
         }
     }
 
     @Test func rateLimitAnswers429WithRetryAfterAndRecovers() async throws {
-        try await ServerHarness.with(configure: { $0.apiRateLimit = .init(capacity: 3, refillPerSecond: 0.5) }) { h in
+        try await ServerHarness.with(.testing { $0.apiRateLimit = .init(capacity: 3, refillPerSecond: 0.5) }) { h in
             let (api, _) = try await h.newUserClient()
             for _ in 0..<3 { _ = try await api.listEventTypes() }
             let error = await apiError { () throws(TrendyAPIError) in _ = try await api.listEventTypes() }
-            guard case .rateLimited(let after, let problem) = error else { Issue.record("expected 429"); return }
+            guard case .rateLimited(let after, let problem) = error else {
+                Issue.record("expected 429")
+                return
+            }
             #expect(after == 2)
             #expect(problem.code == "rate_limited")
             h.clock.advance(2)
@@ -84,7 +88,10 @@ struct ErrorAndFaultTests {
             h.server.faults.update(faults)
             for _ in 0..<2 {
                 let e = await apiError { () throws(TrendyAPIError) in _ = try await api.listEventTypes() }
-                guard case .rateLimited(let after, _) = e else { Issue.record("expected 429, got \(String(describing: e))"); return }
+                guard case .rateLimited(let after, _) = e else {
+                    Issue.record("expected 429, got \(String(describing: e))")
+                    return
+                }
                 #expect(after == 7)
             }
             _ = try await api.listEventTypes()
@@ -99,18 +106,22 @@ struct ErrorAndFaultTests {
             faults.dropRate = 1
             h.server.faults.update(faults)
             let dropped = await apiError { () throws(TrendyAPIError) in _ = try await api.listEventTypes() }
-            guard case .transport = dropped else { Issue.record("expected a transport failure, got \(String(describing: dropped))"); return }
+            guard case .transport = dropped else {
+                Issue.record("expected a transport failure, got \(String(describing: dropped))")
+                return
+            }
             h.server.faults.update(FaultConfiguration())
             _ = try await api.listEventTypes()
         }
     }
 
     @Test func adminFaultSwitchesNeedTheAdminToken() async throws {
-        try await ServerHarness.with(configure: { $0.adminToken = "admin-secret" }) { h in
+        try await ServerHarness.with(.testing { $0.adminToken = "admin-secret" }) { h in
             let denied = try await h.raw(.PUT, "/admin/v1/faults", body: #"{"error_rate":1}"#)
             #expect(denied.status == 401)
             let bad = try await h.raw(
-                .PUT, "/admin/v1/faults", body: #"{"error_rate":2}"#, headers: [("Authorization", "Bearer admin-secret")])
+                .PUT, "/admin/v1/faults", body: #"{"error_rate":2}"#,
+                headers: [("Authorization", "Bearer admin-secret")])
             #expect(bad.status == 422)
             let ok = try await h.raw(
                 .PUT, "/admin/v1/faults", body: #"{"forced_429_count":1,"latency_ms":5}"#,
@@ -129,7 +140,11 @@ struct ErrorAndFaultTests {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let client = LiveTrendyAPIClientFactory.make(http: http, url: URL(string: "http://127.0.0.1:1")!)
         let error = await apiError { () throws(TrendyAPIError) in _ = try await client.health() }
-        guard case .transport(let failure) = error else { Issue.record("expected transport"); try await http.shutdown(); return }
+        guard case .transport(let failure) = error else {
+            Issue.record("expected transport")
+            try await http.shutdown()
+            return
+        }
         #expect(error?.isTransient == true)
         #expect(failure.description.contains("cannot reach") || failure.description.contains("dropped"))
         try await http.shutdown()

@@ -33,8 +33,12 @@ struct IdempotencyTests {
             let a = try await h.signUp()
             let b = try await h.signUp()
             let body = #"{"name":"Tea"}"#
-            let ra = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: [("Authorization", "Bearer \(a.accessToken)"), ("Idempotency-Key", "shared")])
-            let rb = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: [("Authorization", "Bearer \(b.accessToken)"), ("Idempotency-Key", "shared")])
+            let ra = try await h.raw(
+                .POST, "/api/v1/event-types", body: body,
+                headers: [("Authorization", "Bearer \(a.accessToken)"), ("Idempotency-Key", "shared")])
+            let rb = try await h.raw(
+                .POST, "/api/v1/event-types", body: body,
+                headers: [("Authorization", "Bearer \(b.accessToken)"), ("Idempotency-Key", "shared")])
             #expect(ra.status == 201)
             #expect(rb.status == 201)
             #expect(ra.json["id"] as? String != rb.json["id"] as? String)
@@ -68,7 +72,8 @@ struct IdempotencyTests {
             h.clock.advance(86_401)
             // The token has expired by now too; sign in again for a fresh one.
             let fresh = try await h.raw(
-                .POST, "/auth/v1/token?grant_type=refresh_token", body: #"{"refresh_token":"\#(session.refreshToken)"}"#)
+                .POST, "/auth/v1/token?grant_type=refresh_token", body: #"{"refresh_token":"\#(session.refreshToken)"}"#
+            )
             let token = fresh.json["access_token"] as? String ?? ""
             let again = try await h.raw(
                 .PATCH, "/api/v1/users/onboarding", body: #"{"current_step":"permissions"}"#,

@@ -21,20 +21,24 @@ struct IsolationTests {
                 #expect(error?.problem?.status == 404, "\(what) leaked: \(String(describing: error))")
             }
             await expect404({ () throws(TrendyAPIError) in _ = try await bob.eventType(id: type.id) }, "get type")
-            await expect404({ () throws(TrendyAPIError) in
-                _ = try await bob.updateEventType(id: type.id, EventTypeUpdate(name: "x"), idempotencyKey: nil)
-            }, "update type")
+            await expect404(
+                { () throws(TrendyAPIError) in
+                    _ = try await bob.updateEventType(id: type.id, EventTypeUpdate(name: "x"), idempotencyKey: nil)
+                }, "update type")
             await expect404({ () throws(TrendyAPIError) in try await bob.deleteEventType(id: type.id) }, "delete type")
             await expect404({ () throws(TrendyAPIError) in _ = try await bob.event(id: event.id) }, "get event")
-            await expect404({ () throws(TrendyAPIError) in
-                _ = try await bob.updateEvent(id: event.id, EventUpdate(), idempotencyKey: nil)
-            }, "update event")
+            await expect404(
+                { () throws(TrendyAPIError) in
+                    _ = try await bob.updateEvent(id: event.id, EventUpdate(), idempotencyKey: nil)
+                }, "update event")
             await expect404({ () throws(TrendyAPIError) in try await bob.deleteEvent(id: event.id) }, "delete event")
             await expect404({ () throws(TrendyAPIError) in _ = try await bob.geofence(id: fence.id) }, "get geofence")
-            await expect404({ () throws(TrendyAPIError) in
-                _ = try await bob.updateGeofence(id: fence.id, GeofenceUpdate(), idempotencyKey: nil)
-            }, "update geofence")
-            await expect404({ () throws(TrendyAPIError) in try await bob.deleteGeofence(id: fence.id) }, "delete geofence")
+            await expect404(
+                { () throws(TrendyAPIError) in
+                    _ = try await bob.updateGeofence(id: fence.id, GeofenceUpdate(), idempotencyKey: nil)
+                }, "update geofence")
+            await expect404(
+                { () throws(TrendyAPIError) in try await bob.deleteGeofence(id: fence.id) }, "delete geofence")
 
             #expect(try await bob.listEventTypes().isEmpty)
             #expect(try await bob.listEvents(limit: 50, offset: 0).items.isEmpty)
@@ -45,12 +49,16 @@ struct IsolationTests {
             #expect(try await bob.onboardingStatus().completed == false)
             // Bob cannot attach events to Alice's type, nor take over her ids.
             let stolenType = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: h.clock.now)
-            let typeError = await apiError { () throws(TrendyAPIError) in _ = try await bob.createEvent(stolenType, idempotencyKey: nil) }
+            let typeError = await apiError { () throws(TrendyAPIError) in
+                _ = try await bob.createEvent(stolenType, idempotencyKey: nil)
+            }
             #expect(typeError?.problem?.errors?.first?.field == "event_type_id")
             let bobType = try await h.makeType(bob, "Bob's")
             var stolenId = event
             stolenId.eventTypeId = bobType.id
-            let idError = await apiError { () throws(TrendyAPIError) in _ = try await bob.createEvent(stolenId, idempotencyKey: nil) }
+            let idError = await apiError { () throws(TrendyAPIError) in
+                _ = try await bob.createEvent(stolenId, idempotencyKey: nil)
+            }
             #expect(idError?.problem?.status == 409)
             // And Alice's data is untouched.
             #expect(try await alice.event(id: event.id).value == event)

@@ -31,11 +31,9 @@ struct ServerHarness: Sendable {
     var baseURL: URL { running.baseURL }
 
     static func with(
-        configure: (inout ServerConfiguration) -> Void = { _ in }, realTime: Bool = false,
+        _ configuration: ServerConfiguration = .testing(), realTime: Bool = false,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
-        var configuration = ServerConfiguration.testing()
-        configure(&configuration)
         let clock = TestClock()
         if realTime { clock.set(Date()) }
         let sink = InMemoryLogSink()
@@ -72,7 +70,8 @@ struct ServerHarness: Sendable {
     }
 
     func raw(
-        _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil, headers: [(String, String)] = []
+        _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil,
+        headers: [(String, String)] = []
     ) async throws -> Raw {
         var request = HTTPClientRequest(url: baseURL.absoluteString + path)
         request.method = method
@@ -112,7 +111,9 @@ struct ServerHarness: Sendable {
         try await client.createEventType(EventTypeCreate(id: ids.next(), name: name), idempotencyKey: nil).value
     }
 
-    func event(_ type: EventType, at date: Date? = nil, source: SourceType = .manual, externalId: String? = nil) -> Event {
+    func event(_ type: EventType, at date: Date? = nil, source: SourceType = .manual, externalId: String? = nil)
+        -> Event
+    {
         Event(
             id: ids.next(), eventTypeId: type.id, timestamp: date ?? clock.now.addingTimeInterval(-60),
             sourceType: source, externalId: externalId)
@@ -129,5 +130,14 @@ func apiError(_ body: () async throws(TrendyAPIError) -> Void, sourceLocation: S
         return nil
     } catch {
         return error
+    }
+}
+
+extension ServerConfiguration {
+    /// The test configuration with changes.
+    static func testing(_ change: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
+        var c = ServerConfiguration.testing()
+        change(&c)
+        return c
     }
 }

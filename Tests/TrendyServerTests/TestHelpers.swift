@@ -10,7 +10,7 @@ import TrendyServer
 enum ServerHarnessForeignToken {
     static func token() async throws -> String {
         var token = ""
-        try await ServerHarness.with(configure: { $0.jwtSecret = "another-secret-entirely-0123456789abcdef" }) { h in
+        try await ServerHarness.with(.testing { $0.jwtSecret = "another-secret-entirely-0123456789abcdef" }) { h in
             token = try await h.signUp().accessToken
         }
         return token

@@ -13,8 +13,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
     /// Port.
     @Option(help: "Port (0 picks a free one).") public var port = 8_080
     /// SQLite file.
-    @Option(name: .customLong("db"), help: "SQLite database file, or :memory:.") public var database =
-        "trendy-server.sqlite"
+    @Option(name: .customLong("db"), help: "SQLite database file, or :memory: (default: trendy-server.sqlite here).")
+    public var database: String?
     /// Access token lifetime.
     @Option(help: "Access token lifetime in seconds.") public var tokenLifetime = 3_600
     /// Refresh reuse window.
@@ -64,11 +64,14 @@ public struct ServerOptions: ParsableArguments, Sendable {
     }
 
     /// The server configuration these options describe.
-    public func configuration(environment: [String: String]) -> ServerConfiguration {
+    public func configuration(environment: [String: String], defaultDatabase: String = "trendy-server.sqlite")
+        -> ServerConfiguration
+    {
         var c = ServerConfiguration()
         c.host = host
         c.port = port
-        c.databasePath = database == ":memory:" ? nil : database
+        let path = database ?? defaultDatabase
+        c.databasePath = path == ":memory:" ? nil : path
         c.jwtSecret = environment["TRENDY_JWT_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         c.adminToken = environment["TRENDY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         c.accessTokenLifetime = .seconds(tokenLifetime)
@@ -85,13 +88,17 @@ public struct ServerOptions: ParsableArguments, Sendable {
     }
 
     /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
-    public func run(environment: [String: String], announce: @escaping @Sendable (String) -> Void) async throws {
+    public func run(
+        environment: [String: String], defaultDatabase: String = "trendy-server.sqlite",
+        announce: @escaping @Sendable (String) -> Void
+    ) async throws {
         let configuration = try LogConfiguration(parsing: logLevel)
         let logs = LogSystem(
             configuration: configuration,
             sinks: [ConsoleSink(format: LogFormat(rawValue: logFormat) ?? .human)])
         defer { logs.shutdown() }
-        let server = try await TrendyServer(configuration: self.configuration(environment: environment), logs: logs)
+        let server = try await TrendyServer(
+            configuration: self.configuration(environment: environment, defaultDatabase: defaultDatabase), logs: logs)
         let host = self.host
         let app = server.application { port in announce("Trendy dev server listening on http://\(host):\(port)") }
         let group = ServiceGroup(

@@ -21,7 +21,8 @@ struct CommandRunner {
         do {
             env = try AppComposition.live(
                 paths: global.paths(environment: environment),
-                logging: try global.loggingOptions(environment: environment))
+                logging: try global.loggingOptions(environment: environment),
+                backend: try global.backend(environment: environment))
         } catch let error as CLIError {
             output.fail(error)
             throw ExitCode(error.exitCode.rawValue)
@@ -32,21 +33,24 @@ struct CommandRunner {
             output.fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
         }
-        defer { env.logs.shutdown() }
+        var failure: ExitCode?
         do {
             try await body(env, output)
         } catch let error as CLIError {
             env.logger(.app).warning("Command failed", metadata: ["code": .string(error.code)])
             output.fail(error)
-            throw ExitCode(error.exitCode.rawValue)
+            failure = ExitCode(error.exitCode.rawValue)
         } catch let error as ExitCode {
-            throw error
+            failure = error
         } catch {
             env.logger(.app).error("Command failed", metadata: ["error": .error(error)])
             let cli = CLIError(code: "internal_error", message: String(describing: error), exitCode: .software)
             output.fail(cli)
-            throw ExitCode(cli.exitCode.rawValue)
+            failure = ExitCode(cli.exitCode.rawValue)
         }
+        await env.close()
+        env.logs.shutdown()
+        if let failure { throw failure }
     }
 }
 

@@ -22,12 +22,43 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("log-format"), help: "Console log format: human or json.")
     public var logFormat: LogFormatOption = .human
 
+    /// A separate server instead of the embedded backend.
+    @Option(
+        name: .customLong("api-url"),
+        help:
+            "Trendy API server root, e.g. http://127.0.0.1:8080 (default: $TRENDY_API_URL, else the embedded backend).")
+    public var apiURL: String?
+
+    /// The auth server.
+    @Option(
+        name: .customLong("auth-url"), help: "Auth (GoTrue) root (default: $TRENDY_AUTH_URL, else <api-url>/auth/v1).")
+    public var authURL: String?
+
     /// Machine-readable output.
     @Flag(name: .long, help: "Print results as JSON on standard output.")
     public var json = false
 
     /// Creates default options.
     public init() {}
+
+    /// The backend to talk to; `TRENDY_API_KEY` is sent as `apikey` (Supabase anon key).
+    func backend(environment: [String: String]) throws(CLIError) -> BackendOptions {
+        func url(_ text: String?, _ name: String) throws(CLIError) -> URL? {
+            guard let text, !text.isEmpty else { return nil }
+            guard let u = URL(string: text), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil
+            else {
+                throw CLIError(
+                    code: "invalid_url", message: "\(name) must be an http(s) URL, got '\(text)'", exitCode: .usage)
+            }
+            return u
+        }
+        let api = try url(apiURL ?? environment["TRENDY_API_URL"], "--api-url")
+        let auth = try url(authURL ?? environment["TRENDY_AUTH_URL"], "--auth-url")
+        if auth != nil, api == nil {
+            throw CLIError(code: "invalid_url", message: "--auth-url needs --api-url as well", exitCode: .usage)
+        }
+        return BackendOptions(apiURL: api, authURL: auth, apiKey: environment["TRENDY_API_KEY"])
+    }
 
     /// Rejects an unreadable `--log-level` before anything runs.
     public func validate() throws {

@@ -9,7 +9,10 @@ public struct TrendyCommand: AsyncParsableCommand {
         discussion: "Exit codes: 0 ok, 1 failure, 64 usage, 65 bad data, 66 no input, 69 server unavailable, "
             + "70 internal, 73 cannot create output, 74 I/O, 75 try later, 77 not signed in, 78 configuration.",
         version: TrendyVersion.current,
-        subcommands: [VersionCommand.self, LogsCommand.self]
+        subcommands: [
+            VersionCommand.self, SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
+            LogsCommand.self, ServeCommand.self,
+        ]
     )
 
     /// Creates the command.

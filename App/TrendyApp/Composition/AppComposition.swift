@@ -1,5 +1,10 @@
+import AsyncHTTPClient
 import Foundation
 import Logging
+import TrendyAPI
+import TrendyAPILive
+import TrendyAuth
+import TrendyAuthLive
 import TrendyLogging
 import TrendyModels
 
@@ -22,16 +27,48 @@ public enum AppComposition {
         }
     }
 
-    /// Builds the live environment for the install at `paths`.
-    public static func live(paths: AppPaths, logging: LoggingOptions) throws -> AppEnvironment {
+    /// Builds the live environment for the install at `paths`. Nothing here touches the network:
+    /// the embedded backend starts on the first request that needs it.
+    public static func live(paths: AppPaths, logging: LoggingOptions, backend: BackendOptions) throws -> AppEnvironment
+    {
         try paths.prepare()
         let fileSink = RotatingFileSink(directory: paths.logDirectory, format: .json)
         let console = ConsoleSink(format: logging.consoleFormat, minimumLevel: logging.consoleLevel)
         let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
+
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let apiEndpoint: ServiceEndpoint
+        let authEndpoint: ServiceEndpoint
+        let embedded: EmbeddedBackend?
+        if let apiURL = backend.apiURL {
+            embedded = nil
+            apiEndpoint = .fixed(apiURL)
+            authEndpoint = .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1"))
+        } else {
+            let server = EmbeddedBackend(
+                database: paths.dataDirectory.appendingPathComponent("server.sqlite"), logs: logs)
+            embedded = server
+            apiEndpoint = ServiceEndpoint { try await server.baseURL() }
+            authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
+        }
+        let gateway = GoTrueAuthGateway(
+            configuration: .init(endpoint: authEndpoint, apiKey: backend.apiKey), http: http, logger: logs.logger(.auth)
+        )
+        let auth = AuthController(
+            store: FileSessionStore(file: paths.sessionFile, logger: logs.logger(.auth)), gateway: gateway,
+            logger: logs.logger(.auth))
+        let api = LiveTrendyAPIClient(
+            configuration: .init(endpoint: apiEndpoint, apiKey: backend.apiKey), http: http,
+            tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
         let modules: [any AppModule] = [
-            LoggingModule(logs: logs, directory: paths.logDirectory)
+            LoggingModule(logs: logs, directory: paths.logDirectory),
+            AuthModule(auth: auth),
         ]
         return AppEnvironment(
-            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, modules: modules)
+            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, modules: modules, auth: auth, api: api,
+            close: {
+                try? await http.shutdown()
+                await embedded?.stop()
+            })
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import TrendyAPI
+import TrendyAuth
 import TrendyLogging
 import TrendyModels
 
@@ -17,17 +19,27 @@ public struct AppEnvironment: Sendable {
     public var now: @Sendable () -> Date
     /// The live modules, in registration order.
     public var modules: [any AppModule]
+    /// Sessions: snapshot, sign in/out, tokens, events.
+    public var auth: any AuthService
+    /// The Trendy API.
+    public var api: any TrendyAPIClient
+    /// Releases what the environment holds (HTTP connections, the embedded backend).
+    public var close: @Sendable () async -> Void
 
     /// Creates an environment.
     public init(
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
-        modules: [any AppModule]
+        modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient,
+        close: @escaping @Sendable () async -> Void
     ) {
         self.paths = paths
         self.logs = logs
         self.ids = ids
         self.now = now
         self.modules = modules
+        self.auth = auth
+        self.api = api
+        self.close = close
     }
 
     /// A logger for one category.

@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import TrendyAPI
+import TrendyAuth
+
+extension AuthError {
+    /// The CLI's error for an auth failure.
+    var cli: CLIError {
+        switch self {
+        case .invalidEmail: return CLIError(code: "invalid_email", message: description, exitCode: .dataError)
+        case .weakPassword: return CLIError(code: "weak_password", message: description, exitCode: .dataError)
+        case .invalidCredentials:
+            return CLIError(code: "invalid_credentials", message: description, exitCode: .noPermission)
+        case .userAlreadyExists:
+            return CLIError(code: "user_already_exists", message: description, exitCode: .dataError)
+        case .notSignedIn: return CLIError(code: "not_signed_in", message: description, exitCode: .noPermission)
+        case .sessionRevoked: return CLIError(code: "session_revoked", message: description, exitCode: .noPermission)
+        case .network: return CLIError(code: "offline", message: description, exitCode: .unavailable)
+        case .rateLimited: return CLIError(code: "rate_limited", message: description, exitCode: .temporaryFailure)
+        case .server: return CLIError(code: "server_error", message: description, exitCode: .failure)
+        }
+    }
+}
+
+/// Reads a password: from standard input with `--password-stdin`, else from a no-echo prompt.
+enum PasswordInput {
+    static func read(fromStandardInput: Bool, prompt: String) throws(CLIError) -> String {
+        if fromStandardInput {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw CLIError(code: "no_password", message: "no password on standard input", exitCode: .usage)
+            }
+            return line
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            throw CLIError(
+                code: "no_password",
+                message: "standard input is not a terminal: pass the password with --password-stdin",
+                exitCode: .usage)
+        }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var original = termios()
+        tcgetattr(STDIN_FILENO, &original)
+        var silent = original
+        silent.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        let line = readLine(strippingNewline: true)
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+        FileHandle.standardError.write(Data("\n".utf8))
+        guard let line, !line.isEmpty else {
+            throw CLIError(code: "no_password", message: "no password entered", exitCode: .usage)
+        }
+        return line
+    }
+}
+
+/// What sign-up, login and whoami print with `--json`.
+struct SessionReport: Encodable {
+    let signed_in: Bool
+    let user_id: String?
+    let email: String?
+    let expires_at: Date?
+    let verified: Bool?
+    let server: SyncSummary?
+}
+
+struct SignupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create an account and sign in.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Email address.") var email: String
+    @Flag(help: "Read the password from standard input.") var passwordStdin = false
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: "Choose a password: ")
+            let session: AuthSession
+            do throws(AuthError) { session = try await env.auth.signUp(email: email, password: password) } catch {
+                throw error.cli
+            }
+            out.line("Signed up and signed in as \(session.user.email).")
+            out.document(
+                SessionReport(
+                    signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
+                    verified: true, server: nil))
+        }
+    }
+}
+
+struct LoginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "login", abstract: "Sign in.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Email address.") var email: String
+    @Flag(help: "Read the password from standard input.") var passwordStdin = false
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: "Password: ")
+            let session: AuthSession
+            do throws(AuthError) { session = try await env.auth.signIn(email: email, password: password) } catch {
+                throw error.cli
+            }
+            out.line("Signed in as \(session.user.email).")
+            out.document(
+                SessionReport(
+                    signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
+                    verified: true, server: nil))
+        }
+    }
+}
+
+struct LogoutCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logout", abstract: "Sign out (here at once; on the server when it can be reached).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Which sessions end on the server: global, local or others.") var scope: String = "local"
+
+    struct Result: Encodable {
+        let signed_out: Bool
+        let server_confirmed: Bool
+        let warning: String?
+    }
+
+    func validate() throws {
+        guard SignOutScope(rawValue: scope) != nil else {
+            throw ValidationError("--scope must be global, local or others")
+        }
+    }
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            guard env.auth.currentSession != nil else { throw AuthError.notSignedIn.cli }
+            let serverError = await env.auth.signOut(scope: SignOutScope(rawValue: scope) ?? .local)
+            out.line("Signed out.")
+            if let serverError {
+                FileHandle.standardError.write(
+                    Data(
+                        "trendy: warning: the server was not told (\(serverError.description)); this device is signed out.\n"
+                            .utf8))
+            }
+            out.document(
+                Result(signed_out: true, server_confirmed: serverError == nil, warning: serverError?.description))
+        }
+    }
+}
+
+struct WhoamiCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "whoami", abstract: "Show who is signed in, verified with the server when it can be reached.")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Do not contact the server.") var offline = false
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            guard let session = env.auth.currentSession else { throw AuthError.notSignedIn.cli }
+            var verified: Bool?
+            var summary: SyncSummary?
+            if !offline {
+                do throws(AuthError) {
+                    _ = try await env.auth.fetchUser()
+                    verified = true
+                } catch {
+                    switch error {
+                    case .sessionRevoked, .notSignedIn: throw AuthError.sessionRevoked(code: "revoked").cli
+                    default: verified = false
+                    }
+                }
+                if verified == true { summary = try? await env.api.syncSummary() }
+            }
+            let current = env.auth.currentSession ?? session
+            out.line("Signed in as \(current.user.email) (user \(current.user.id)).")
+            switch verified {
+            case true?: out.line("Session verified with the server.")
+            case false?: out.line("The server could not be reached; the session was not verified.")
+            case nil: break
+            }
+            if let summary {
+                out.line(
+                    "On the server: \(summary.eventCount) events, \(summary.eventTypeCount) event types, \(summary.geofenceCount) geofences."
+                )
+            }
+            out.document(
+                SessionReport(
+                    signed_in: true, user_id: current.user.id, email: current.user.email, expires_at: current.expiresAt,
+                    verified: verified, server: summary))
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Logging
+import TrendyAPI
+import TrendyLogging
+import TrendyServer
+
+/// Which backend the app talks to: a server given by URL, or the embedded dev backend.
+public struct BackendOptions: Sendable, Equatable {
+    /// The Trendy API root (`http://host:port`); nil means the embedded backend.
+    public var apiURL: URL?
+    /// The auth root (`…/auth/v1`); defaults to `<api-url>/auth/v1`.
+    public var authURL: URL?
+    /// The anon key sent as `apikey` (Supabase projects).
+    public var apiKey: String?
+
+    /// Creates options.
+    public init(apiURL: URL? = nil, authURL: URL? = nil, apiKey: String? = nil) {
+        self.apiURL = apiURL
+        self.authURL = authURL
+        self.apiKey = apiKey
+    }
+
+    /// The embedded backend.
+    public static let embedded = BackendOptions()
+}
+
+/// The dev backend running inside this process, started on first use (so commands and launches
+/// that never touch the network never pay for it) and stopped at exit. Its database lives in
+/// the data directory, so accounts and tokens persist between runs.
+actor EmbeddedBackend {
+    let database: URL
+    let logs: LogSystem
+    var starting: Task<RunningServer, any Error>?
+
+    init(database: URL, logs: LogSystem) {
+        self.database = database
+        self.logs = logs
+    }
+
+    func baseURL() async throws -> URL {
+        if starting == nil {
+            let database = self.database
+            let logs = self.logs
+            starting = Task {
+                var configuration = ServerConfiguration()
+                configuration.port = 0
+                configuration.databasePath = database.path
+                let server = try await TrendyServer(configuration: configuration, logs: logs)
+                return try await server.start()
+            }
+        }
+        return try await starting!.value.baseURL
+    }
+
+    func stop() async {
+        guard let starting else { return }
+        if let running = try? await starting.value { await running.stop() }
+        self.starting = nil
+    }
+}

@@ -1,0 +1,192 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import TrendyAPI
+import TrendyAuth
+import TrendyLogging
+import TrendyModels
+
+/// ``AuthGateway`` over GoTrue's HTTP API (`/auth/v1`): works against the dev server and a real
+/// Supabase project (set `apiKey` to the project's anon key; it is sent as `apikey`). Reads
+/// every GoTrue error shape.
+public final class GoTrueAuthGateway: AuthGateway {
+    /// Where the auth API is.
+    public struct Configuration: Sendable {
+        /// The auth root, e.g. `http://127.0.0.1:8080/auth/v1`.
+        public var endpoint: ServiceEndpoint
+        /// The anon key for Supabase projects.
+        public var apiKey: String?
+        /// Time allowed per request.
+        public var timeout: Duration
+
+        /// Creates a configuration.
+        public init(baseURL: URL, apiKey: String? = nil, timeout: Duration = .seconds(30)) {
+            self.init(endpoint: .fixed(baseURL), apiKey: apiKey, timeout: timeout)
+        }
+
+        /// Creates a configuration whose server is resolved per request.
+        public init(endpoint: ServiceEndpoint, apiKey: String? = nil, timeout: Duration = .seconds(30)) {
+            self.endpoint = endpoint
+            self.apiKey = apiKey
+            self.timeout = timeout
+        }
+    }
+
+    let configuration: Configuration
+    let http: HTTPClient
+    let logger: Logger
+
+    /// Creates a gateway; the caller owns `http`.
+    public init(configuration: Configuration, http: HTTPClient, logger: Logger) {
+        self.configuration = configuration
+        self.http = http
+        self.logger = logger
+    }
+
+    struct Reply {
+        var status: Int
+        var body: Data
+    }
+
+    func send(_ method: HTTPMethod, _ path: String, body: Data?, token: String? = nil) async throws(AuthError) -> Reply
+    {
+        let base: String
+        do {
+            base = try await configuration.endpoint.baseString()
+        } catch {
+            throw .network("the server did not start: \(error)")
+        }
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "X-Supabase-Api-Version", value: "2024-01-01")
+        if let apiKey = configuration.apiKey { request.headers.add(name: "apikey", value: apiKey) }
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        do {
+            let (s, a) = configuration.timeout.components
+            let response = try await http.execute(request, timeout: .nanoseconds(s * 1_000_000_000 + a / 1_000_000_000))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            let reply = Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
+            logger.debug("\(method.rawValue) \(path)", metadata: ["status": .int(reply.status)])
+            if reply.status == 429 {
+                let after = response.headers.first(name: "Retry-After").flatMap(Double.init)
+                throw AuthError.rateLimited(retryAfter: after)
+            }
+            return reply
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            logger.debug("\(method.rawValue) \(path) failed", metadata: ["error": .string(String(describing: error))])
+            throw .network(Self.describe(error))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let e = error as? HTTPClientError {
+            switch e {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
+            case .remoteConnectionClosed: return "connection closed"
+            default: break
+            }
+        }
+        let text = String(describing: error)
+        return text.contains("refused") || text.contains("connect") ? "connection refused" : text
+    }
+
+    /// Maps a non-2xx answer to an ``AuthError``.
+    static func error(from reply: Reply) -> AuthError {
+        let body = try? JSONDecoder().decode(GoTrueErrorBody.self, from: reply.body)
+        let code = body?.errorCode
+        switch code {
+        case "invalid_credentials", "invalid_grant": return .invalidCredentials
+        case "user_already_exists", "email_exists": return .userAlreadyExists
+        case "weak_password": return .weakPassword(minimumLength: CredentialRules.minimumPasswordLength)
+        case "email_address_invalid": return .invalidEmail
+        case "over_request_rate_limit", "over_email_send_rate_limit": return .rateLimited(retryAfter: nil)
+        case let c? where AuthError.sessionGoneCodes.contains(c): return .sessionRevoked(code: c)
+        case "validation_failed" where body?.message.lowercased().contains("email") == true: return .invalidEmail
+        default:
+            if reply.status == 401 || reply.status == 403 {
+                return .sessionRevoked(code: code ?? "http_\(reply.status)")
+            }
+            return .server(status: reply.status, code: code, message: body?.message ?? "HTTP \(reply.status)")
+        }
+    }
+
+    func session(from reply: Reply) throws(AuthError) -> AuthSession {
+        guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
+        do {
+            let s = try TrendyJSON.decoder().decode(GoTrueSession.self, from: reply.body)
+            return AuthSession(
+                accessToken: s.accessToken, refreshToken: s.refreshToken,
+                expiresAt: Date(timeIntervalSince1970: TimeInterval(s.expiresAt)),
+                user: AuthUser(id: s.user.id, email: s.user.email))
+        } catch {
+            throw .server(status: reply.status, code: "unreadable", message: "the session could not be read")
+        }
+    }
+
+    func credentials(_ email: String, _ password: String) throws(AuthError) -> Data {
+        do {
+            return try JSONEncoder().encode(GoTrueCredentials(email: email, password: password))
+        } catch {
+            throw .invalidEmail
+        }
+    }
+
+    /// Implements `AuthGateway.signUp`.
+    public func signUp(email: String, password: String) async throws(AuthError) -> AuthSession {
+        try session(from: await send(.POST, "/signup", body: credentials(email, password)))
+    }
+
+    /// Implements `AuthGateway.signIn`.
+    public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
+        let reply = try await send(.POST, "/token?grant_type=password", body: credentials(email, password))
+        if reply.status == 400 {
+            let body = try? JSONDecoder().decode(GoTrueErrorBody.self, from: reply.body)
+            if body?.errorCode == "invalid_credentials" || body?.errorCode == "invalid_grant" {
+                throw .invalidCredentials
+            }
+        }
+        return try session(from: reply)
+    }
+
+    /// Implements `AuthGateway.refresh`.
+    public func refresh(refreshToken: String) async throws(AuthError) -> AuthSession {
+        let body: Data
+        do { body = try JSONEncoder().encode(GoTrueRefreshRequest(refreshToken: refreshToken)) } catch {
+            throw .server(status: 0, code: nil, message: "cannot encode")
+        }
+        let reply = try await send(.POST, "/token?grant_type=refresh_token", body: body)
+        if reply.status == 400 || reply.status == 401 || reply.status == 403 {
+            let parsed = try? JSONDecoder().decode(GoTrueErrorBody.self, from: reply.body)
+            // Any refusal of a refresh token means the session is over.
+            throw .sessionRevoked(code: parsed?.errorCode ?? "refresh_refused")
+        }
+        return try session(from: reply)
+    }
+
+    /// Implements `AuthGateway.user`.
+    public func user(accessToken: String) async throws(AuthError) -> AuthUser {
+        let reply = try await send(.GET, "/user", body: nil, token: accessToken)
+        guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
+        guard let user = try? TrendyJSON.decoder().decode(GoTrueUser.self, from: reply.body) else {
+            throw .server(status: reply.status, code: "unreadable", message: "the user could not be read")
+        }
+        return AuthUser(id: user.id, email: user.email)
+    }
+
+    /// Implements `AuthGateway.signOut`.
+    public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {
+        let reply = try await send(.POST, "/logout?scope=\(scope.rawValue)", body: nil, token: accessToken)
+        // A session the server already forgot is signed out all the same.
+        guard (200..<300).contains(reply.status) || reply.status == 401 || reply.status == 403 || reply.status == 404
+        else { throw Self.error(from: reply) }
+    }
+}

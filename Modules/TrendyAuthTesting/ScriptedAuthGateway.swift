@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+import TrendyAuth
+
+/// An ``AuthGateway`` whose answers a test scripts. Counts calls; a refresh can be held at a
+/// gate until the test releases it, to create races on purpose. Unscripted calls fail with
+/// `.server(status: 501, ...)` so a test notices them. Does not validate tokens.
+public final class ScriptedAuthGateway: AuthGateway {
+    /// What a call answers.
+    public enum Answer: Sendable {
+        /// Succeed with this session.
+        case session(AuthSession)
+        /// Fail with this error.
+        case failure(AuthError)
+    }
+
+    struct State {
+        var signUp: [Answer] = []
+        var signIn: [Answer] = []
+        var refresh: [Answer] = []
+        var user: [Result<AuthUser, AuthError>] = []
+        var signOut: [AuthError?] = []
+        var calls: [String: Int] = [:]
+        var refreshTokensSeen: [String] = []
+        var gate: [CheckedContinuation<Void, Never>]?
+    }
+
+    let state = Mutex(State())
+
+    /// Creates a gateway with nothing scripted.
+    public init() {}
+
+    /// Scripts the next sign-up answers.
+    public func onSignUp(_ answers: Answer...) { state.withLock { $0.signUp += answers } }
+    /// Scripts the next sign-in answers.
+    public func onSignIn(_ answers: Answer...) { state.withLock { $0.signIn += answers } }
+    /// Scripts the next refresh answers.
+    public func onRefresh(_ answers: Answer...) { state.withLock { $0.refresh += answers } }
+    /// Scripts the next `/user` answers.
+    public func onUser(_ answers: Result<AuthUser, AuthError>...) { state.withLock { $0.user += answers } }
+    /// Scripts the next sign-out answers (nil = success).
+    public func onSignOut(_ answers: AuthError?...) { state.withLock { $0.signOut += answers } }
+
+    /// How often `name` (`signUp`, `signIn`, `refresh`, `user`, `signOut`) was called.
+    public func calls(_ name: String) -> Int { state.withLock { $0.calls[name, default: 0] } }
+
+    /// Refresh tokens presented, in order.
+    public var refreshTokensSeen: [String] { state.withLock { $0.refreshTokensSeen } }
+
+    /// Holds every refresh until ``openRefreshGate()``.
+    public func closeRefreshGate() { state.withLock { $0.gate = [] } }
+
+    /// Releases held refreshes.
+    public func openRefreshGate() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            let w = s.gate ?? []
+            s.gate = nil
+            return w
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// How many refreshes are waiting at the gate.
+    public var heldRefreshes: Int { state.withLock { $0.gate?.count ?? 0 } }
+
+    func next(_ name: String, _ queue: WritableKeyPath<State, [Answer]>) -> Answer {
+        state.withLock { s in
+            s.calls[name, default: 0] += 1
+            guard !s[keyPath: queue].isEmpty else {
+                return .failure(.server(status: 501, code: "unscripted", message: "\(name) was not scripted"))
+            }
+            return s[keyPath: queue].removeFirst()
+        }
+    }
+
+    func resolve(_ answer: Answer) throws(AuthError) -> AuthSession {
+        switch answer {
+        case .session(let s): return s
+        case .failure(let e): throw e
+        }
+    }
+
+    /// Answers from the sign-up script.
+    public func signUp(email: String, password: String) async throws(AuthError) -> AuthSession {
+        try resolve(next("signUp", \.signUp))
+    }
+
+    /// Answers from the sign-in script.
+    public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
+        try resolve(next("signIn", \.signIn))
+    }
+
+    /// Waits at the gate if closed, then answers from the refresh script.
+    public func refresh(refreshToken: String) async throws(AuthError) -> AuthSession {
+        state.withLock { $0.refreshTokensSeen.append(refreshToken) }
+        let mustWait = state.withLock { $0.gate != nil }
+        if mustWait {
+            await withCheckedContinuation { continuation in
+                let parked = state.withLock { s -> Bool in
+                    guard s.gate != nil else { return false }
+                    s.gate?.append(continuation)
+                    return true
+                }
+                if !parked { continuation.resume() }
+            }
+        }
+        return try resolve(next("refresh", \.refresh))
+    }
+
+    /// Answers from the `/user` script.
+    public func user(accessToken: String) async throws(AuthError) -> AuthUser {
+        let answer: Result<AuthUser, AuthError>? = state.withLock { s in
+            s.calls["user", default: 0] += 1
+            return s.user.isEmpty ? nil : s.user.removeFirst()
+        }
+        guard let answer else { throw .server(status: 501, code: "unscripted", message: "user was not scripted") }
+        return try answer.get()
+    }
+
+    /// Answers from the sign-out script.
+    public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {
+        let answer: AuthError? = state.withLock { s in
+            s.calls["signOut", default: 0] += 1
+            return s.signOut.isEmpty ? nil : s.signOut.removeFirst()
+        }
+        if let answer { throw answer }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+
+struct WireContractTests {
+    let ids = UUIDv7Generator()
+
+    func json(_ value: some Encodable) throws -> String {
+        String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
+    }
+
+    @Test func updatesEncodeAbsentNullAndValueDistinctly() throws {
+        var update = EventUpdate()
+        update.notes = .clear
+        update.isAllDay = .set(true)
+        #expect(try json(update) == #"{"is_all_day":true,"notes":null}"#)
+        let decoded = try TrendyJSON.decoder().decode(
+            EventUpdate.self, from: Data(#"{"notes":null,"location_name":"Gym"}"#.utf8))
+        #expect(decoded.notes == .clear)
+        #expect(decoded.locationName == .set("Gym"))
+        #expect(decoded.timestamp == .keep)
+        #expect(decoded.clearedRequiredFields.isEmpty)
+        let bad = try TrendyJSON.decoder().decode(EventUpdate.self, from: Data(#"{"timestamp":null}"#.utf8))
+        #expect(bad.clearedRequiredFields == ["timestamp"])
+    }
+
+    @Test func applyingAnUpdateKeepsWhatIsAbsent() {
+        let e = Event(id: ids.next(), eventTypeId: ids.next(), timestamp: Date(), notes: "n", locationName: "Home")
+        var u = EventUpdate()
+        u.notes = .clear
+        let out = u.apply(to: e)
+        #expect(out.notes == nil)
+        #expect(out.locationName == "Home")
+        #expect(out.timestamp == e.timestamp)
+    }
+
+    @Test func timestampedFlattensIntoOneObject() throws {
+        let type = EventType(id: ids.next(), name: "Tea")
+        let stored = Timestamped(
+            type, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 1))
+        let text = try json(stored)
+        #expect(text.contains(#""name":"Tea""#))
+        #expect(text.contains(#""created_at":"1970-01-01T00:00:00.000Z""#))
+        #expect(try TrendyJSON.decoder().decode(Timestamped<EventType>.self, from: Data(text.utf8)) == stored)
+    }
+
+    @Test func changesDecodeTheirPayloadByEntityType() throws {
+        let type = EventType(id: ids.next(), name: "Tea")
+        let stored = Timestamped(
+            type, createdAt: Date(timeIntervalSince1970: 0), updatedAt: Date(timeIntervalSince1970: 0))
+        let change = Change(
+            cursor: 7, entityType: .eventType, entityId: type.id.description, operation: .create,
+            data: .eventType(stored), createdAt: Date(timeIntervalSince1970: 5))
+        let decoded = try TrendyJSON.decoder().decode(Change.self, from: Data(try json(change).utf8))
+        #expect(decoded == change)
+        let deletion =
+            #"{"cursor":8,"entity_type":"event","entity_id":"x","operation":"delete","data":null,"created_at":"2026-01-01T00:00:00Z"}"#
+        #expect(try TrendyJSON.decoder().decode(Change.self, from: Data(deletion.utf8)).data == nil)
+        let unknown =
+            #"{"cursor":8,"entity_type":"planet","entity_id":"x","operation":"delete","created_at":"2026-01-01T00:00:00Z"}"#
+        #expect(throws: DecodingError.self) { try TrendyJSON.decoder().decode(Change.self, from: Data(unknown.utf8)) }
+    }
+
+    @Test(
+        arguments: [
+            (
+                #"{"code":400,"error_code":"invalid_credentials","msg":"Invalid login credentials"}"#,
+                "invalid_credentials", "Invalid login credentials", 400
+            ),
+            (
+                #"{"code":"refresh_token_already_used","message":"Already Used"}"#, "refresh_token_already_used",
+                "Already Used", nil
+            ),
+            (
+                #"{"error":"invalid_grant","error_description":"Invalid Refresh Token"}"#, "invalid_grant",
+                "Invalid Refresh Token", nil
+            ),
+        ] as [(String, String, String, Int?)])
+    func goTrueErrorsDecodeInEveryShape(body: String, code: String, message: String, http: Int?) throws {
+        let e = try JSONDecoder().decode(GoTrueErrorBody.self, from: Data(body.utf8))
+        #expect(e.errorCode == code)
+        #expect(e.message == message)
+        #expect(e.httpCode == http)
+    }
+
+    @Test func statusesMapToTypedErrors() {
+        let p = APIProblem(
+            status: 422, code: "validation_failed", title: "t", errors: [FieldIssue(field: "radius", reason: "r")])
+        guard case .validation(let issues, _) = TrendyAPIError.from(status: 422, problem: p, retryAfter: nil) else {
+            Issue.record("expected validation")
+            return
+        }
+        #expect(issues.map(\.field) == ["radius"])
+        let limited = TrendyAPIError.from(status: 429, problem: nil, retryAfter: 3)
+        guard case .rateLimited(let after, _) = limited else {
+            Issue.record("expected 429")
+            return
+        }
+        #expect(after == 3)
+        #expect(limited.isTransient)
+        #expect(TrendyAPIError.from(status: 503, problem: nil, retryAfter: nil).isTransient)
+        #expect(!TrendyAPIError.from(status: 404, problem: nil, retryAfter: nil).isTransient)
+        let reused = APIProblem(status: 422, code: ProblemCode.idempotencyKeyReused, title: "t")
+        guard case .conflict = TrendyAPIError.from(status: 422, problem: reused, retryAfter: nil) else {
+            Issue.record("expected conflict")
+            return
+        }
+        guard case .unauthorized = TrendyAPIError.from(status: 401, problem: nil, retryAfter: nil) else {
+            Issue.record("expected unauthorized")
+            return
+        }
+    }
+
+    @Test func onboardingUpdatesAreStickyAndPartial() {
+        let now = Date(timeIntervalSince1970: 100)
+        var s = OnboardingUpdate(currentStep: .permissions).apply(to: .initial, now: now)
+        #expect(s.currentStep == .permissions)
+        #expect(!s.completed)
+        s = OnboardingUpdate(completed: true).apply(to: s, now: now)
+        #expect(s.completed && s.completedAt == now && s.currentStep == .finish)
+        let later = OnboardingUpdate(completed: true).apply(to: s, now: Date(timeIntervalSince1970: 200))
+        #expect(later.completedAt == now)
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import Testing
+import TrendyAuth
+import TrendyAuthTesting
+
+@Suite(.timeLimit(.minutes(1)))
+struct AuthControllerTests {
+    @Test func launchSnapshotIsSynchronousAndFirstInEveryStream() async {
+        let expired = Fixtures.session(n: 1, expiresAt: Date(timeIntervalSince1970: 0))
+        let rig = AuthRig(stored: expired)
+        #expect(rig.auth.currentUserId == "user-a")
+        #expect(rig.auth.currentSession == expired)
+        var iterator = rig.auth.events().makeAsyncIterator()
+        #expect(await iterator.next() == .initialSession(expired))
+        #expect(rig.gateway.calls("refresh") == 0)
+    }
+
+    @Test func freshTokensAreUsedAsTheyAre() async throws {
+        let rig = AuthRig(stored: nil)
+        let s = rig.session(n: 1, in: 600)
+        try rig.store.save(s)
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        #expect(try await auth.validAccessToken() == s.accessToken)
+        #expect(rig.gateway.calls("refresh") == 0)
+    }
+
+    @Test func refreshesAheadOfExpiryAndSavesTheRotatedToken() async throws {
+        let rig = AuthRig(stored: nil)
+        let old = rig.session(n: 1, in: 30)
+        try rig.store.save(old)
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        let new = rig.session(n: 2, in: 3_600)
+        rig.gateway.onRefresh(.session(new))
+        #expect(try await auth.validAccessToken() == new.accessToken)
+        #expect(rig.gateway.refreshTokensSeen == [old.refreshToken])
+        #expect(rig.store.load() == new)
+        #expect(auth.currentSession == new)
+        // The next refresh presents the rotated token.
+        rig.clock.advance(3_560)
+        rig.gateway.onRefresh(.session(rig.session(n: 3, in: 3_600)))
+        _ = try await auth.validAccessToken()
+        #expect(rig.gateway.refreshTokensSeen == [old.refreshToken, new.refreshToken])
+    }
+
+    @Test func fiftyConcurrentCallersShareOneRefresh() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 10))
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        let new = rig.session(n: 2, in: 3_600)
+        rig.gateway.onRefresh(.session(new), .session(rig.session(n: 3, in: 3_600)))
+        rig.gateway.closeRefreshGate()
+        let saveCountBefore = rig.store.saveCount
+        async let tokens = withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<50 { group.addTask { try await auth.validAccessToken() } }
+            var all: [String?] = []
+            for try await t in group { all.append(t) }
+            return all
+        }
+        await rig.until { rig.gateway.heldRefreshes == 1 }
+        rig.gateway.openRefreshGate()
+        let all = try await tokens
+        #expect(all.count == 50)
+        #expect(Set(all) == [new.accessToken])
+        #expect(rig.gateway.calls("refresh") == 1)
+        #expect(rig.store.saveCount - saveCountBefore == 1)
+    }
+
+    @Test func signOutDuringRefreshDropsTheResult() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 10))
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
+        rig.gateway.closeRefreshGate()
+        let pending = Task { try await auth.validAccessToken() }
+        await rig.until { rig.gateway.heldRefreshes == 1 }
+        await auth.signOut(scope: .local)
+        rig.gateway.openRefreshGate()
+        let result = await pending.result
+        #expect(throws: AuthError.self) { try result.get() }
+        #expect(auth.currentSession == nil)
+        #expect(rig.store.load() == nil)
+    }
+
+    @Test func userSwitchDuringRefreshKeepsTheNewUser() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 10))
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
+        let bob = rig.session(Fixtures.bob, n: 1, in: 3_600)
+        rig.gateway.onSignIn(.session(bob))
+        rig.gateway.closeRefreshGate()
+        let pending = Task { try await auth.validAccessToken() }
+        await rig.until { rig.gateway.heldRefreshes == 1 }
+        _ = try await auth.signIn(email: "bob@example.com", password: "password-1")
+        rig.gateway.openRefreshGate()
+        _ = await pending.result
+        #expect(auth.currentUserId == "user-b")
+        #expect(rig.store.load() == bob)
+        #expect(try await auth.validAccessToken() == bob.accessToken)
+    }
+
+    @Test(arguments: Array(AuthError.sessionGoneCodes).sorted())
+    func everySessionGoneAnswerSignsOut(code: String) async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 10))
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        let recorder = EventRecorder(auth.events())
+        rig.gateway.onRefresh(.failure(.sessionRevoked(code: code)))
+        await #expect(throws: AuthError.sessionRevoked(code: code)) { try await auth.validAccessToken() }
+        #expect(auth.currentSession == nil)
+        #expect(rig.store.load() == nil)
+        await rig.until { recorder.all.count == 2 }
+        #expect(recorder.all.last == .signedOut(.sessionRevoked))
+        recorder.cancel()
+    }
+
+    @Test(arguments: [
+        AuthError.network("timed out"), .rateLimited(retryAfter: 3), .server(status: 503, code: nil, message: "down"),
+    ])
+    func failuresThatAreNotAboutTheSessionKeepIt(error: AuthError) async throws {
+        let rig = AuthRig(stored: nil)
+        let s = rig.session(n: 1, in: 10)
+        try rig.store.save(s)
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+        )
+        rig.gateway.onRefresh(.failure(error))
+        await #expect(throws: error) { try await auth.validAccessToken() }
+        #expect(auth.currentSession == s)
+        #expect(rig.store.load() == s)
+        // And the next call tries again.
+        rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
+        #expect(try await auth.validAccessToken() == "access-user-a-2")
+    }
+
+    @Test func restoreValidatesRefreshesOrSignsOut() async throws {
+        let valid = AuthRig(stored: nil)
+        try valid.store.save(valid.session(n: 1, in: 600))
+        let a1 = AuthController(
+            store: valid.store, gateway: valid.gateway, now: { valid.clock.now }, logger: .init(label: "t"))
+        valid.gateway.onUser(.success(Fixtures.alice))
+        await a1.restore()
+        #expect(valid.gateway.calls("user") == 1)
+        #expect(a1.currentSession != nil)
+
+        let revoked = AuthRig(stored: nil)
+        try revoked.store.save(revoked.session(n: 1, in: 600))
+        let a2 = AuthController(
+            store: revoked.store, gateway: revoked.gateway, now: { revoked.clock.now }, logger: .init(label: "t"))
+        revoked.gateway.onUser(.failure(.sessionRevoked(code: "session_not_found")))
+        await a2.restore()
+        #expect(a2.currentSession == nil)
+
+        let offline = AuthRig(stored: nil)
+        try offline.store.save(offline.session(n: 1, in: -600))
+        let a3 = AuthController(
+            store: offline.store, gateway: offline.gateway, now: { offline.clock.now }, logger: .init(label: "t"))
+        offline.gateway.onRefresh(.failure(.network("offline")))
+        await a3.restore()
+        #expect(a3.currentSession != nil)
+        #expect(offline.gateway.calls("refresh") == 1)
+    }
+
+    @Test func everyListenerGetsEveryEventAndLateOnesStartWithTheState() async throws {
+        let rig = AuthRig(stored: nil)
+        let first = EventRecorder(rig.auth.events())
+        let second = EventRecorder(rig.auth.events())
+        let s = rig.session(n: 1, in: 3_600)
+        rig.gateway.onSignIn(.session(s))
+        _ = try await rig.auth.signIn(email: "alice@example.com", password: "password-1")
+        await rig.until { first.all.count == 2 && second.all.count == 2 }
+        #expect(first.all == [.initialSession(nil), .signedIn(s)])
+        #expect(second.all == first.all)
+        var late = rig.auth.events().makeAsyncIterator()
+        #expect(await late.next() == .initialSession(s))
+        await rig.auth.signOut(scope: .global)
+        await rig.until { first.all.count == 3 && second.all.count == 3 }
+        #expect(first.all.last == .signedOut(.userInitiated))
+        #expect(await late.next() == .signedOut(.userInitiated))
+        first.cancel()
+        second.cancel()
+    }
+
+    @Test func signOutIsLocalFirstEvenWhenTheServerFails() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 3_600))
+        let auth = AuthController(
+            store: rig.store, gateway: rig.gateway, now: { rig.clock.now }, logger: .init(label: "t"))
+        rig.gateway.onSignOut(.network("offline"))
+        let error = await auth.signOut(scope: .global)
+        #expect(error == .network("offline"))
+        #expect(auth.currentSession == nil)
+        #expect(rig.store.load() == nil)
+        #expect(await auth.signOut(scope: .global) == nil)
+        #expect(rig.gateway.calls("signOut") == 1)
+    }
+
+    @Test func inputsAreCheckedBeforeAnyRequest() async throws {
+        let rig = AuthRig(stored: nil)
+        await #expect(throws: AuthError.invalidEmail) {
+            try await rig.auth.signIn(email: "nope", password: "password-1")
+        }
+        await #expect(throws: AuthError.invalidEmail) {
+            try await rig.auth.signUp(email: "a@b", password: "password-1")
+        }
+        await #expect(throws: AuthError.weakPassword(minimumLength: 8)) {
+            try await rig.auth.signUp(email: "a@example.com", password: "short")
+        }
+        #expect(rig.gateway.calls("signIn") + rig.gateway.calls("signUp") == 0)
+        await #expect(throws: AuthError.notSignedIn) { try await rig.auth.fetchUser() }
+        let token = try await rig.auth.validAccessToken()
+        #expect(token == nil)
+    }
+
+    @Test func aStoreThatCannotWriteDoesNotBreakSignIn() async throws {
+        let rig = AuthRig(stored: nil)
+        rig.store.failWrites(true)
+        let s = rig.session(n: 1, in: 3_600)
+        rig.gateway.onSignIn(.session(s))
+        _ = try await rig.auth.signIn(email: "alice@example.com", password: "password-1")
+        #expect(rig.auth.currentSession == s)
+        #expect(rig.logs.records.contains { $0.level == .error })
+    }
+
+    @Test func tokensAndPasswordsNeverReachTheLogs() async throws {
+        let rig = AuthRig(stored: nil)
+        let s = rig.session(n: 1, in: 10)
+        rig.gateway.onSignIn(.session(s))
+        rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
+        _ = try await rig.auth.signIn(email: "alice@example.com", password: "password-secret-1")
+        _ = try await rig.auth.validAccessToken()
+        await rig.auth.signOut(scope: .local)
+        let text = rig.logs.rendered(.json)
+        #expect(!text.isEmpty)
+        for secret in ["password-secret-1", s.accessToken, s.refreshToken, "access-user-a-2", "alice@example.com"] {
+            #expect(!text.contains(secret))
+        }
+    }
+}

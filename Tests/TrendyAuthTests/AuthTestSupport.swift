@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import TrendyAuth
+import TrendyAuthTesting
+import TrendyLogging
+
+final class ManualClock: Sendable {
+    let value = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { value.withLock { $0 } }
+    func advance(_ s: TimeInterval) { value.withLock { $0 = $0.addingTimeInterval(s) } }
+}
+
+enum Fixtures {
+    static let alice = AuthUser(id: "user-a", email: "alice@example.com")
+    static let bob = AuthUser(id: "user-b", email: "bob@example.com")
+
+    static func session(_ user: AuthUser = alice, n: Int, expiresAt: Date) -> AuthSession {
+        AuthSession(
+            accessToken: "access-\(user.id)-\(n)", refreshToken: "refresh-\(user.id)-\(n)", expiresAt: expiresAt,
+            user: user)
+    }
+}
+
+struct AuthRig {
+    let clock = ManualClock()
+    let store: InMemorySessionStore
+    let gateway = ScriptedAuthGateway()
+    let logs = InMemoryLogSink()
+    let auth: AuthController
+
+    init(stored: AuthSession?) {
+        store = InMemorySessionStore(stored)
+        let clock = self.clock
+        auth = AuthController(
+            store: store, gateway: gateway, refreshMargin: 60, now: { clock.now },
+            logger: LogSystem(configuration: .init(defaultLevel: .trace), sinks: [logs]).logger(.auth))
+    }
+
+    /// A session whose token expires `seconds` from now.
+    func session(_ user: AuthUser = Fixtures.alice, n: Int, in seconds: TimeInterval) -> AuthSession {
+        Fixtures.session(user, n: n, expiresAt: clock.now.addingTimeInterval(seconds))
+    }
+
+    /// Waits (without sleeping on the wall clock for long) until `condition` holds.
+    func until(_ condition: () -> Bool) async {
+        for _ in 0..<10_000 where !condition() {
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+/// Collects events from a stream in the background.
+final class EventRecorder: Sendable {
+    final class Box: Sendable {
+        let events = Mutex<[AuthEvent]>([])
+    }
+    let box = Box()
+    let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(_ stream: AsyncStream<AuthEvent>) {
+        let box = self.box
+        let t = Task {
+            for await e in stream { box.events.withLock { $0.append(e) } }
+        }
+        task.withLock { $0 = t }
+    }
+
+    var all: [AuthEvent] { box.events.withLock { $0 } }
+    func cancel() { task.withLock { $0?.cancel() } }
+}

@@ -1,0 +1,110 @@
+import AsyncHTTPClient
+import Foundation
+import TrendyAPI
+import TrendyAPILive
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+
+/// Dev-backend throughput: events/s through `POST /events/batch` (500 per batch) from one
+/// client on loopback, with per-batch latency, against a same-run baseline of the same events
+/// written straight into the store; then change-feed reads.
+enum ServerBenchmarks {
+    static func run(smoke: Bool) async throws -> [BenchResult] {
+        let total = smoke ? 1_000 : 50_000
+        let batchSize = 500
+        let dir = BenchHarness.temporaryDirectory("server")
+        defer { try? FileManager.default.removeItem(at: dir) }
+
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.databasePath = dir.appendingPathComponent("server.sqlite").path
+        configuration.bcryptCost = 4
+        configuration.jwtSecret = String(repeating: "b", count: 40)
+        let server = try await TrendyServer(configuration: configuration, logs: LogSystem.disabled())
+        let running = try await server.start()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { _ = http }
+
+        let session = try await signUp(http, running.baseURL)
+        let api = LiveTrendyAPIClient(
+            configuration: .init(baseURL: running.baseURL, timeout: .seconds(60)), http: http,
+            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+        let ids = UUIDv7Generator()
+        let type = try await api.createEventType(EventTypeCreate(id: ids.next(), name: "Bench"), idempotencyKey: nil)
+        let start = Date().addingTimeInterval(-Double(total) * 2)
+        func makeEvents(_ offset: Int) -> [Event] {
+            (0..<total).map { i in
+                Event(
+                    id: ids.next(), eventTypeId: type.value.id,
+                    timestamp: start.addingTimeInterval(Double(i + offset) * 0.5), notes: "bench \(i)",
+                    sourceType: .imported)
+            }
+        }
+
+        // Baseline: the same work straight into the store, no HTTP, no JSON.
+        let baselineEvents = makeEvents(total)
+        let clock = ContinuousClock()
+        let baselineStart = clock.now
+        for chunk in stride(from: 0, to: total, by: batchSize) {
+            _ = try await server.store.createEvents(
+                userId: session.user.id, Array(baselineEvents[chunk..<min(chunk + batchSize, total)]), now: Date())
+        }
+        let baselineSeconds = BenchHarness.seconds(clock.now - baselineStart)
+
+        let events = makeEvents(0)
+        var latencies: [Double] = []
+        let ingestStart = clock.now
+        for chunk in stride(from: 0, to: total, by: batchSize) {
+            let t0 = clock.now
+            let response = try await api.createEvents(
+                Array(events[chunk..<min(chunk + batchSize, total)]), idempotencyKey: UUID().uuidString)
+            latencies.append(BenchHarness.seconds(clock.now - t0) * 1000)
+            precondition(response.failed == 0, "batch failed: \(response.results.first { $0.status == .failed }!)")
+        }
+        let ingestSeconds = BenchHarness.seconds(clock.now - ingestStart)
+        let eventsPerSecond = Double(total) / ingestSeconds
+        let baselinePerSecond = Double(total) / baselineSeconds
+
+        // Change feed: read everything back in pages of 500.
+        var cursor: Int64 = 0
+        var changes = 0
+        let feedStart = clock.now
+        while true {
+            let page = try await api.changes(since: cursor, limit: 500)
+            changes += page.changes.count
+            cursor = page.nextCursor
+            if !page.hasMore { break }
+        }
+        let feedPerSecond = Double(changes) / BenchHarness.seconds(clock.now - feedStart)
+
+        try await http.shutdown()
+        await running.stop()
+        return [
+            BenchResult(
+                suite: "server", name: "batch_ingest", value: eventsPerSecond, unit: "events/s",
+                baseline: baselinePerSecond, ratio: eventsPerSecond / baselinePerSecond,
+                target: "≥ 20,000 events/s", met: eventsPerSecond >= 20_000),
+            BenchResult(
+                suite: "server", name: "batch_latency_p50", value: BenchHarness.percentile(latencies, 50),
+                unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
+            BenchResult(
+                suite: "server", name: "batch_latency_p99", value: BenchHarness.percentile(latencies, 99),
+                unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
+            BenchResult(
+                suite: "server", name: "change_feed_read", value: feedPerSecond, unit: "changes/s", baseline: nil,
+                ratio: nil, target: "report", met: nil),
+        ]
+    }
+
+    static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {
+        var request = HTTPClientRequest(url: base.absoluteString + "/auth/v1/signup")
+        request.method = .POST
+        request.body = .bytes(
+            .init(string: #"{"email":"bench-\#(UUID().uuidString.prefix(8))@example.com","password":"bench-password"}"#)
+        )
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(body.readableBytesView))
+    }
+}
