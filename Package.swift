@@ -161,6 +161,8 @@ let package = Package(
                 "TrendyModels",
                 "TrendyAPI",
                 "TrendyAPILive",
+                "TrendyAuth",
+                "TrendyAuthLive",
                 "TrendyServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -221,6 +223,7 @@ let package = Package(
             dependencies: [
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/TrendyAppTests",
             swiftSettings: swiftSettings

@@ -96,26 +96,31 @@ enum SessionFileFormat {
         return try encoder.encode(Envelope(version: 1, session: session))
     }
 
+    /// Decodes with `JSONSerialization` and direct field reads: this runs on the launch path,
+    /// where `JSONDecoder`'s generic machinery costs several times the file read itself.
     static func decode(_ bytes: [UInt8], logger: Logger) -> AuthSession? {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        do {
-            let envelope = try decoder.decode(Envelope.self, from: Data(bytes))
-            guard envelope.version == 1 else {
-                logger.warning(
-                    "Unknown session file version; treating as signed out",
-                    metadata: ["version": .int(envelope.version)])
-                return nil
-            }
-            let s = envelope.session
-            guard !s.accessToken.isEmpty, !s.refreshToken.isEmpty, !s.user.id.isEmpty else {
-                logger.warning("The session file is incomplete; treating as signed out")
-                return nil
-            }
-            return s
-        } catch {
+        guard
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+            let version = object["version"] as? Int
+        else {
             logger.warning("The session file is corrupt; treating as signed out")
             return nil
         }
+        guard version == 1 else {
+            logger.warning("Unknown session file version; treating as signed out", metadata: ["version": .int(version)])
+            return nil
+        }
+        guard let s = object["session"] as? [String: Any], let access = s["access_token"] as? String,
+            let refresh = s["refresh_token"] as? String, let expires = (s["expires_at"] as? NSNumber)?.doubleValue,
+            let user = s["user"] as? [String: Any], let id = user["id"] as? String,
+            let email = user["email"] as? String,
+            !access.isEmpty, !refresh.isEmpty, !id.isEmpty, expires.isFinite
+        else {
+            logger.warning("The session file is incomplete; treating as signed out")
+            return nil
+        }
+        return AuthSession(
+            accessToken: access, refreshToken: refresh, expiresAt: Date(timeIntervalSince1970: expires),
+            user: AuthUser(id: id, email: email))
     }
 }

@@ -2,53 +2,54 @@ import Foundation
 import Testing
 
 struct CLISkeletonTests {
-    @Test func versionPrintsHumanAndJSON() throws {
-        let human = try TrendyProcess.run(["version"])
+    @Test func versionPrintsHumanAndJSON() async throws {
+        let human = try await TrendyProcess.runAsync(["version"])
         #expect(human.status == 0)
         #expect(human.stdout.hasPrefix("trendy 0.1.0"))
-        let json = try TrendyProcess.run(["version", "--json"])
+        let json = try await TrendyProcess.runAsync(["version", "--json"])
         #expect(json.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(object?["version"] as? String == "0.1.0")
     }
 
-    @Test func unknownOptionIsAUsageError() throws {
-        let r = try TrendyProcess.run(["version", "--bogus"])
+    @Test func unknownOptionIsAUsageError() async throws {
+        let r = try await TrendyProcess.runAsync(["version", "--bogus"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("Unknown option '--bogus'"))
     }
 
-    @Test func unknownCommandIsAUsageError() throws {
-        let r = try TrendyProcess.run(["fly"])
+    @Test func unknownCommandIsAUsageError() async throws {
+        let r = try await TrendyProcess.runAsync(["fly"])
         #expect(r.status == 64)
     }
 
-    @Test func badLogLevelIsAUsageErrorWithAClearMessage() throws {
-        let r = try TrendyProcess.run(["logs", "path", "--log-level", "loud"])
+    @Test func badLogLevelIsAUsageErrorWithAClearMessage() async throws {
+        let r = try await TrendyProcess.runAsync(["logs", "path", "--log-level", "loud"])
         #expect(r.status == 64)
         #expect(r.stderr.contains("unknown log level 'loud'"))
     }
 
-    @Test func logsPathUsesTheDataDirectoryFromFlagOrEnvironment() throws {
+    @Test func logsPathUsesTheDataDirectoryFromFlagOrEnvironment() async throws {
         let dir = TemporaryDataDirectory()
-        let viaFlag = try TrendyProcess.run(["logs", "path", "--data-dir", dir.path])
+        let viaFlag = try await TrendyProcess.runAsync(["logs", "path", "--data-dir", dir.path])
         #expect(viaFlag.status == 0)
         #expect(viaFlag.stdout.trimmingCharacters(in: .newlines) == dir.url.appendingPathComponent("logs").path)
-        let viaEnv = try TrendyProcess.run(["logs", "path", "--json"], environment: ["TRENDY_DATA_DIR": dir.path])
+        let viaEnv = try await TrendyProcess.runAsync(
+            ["logs", "path", "--json"], environment: ["TRENDY_DATA_DIR": dir.path])
         let object = try JSONSerialization.jsonObject(with: Data(viaEnv.stdout.utf8)) as? [String: Any]
         #expect(object?["directory"] as? String == dir.url.appendingPathComponent("logs").path)
         let perms = try FileManager.default.attributesOfItem(atPath: dir.path)[.posixPermissions] as? Int
         #expect(perms == 0o700)
     }
 
-    @Test func exportWritesARedactedBundle() throws {
+    @Test func exportWritesARedactedBundle() async throws {
         let dir = TemporaryDataDirectory()
         let logs = dir.url.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         try "old line refresh_token=rt-secret-1 by jane@example.com\n".write(
             to: logs.appendingPathComponent("trendy-20260101T000000.000Z-0000.log"), atomically: true, encoding: .utf8)
         let bundle = dir.url.appendingPathComponent("bundle.txt")
-        let r = try TrendyProcess.run(["logs", "export", bundle.path, "--data-dir", dir.path, "--json"])
+        let r = try await TrendyProcess.runAsync(["logs", "export", bundle.path, "--data-dir", dir.path, "--json"])
         #expect(r.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
         #expect(object?["files"] as? Int == 2)
@@ -58,12 +59,12 @@ struct CLISkeletonTests {
         #expect(!text.contains("jane@example.com"))
     }
 
-    @Test func exportToAnUnwritablePlaceFailsClearly() throws {
+    @Test func exportToAnUnwritablePlaceFailsClearly() async throws {
         let dir = TemporaryDataDirectory()
         let blocker = dir.url.appendingPathComponent("file")
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         try Data().write(to: blocker)
-        let r = try TrendyProcess.run([
+        let r = try await TrendyProcess.runAsync([
             "logs", "export", blocker.path + "/x/bundle.txt", "--data-dir", dir.path, "--json",
         ])
         #expect(r.status == 73)
@@ -71,24 +72,24 @@ struct CLISkeletonTests {
         #expect(object?["error"]?["code"] == "export_failed")
     }
 
-    @Test func tailShowsTheNewestLines() throws {
+    @Test func tailShowsTheNewestLines() async throws {
         let dir = TemporaryDataDirectory()
-        _ = try TrendyProcess.run([
+        _ = try await TrendyProcess.runAsync([
             "logs", "export", dir.url.appendingPathComponent("b.txt").path, "--data-dir", dir.path,
         ])
-        let r = try TrendyProcess.run(["logs", "tail", "-n", "1", "--data-dir", dir.path])
+        let r = try await TrendyProcess.runAsync(["logs", "tail", "-n", "1", "--data-dir", dir.path])
         #expect(r.status == 0)
         #expect(r.stdout.contains("Exporting logs"))
-        let bad = try TrendyProcess.run(["logs", "tail", "-n", "0", "--data-dir", dir.path])
+        let bad = try await TrendyProcess.runAsync(["logs", "tail", "-n", "0", "--data-dir", dir.path])
         #expect(bad.status == 64)
     }
 
-    @Test func unusableDataDirectoryFailsWithoutCrashing() throws {
+    @Test func unusableDataDirectoryFailsWithoutCrashing() async throws {
         let dir = TemporaryDataDirectory()
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let blocker = dir.url.appendingPathComponent("plain-file")
         try Data().write(to: blocker)
-        let r = try TrendyProcess.run(["logs", "path", "--data-dir", blocker.path + "/sub"])
+        let r = try await TrendyProcess.runAsync(["logs", "path", "--data-dir", blocker.path + "/sub"])
         #expect(r.status == 73)
         #expect(r.stderr.contains("cannot use the data directory"))
     }

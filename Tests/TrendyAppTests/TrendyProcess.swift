@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 
 /// Runs the real `trendy` binary (built next to the test bundle) and captures its output.
 struct TrendyProcess {
@@ -45,6 +47,39 @@ struct TrendyProcess {
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+extension TrendyProcess {
+    /// Runs the binary on a background thread, so a server running in this test process keeps
+    /// its cooperative threads while the child runs.
+    static func runAsync(
+        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    continuation.resume(returning: try run(arguments, environment: environment, stdin: stdin))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}
+
+/// A small HTTP helper for tests that poke the server directly.
+enum RawHTTP {
+    static func post(_ url: String, json: String) async throws -> String {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: json))
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        try await http.shutdown()
+        return String(buffer: body)
     }
 }
 

@@ -19,7 +19,7 @@ struct TrendyBench: AsyncParsableCommand {
     @Flag(help: "Print results as JSON.")
     var json = false
 
-    static let suites = ["logging", "server"]
+    static let suites = ["logging", "auth", "server"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -34,6 +34,7 @@ struct TrendyBench: AsyncParsableCommand {
             var r: [BenchResult]
             switch suite {
             case "logging": r = LoggingBenchmarks.run(smoke: smoke)
+            case "auth": r = AuthBenchmarks.run(smoke: smoke)
             case "server": r = try await ServerBenchmarks.run(smoke: smoke)
             default: r = []
             }

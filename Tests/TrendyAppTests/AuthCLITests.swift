@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import TrendyLogging
+import TrendyServer
+
+/// The real `trendy` binary against the real dev server on loopback.
+@Suite(.timeLimit(.minutes(2)))
+struct AuthCLITests {
+    static func withServer(
+        tokenLifetime: Duration = .seconds(3_600), _ body: (RunningServer) async throws -> Void
+    ) async throws {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = nil
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "k", count: 40)
+        c.accessTokenLifetime = tokenLifetime
+        c.refreshReuseInterval = .seconds(0)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        let running = try await server.start()
+        do {
+            try await body(running)
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+    }
+
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ server: RunningServer?, stdin: String? = nil)
+        async throws -> TrendyProcess.Result
+    {
+        var full = args + ["--data-dir", dir.path]
+        if let server { full += ["--api-url", server.baseURL.absoluteString] }
+        return try await TrendyProcess.runAsync(full, stdin: stdin)
+    }
+
+    func json(_ r: TrendyProcess.Result) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    func storedSession(_ dir: TemporaryDataDirectory) -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: dir.url.appendingPathComponent("session.json").path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return object["session"] as? [String: Any]
+    }
+
+    @Test func signupWhoamiLogoutAndTheSessionFile() async throws {
+        try await Self.withServer { server in
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "cli@example.com", "--password-stdin", "--json"], dir, server,
+                stdin: "password-cli-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            #expect(json(signup)["email"] as? String == "cli@example.com")
+            let file = dir.url.appendingPathComponent("session.json").path
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+            let whoami = try await trendy(["whoami", "--json"], dir, server)
+            #expect(whoami.status == 0, "\(whoami.stderr)")
+            #expect(json(whoami)["verified"] as? Bool == true)
+            #expect((json(whoami)["server"] as? [String: Any])?["event_count"] as? Int == 0)
+            let human = try await trendy(["whoami"], dir, server)
+            #expect(human.stdout.contains("Signed in as cli@example.com"))
+            let logout = try await trendy(["logout", "--scope", "global"], dir, server)
+            #expect(logout.status == 0)
+            #expect(!FileManager.default.fileExists(atPath: file))
+            let after = try await trendy(["whoami"], dir, server)
+            #expect(after.status == 77)
+            #expect(after.stderr.contains("not signed in"))
+            let login = try await trendy(
+                ["login", "--email", "CLI@example.com", "--password-stdin"], dir, server, stdin: "password-cli-1\n")
+            #expect(login.status == 0, "\(login.stderr)")
+        }
+    }
+
+    @Test func failuresHaveClearMessagesAndExitCodes() async throws {
+        try await Self.withServer { server in
+            let dir = TemporaryDataDirectory()
+            _ = try await trendy(
+                ["signup", "--email", "x@example.com", "--password-stdin"], dir, server, stdin: "password-x-1\n")
+            let exists = try await trendy(
+                ["signup", "--email", "x@example.com", "--password-stdin", "--json"], dir, server,
+                stdin: "password-x-1\n")
+            #expect(exists.status == 65)
+            #expect((json(exists)["error"] as? [String: Any])?["code"] as? String == "user_already_exists")
+            let wrong = try await trendy(
+                ["login", "--email", "x@example.com", "--password-stdin"], dir, server, stdin: "nope-nope\n")
+            #expect(wrong.status == 77)
+            #expect(wrong.stderr.contains("Wrong email or password"))
+            let weak = try await trendy(
+                ["signup", "--email", "y@example.com", "--password-stdin"], dir, server, stdin: "short\n")
+            #expect(weak.status == 65)
+            let badEmail = try await trendy(
+                ["login", "--email", "nope", "--password-stdin"], dir, server, stdin: "password-1\n")
+            #expect(badEmail.status == 65)
+            let noStdin = try await trendy(["login", "--email", "x@example.com"], dir, server, stdin: "")
+            #expect(noStdin.status == 64)
+            #expect(noStdin.stderr.contains("--password-stdin"))
+            let badURL = try await TrendyProcess.runAsync(["whoami", "--data-dir", dir.path, "--api-url", "ftp://x"])
+            #expect(badURL.status == 64)
+        }
+        let dir = TemporaryDataDirectory()
+        let offline = try await TrendyProcess.runAsync(
+            [
+                "login", "--email", "x@example.com", "--password-stdin", "--data-dir", dir.path, "--api-url",
+                "http://127.0.0.1:1",
+            ],
+            stdin: "password-x-1\n")
+        #expect(offline.status == 69)
+        #expect(offline.stderr.contains("Cannot reach the server"))
+    }
+
+    @Test func expiredTokensRefreshTransparentlyAndTheRotatedOneIsSaved() async throws {
+        try await Self.withServer(tokenLifetime: .seconds(2)) { server in
+            let dir = TemporaryDataDirectory()
+            _ = try await trendy(
+                ["signup", "--email", "short@example.com", "--password-stdin"], dir, server, stdin: "password-short-1\n"
+            )
+            let first = try #require(storedSession(dir))
+            try await Task.sleep(for: .seconds(3))
+            let whoami = try await trendy(["whoami", "--json"], dir, server)
+            #expect(whoami.status == 0, "\(whoami.stderr)")
+            #expect(json(whoami)["verified"] as? Bool == true)
+            let second = try #require(storedSession(dir))
+            #expect(second["refresh_token"] as? String != first["refresh_token"] as? String)
+            // Presenting the rotated token again is theft: the server ends the session, and the
+            // next command notices and signs out.
+            let reuse = try await RawHTTP.post(
+                server.baseURL.absoluteString + "/auth/v1/token?grant_type=refresh_token",
+                json: #"{"refresh_token":"\#(first["refresh_token"] as? String ?? "")"}"#)
+            #expect(reuse.contains("refresh_token_already_used"))
+            let revoked = try await trendy(["whoami"], dir, server)
+            #expect(revoked.status == 77)
+            #expect(storedSession(dir) == nil)
+        }
+    }
+
+    @Test func logsOfAWholeRunHoldNoSecrets() async throws {
+        try await Self.withServer { server in
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "quiet@example.com", "--password-stdin", "--log-level", "trace"], dir, server,
+                stdin: "password-quiet-1\n")
+            let session = try #require(storedSession(dir))
+            let whoami = try await trendy(["whoami", "--log-level", "trace"], dir, server)
+            let export = dir.url.appendingPathComponent("bundle.txt")
+            _ = try await trendy(["logs", "export", export.path], dir, server)
+            let logs = try String(contentsOf: export, encoding: .utf8)
+            #expect(logs.contains("Signed up"))
+            for text in [signup.stderr, whoami.stderr, logs] {
+                for secret in [
+                    "password-quiet-1", session["access_token"] as? String ?? "-",
+                    session["refresh_token"] as? String ?? "-",
+                    "quiet@example.com",
+                ] {
+                    #expect(!text.contains(secret))
+                }
+            }
+        }
+    }
+
+    @Test func theEmbeddedBackendPersistsBetweenRuns() async throws {
+        let dir = TemporaryDataDirectory()
+        let signup = try await trendy(
+            ["signup", "--email", "local@example.com", "--password-stdin"], dir, nil, stdin: "password-local-1\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        let whoami = try await trendy(["whoami", "--json"], dir, nil)
+        #expect(whoami.status == 0, "\(whoami.stderr)")
+        #expect(json(whoami)["verified"] as? Bool == true)
+        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("server.sqlite").path))
+    }
+}
