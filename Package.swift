@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
     ],
     targets: [
         // MARK: Modules
@@ -96,6 +97,24 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "TrendySync",
+            dependencies: ["TrendyModels", "TrendyLogging"],
+            path: "Modules/TrendySync",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendySyncLive",
+            dependencies: [
+                "TrendySync", "TrendyAPI", "TrendyModels", "TrendyLogging",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "CSV", package: "CSV.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendySyncLive",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -108,9 +127,12 @@ let package = Package(
                 "TrendyAPILive",
                 "TrendyAuth",
                 "TrendyAuthLive",
+                "TrendySync",
+                "TrendySyncLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "App/TrendyApp",
             swiftSettings: swiftSettings

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import TrendyAPI
 import TrendyLogging
 import TrendyModels
@@ -111,12 +112,15 @@ public final class TrendyServer: Sendable {
     public func start() async throws -> RunningServer {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = application { port in continuation.yield(port) }
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
+        var quiet = logger
+        quiet.logLevel = .critical
+        let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
+        let task = Task { try await group.run() }
         var iterator = stream.makeAsyncIterator()
         guard let port = await iterator.next() else { throw ServerSetupError.didNotStart }
         continuation.finish()
         logger.notice("Serving", metadata: ["host": .string(configuration.host), "port": .int(port)])
-        return RunningServer(port: port, host: configuration.host, task: task)
+        return RunningServer(port: port, host: configuration.host, group: group, task: task)
     }
 }
 
@@ -126,14 +130,15 @@ public struct RunningServer: Sendable {
     public let port: Int
     /// The bound host.
     public let host: String
+    let group: ServiceGroup
     let task: Task<Void, any Error>
 
     /// `http://host:port`.
     public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
 
-    /// Stops accepting requests and waits for the server task to end.
+    /// Stops accepting requests, lets in-flight requests finish, and waits for the server to end.
     public func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = await task.result
     }
 }

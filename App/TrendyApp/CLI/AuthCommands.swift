@@ -53,6 +53,17 @@ enum PasswordInput {
     }
 }
 
+/// Hands the local data to the account that just signed in; refuses (and signs out again) when
+/// another account's changes are still unsynced here.
+func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throws {
+    do {
+        try await env.store.claim(for: session.user.id)
+    } catch {
+        await env.auth.signOut(scope: .local)
+        throw CLIError(code: "other_account_data", message: String(describing: error), exitCode: .dataError)
+    }
+}
+
 /// What sign-up, login and whoami print with `--json`.
 struct SessionReport: Encodable {
     let signed_in: Bool
@@ -76,6 +87,7 @@ struct SignupCommand: AsyncParsableCommand {
             do throws(AuthError) { session = try await env.auth.signUp(email: email, password: password) } catch {
                 throw error.cli
             }
+            try await claimLocalData(env, for: session)
             out.line("Signed up and signed in as \(session.user.email).")
             out.document(
                 SessionReport(
@@ -98,6 +110,7 @@ struct LoginCommand: AsyncParsableCommand {
             do throws(AuthError) { session = try await env.auth.signIn(email: email, password: password) } catch {
                 throw error.cli
             }
+            try await claimLocalData(env, for: session)
             out.line("Signed in as \(session.user.email).")
             out.document(
                 SessionReport(

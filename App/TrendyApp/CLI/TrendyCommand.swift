@@ -11,6 +11,8 @@ public struct TrendyCommand: AsyncParsableCommand {
         version: TrendyVersion.current,
         subcommands: [
             VersionCommand.self, SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
+            TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
+            StatusCommand.self,
             LogsCommand.self, ServeCommand.self,
         ]
     )

@@ -7,6 +7,8 @@ import TrendyAuth
 import TrendyAuthLive
 import TrendyLogging
 import TrendyModels
+import TrendySync
+import TrendySyncLive
 
 /// The composition root: the one place that constructs live implementations.
 public enum AppComposition {
@@ -60,12 +62,18 @@ public enum AppComposition {
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
+        let database = try AppDatabase.open(at: paths.database)
+        let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
+        let engine = OutboxSyncEngine(
+            store: store, api: api, identity: { [auth] in auth.currentUserId }, logger: logs.logger(.sync))
         let modules: [any AppModule] = [
             LoggingModule(logs: logs, directory: paths.logDirectory),
             AuthModule(auth: auth),
+            SyncModule(engine: engine),
         ]
         return AppEnvironment(
             paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, modules: modules, auth: auth, api: api,
+            store: store, sync: engine,
             close: {
                 try? await http.shutdown()
                 await embedded?.stop()

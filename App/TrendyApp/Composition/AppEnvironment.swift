@@ -4,6 +4,7 @@ import TrendyAPI
 import TrendyAuth
 import TrendyLogging
 import TrendyModels
+import TrendySync
 
 /// Every dependency of the app, protocol- or value-typed, built once by ``AppComposition``.
 ///
@@ -23,15 +24,21 @@ public struct AppEnvironment: Sendable {
     public var auth: any AuthService
     /// The Trendy API.
     public var api: any TrendyAPIClient
+    /// Local-first reads and writes.
+    public var store: any LocalStore
+    /// The sync engine.
+    public var sync: any SyncEngine
     /// Releases what the environment holds (HTTP connections, the embedded backend).
     public var close: @Sendable () async -> Void
 
     /// Creates an environment.
     public init(
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
-        modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient,
-        close: @escaping @Sendable () async -> Void
+        modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
+        sync: any SyncEngine, close: @escaping @Sendable () async -> Void
     ) {
+        self.store = store
+        self.sync = sync
         self.paths = paths
         self.logs = logs
         self.ids = ids

@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import TrendyModels
+import TrendySync
+
+extension LocalStoreError {
+    var cli: CLIError {
+        switch self {
+        case .notFound: return CLIError(code: "not_found", message: description, exitCode: .dataError)
+        case .invalid: return CLIError(code: "invalid", message: description, exitCode: .dataError)
+        case .conflict: return CLIError(code: "conflict", message: description, exitCode: .dataError)
+        }
+    }
+}
+
+/// Runs a store call, turning its errors into CLI errors.
+func storeCall<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as LocalStoreError {
+        throw error.cli
+    }
+}
+
+/// Finds an event type by name (case-insensitive) or id.
+func resolveType(_ env: AppEnvironment, _ nameOrId: String) async throws -> EventType {
+    if let byName = try await env.store.eventType(named: nameOrId) { return byName.value }
+    if let id = UUIDv7(nameOrId), let byId = try await env.store.eventType(id: id) { return byId.value }
+    throw CLIError(
+        code: "unknown_type",
+        message: "no event type named '\(nameOrId)'; create it with `trendy types add \(nameOrId)`",
+        exitCode: .dataError)
+}
+
+/// Parses `--at`: ISO-8601, or `now`.
+func parseTime(_ text: String?, now: Date) throws(CLIError) -> Date {
+    guard let text, text != "now" else { return now }
+    guard let date = TrendyJSON.parseDate(text) else {
+        throw CLIError(
+            code: "invalid_time", message: "'\(text)' is not a time: use ISO-8601 like 2026-11-22T08:30:00Z, or now",
+            exitCode: .usage)
+    }
+    return date
+}
+
+struct TypesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "types", abstract: "List, add and remove event types.",
+        subcommands: [List.self, Add.self, Remove.self],
+        defaultSubcommand: List.self)
+
+    struct Item: Encodable {
+        let id: String
+        let name: String
+        let color: String
+        let icon: String
+        let sync_status: String
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List event types.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let types = try await env.store.eventTypes()
+                if types.isEmpty { out.line("No event types yet. Add one with `trendy types add <name>`.") }
+                for t in types {
+                    out.line("\(t.value.name)  \(t.value.color)  \(t.value.icon)  [\(t.syncStatus.rawValue)]")
+                }
+                out.document(
+                    types.map {
+                        Item(
+                            id: $0.value.id.description, name: $0.value.name, color: $0.value.color,
+                            icon: $0.value.icon,
+                            sync_status: $0.syncStatus.rawValue)
+                    })
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an event type.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Its name.") var name: String
+        @Option(help: "Colour as #RRGGBB.") var color = "#3B82F6"
+        @Option(help: "Icon name.") var icon = "circle"
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let type = EventType(
+                    id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces), color: color, icon: icon)
+                try await storeCall { try await env.store.createEventType(type) }
+                out.line("Added event type \(type.name).")
+                out.document(
+                    Item(
+                        id: type.id.description, name: type.name, color: type.color, icon: type.icon,
+                        sync_status: "pending"))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm", abstract: "Remove an event type and its events.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Name or id.") var type: String
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let t = try await resolveType(env, type)
+                try await storeCall { try await env.store.deleteEventType(id: t.id) }
+                out.line("Removed event type \(t.name) and its events.")
+                out.document(["removed": t.id.description])
+            }
+        }
+    }
+}
+
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log", abstract: "Log an event now (or at --at); it syncs with the next `trendy sync`.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The event type's name or id.") var type: String
+    @Option(help: "When: ISO-8601 or now.") var at: String?
+    @Option(help: "A note.") var note: String?
+    @Flag(help: "Push it to the server right away.") var sync = false
+
+    struct Result: Encodable {
+        let id: String
+        let type: String
+        let timestamp: Date
+        let synced: Bool
+    }
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            let t = try await resolveType(env, type)
+            let event = Event(
+                id: env.ids.next(), eventTypeId: t.id, timestamp: try parseTime(at, now: env.now()), notes: note)
+            try await storeCall { try await env.store.createEvent(event) }
+            out.line("Logged \(t.name) at \(TrendyJSON.formatDate(event.timestamp)).")
+            var synced = false
+            if sync {
+                let run = await env.sync.sync(full: false)
+                synced = run.outcome == "ok"
+                out.line(synced ? "Synced." : "Saved here; it will sync later (\(run.error ?? run.outcome)).")
+            }
+            out.document(Result(id: event.id.description, type: t.name, timestamp: event.timestamp, synced: synced))
+        }
+    }
+}
+
+struct EventsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events", abstract: "Read events from the local store.", subcommands: [List.self],
+        defaultSubcommand: List.self)
+
+    struct Item: Encodable {
+        let id: String
+        let type: String
+        let timestamp: Date
+        let end_date: Date?
+        let notes: String?
+        let source_type: String
+        let sync_status: String
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Newest events first.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Only events at or after this ISO-8601 time.") var since: String?
+        @Option(help: "How many.") var limit = 20
+
+        func validate() throws {
+            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1-10000") }
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let sinceDate = try since.map { text throws(CLIError) in try parseTime(text, now: env.now()) }
+                let events = try await env.store.events(limit: limit, since: sinceDate)
+                let names = Dictionary(
+                    try await env.store.eventTypes().map { ($0.value.id, $0.value.name) },
+                    uniquingKeysWith: { a, _ in a })
+                if events.isEmpty { out.line("No events.") }
+                for e in events {
+                    let name = names[e.value.eventTypeId] ?? "?"
+                    let note = e.value.notes.map { "  \($0)" } ?? ""
+                    out.line("\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]")
+                }
+                out.document(
+                    events.map {
+                        Item(
+                            id: $0.value.id.description, type: names[$0.value.eventTypeId] ?? "?",
+                            timestamp: $0.value.timestamp, end_date: $0.value.endDate, notes: $0.value.notes,
+                            source_type: $0.value.sourceType.rawValue, sync_status: $0.syncStatus.rawValue)
+                    })
+            }
+        }
+    }
+}

@@ -1,0 +1,247 @@
+import ArgumentParser
+import Foundation
+import TrendyAuth
+import TrendyModels
+import TrendySync
+import TrendySyncLive
+
+/// Shows sync progress on standard error while `body` runs: a live line on a terminal
+/// (`Syncing 1,200 of 5,000`), a line per phase change otherwise. Silent with `--json`.
+func withProgress<T: Sendable>(_ env: AppEnvironment, _ out: Output, _ body: () async -> T) async -> T {
+    guard !out.json else { return await body() }
+    let tty = isatty(STDERR_FILENO) == 1
+    let updates = env.sync.statusUpdates()
+    let printer = Task {
+        var lastLine = ""
+        var lastPhase = ""
+        for await status in updates {
+            let line = status.bannerText
+            if tty {
+                if line != lastLine { FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8)) }
+            } else if status.phase.name != lastPhase || line.hasPrefix("Syncing") && line != lastLine {
+                if case .pushing(let done, let total) = status.phase, done != total, done % max(1, total / 10) != 0 {
+                    continue
+                }
+                FileHandle.standardError.write(Data("\(line)\n".utf8))
+            }
+            lastLine = line
+            lastPhase = status.phase.name
+        }
+    }
+    let result = await body()
+    printer.cancel()
+    if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+    return result
+}
+
+/// The status as `trendy status --json` prints it.
+struct StatusReport: Encodable {
+    let phase: String
+    let banner: String
+    let pending: Int
+    let failed: Int
+    let last_sync: Date?
+    let last_error: String?
+    let breaker_open_until: Date?
+    let consecutive_failures: Int
+    let failed_changes: [FailedChange]
+
+    init(_ s: SyncStatus, failed: [FailedChange]) {
+        phase = s.phase.name
+        banner = s.bannerText
+        pending = s.pendingCount
+        self.failed = s.failedCount
+        last_sync = s.lastSuccessfulSync
+        last_error = s.lastError
+        if case .rateLimited(let until) = s.phase { breaker_open_until = until } else { breaker_open_until = nil }
+        consecutive_failures = s.consecutiveFailures
+        failed_changes = failed
+    }
+}
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Push local changes and pull the server's.",
+        subcommands: [Run.self, History.self], defaultSubcommand: Run.self)
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a sync pass (the default).")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Download everything again (local pending changes are kept and pushed).") var full = false
+        @Flag(help: "Keep syncing every --interval seconds until interrupted.") var watch = false
+        @Option(help: "Seconds between passes with --watch.") var interval = 10
+        @Flag(help: "Jump the cursor to the server's latest without pulling (pending changes still push).")
+        var skipToLatest = false
+        @Flag(help: "Put failed changes back in the queue first.") var retryFailed = false
+
+        func validate() throws {
+            guard interval >= 1 else { throw ValidationError("--interval must be at least 1") }
+            guard !(full && skipToLatest) else {
+                throw ValidationError("--full and --skip-to-latest exclude each other")
+            }
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                guard env.auth.currentSession != nil else { throw AuthError.notSignedIn.cli }
+                if retryFailed {
+                    let n = try await env.store.retryFailed()
+                    out.line("Retrying \(n) failed change(s).")
+                }
+                if skipToLatest {
+                    do { try await env.sync.skipToLatestCursor() } catch {
+                        throw CLIError(
+                            code: "offline", message: "cannot reach the server: \(error)", exitCode: .unavailable)
+                    }
+                }
+                var run = await withProgress(env, out) { await env.sync.sync(full: full) }
+                report(run, env, out)
+                while watch {
+                    try await Task.sleep(for: .seconds(interval))
+                    run = await withProgress(env, out) { await env.sync.sync(full: false) }
+                    report(run, env, out)
+                }
+                out.document(run)
+                switch run.outcome {
+                case "ok": break
+                case "offline":
+                    throw CLIError(
+                        code: "offline", message: "the server cannot be reached; changes stay queued",
+                        exitCode: .unavailable)
+                case "rate_limited":
+                    throw CLIError(
+                        code: "rate_limited", message: "the server is rate limiting; try again later",
+                        exitCode: .temporaryFailure)
+                case "signed_out":
+                    throw AuthError.notSignedIn.cli
+                default:
+                    throw CLIError(code: "sync_failed", message: run.error ?? run.outcome, exitCode: .failure)
+                }
+            }
+        }
+
+        func report(_ run: SyncRun, _ env: AppEnvironment, _ out: Output) {
+            let status = env.sync.status
+            out.line(
+                "Sync \(run.outcome): pushed \(run.pushed), pulled \(run.pulled) in \(String(format: "%.2f", run.duration)) s. "
+                    + status.bannerText)
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "history", abstract: "The last 10 sync passes.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let runs = try await env.sync.history()
+                if runs.isEmpty { out.line("No sync yet.") }
+                for r in runs {
+                    out.line(
+                        "\(TrendyJSON.formatDate(r.startedAt))  \(r.outcome)  pushed \(r.pushed)  pulled \(r.pulled)  "
+                            + "\(String(format: "%.2f", r.duration)) s" + (r.error.map { "  \($0)" } ?? ""))
+                }
+                out.document(runs)
+            }
+        }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Pending and failed changes, last sync, rate limiting, last error.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            if let engine = env.sync as? OutboxSyncEngine { await engine.refreshCounts() }
+            let history = try await env.sync.history()
+            var status = env.sync.status
+            if let last = history.first, last.outcome != "ok" {
+                status.lastError = last.error
+                if last.outcome == "offline" { status.phase = .offline }
+            }
+            let failed = try await env.store.failedChanges()
+            out.line(status.bannerText)
+            out.line("Pending: \(status.pendingCount)  Failed: \(status.failedCount)")
+            if let last = status.lastSuccessfulSync { out.line("Last sync: \(TrendyJSON.formatDate(last))") }
+            if let error = status.lastError { out.line("Last error: \(error)") }
+            for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }
+            out.document(StatusReport(status, failed: failed))
+        }
+    }
+}
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import events from a .csv or .json file (type,timestamp[,end_date,notes,all_day,external_id]).",
+        discussion: "Unknown event types are created. Malformed rows are reported with their line and skipped; "
+            + "importing the same file twice adds nothing.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The file.") var file: String
+
+    struct Result: Encodable {
+        let rows: Int
+        let imported: Int
+        let duplicates: Int
+        let created_types: [String]
+        let errors: [EventImporter.RowError]
+    }
+
+    func run() async throws {
+        try await CommandRunner(global).run { env, out in
+            let url = URL(fileURLWithPath: file)
+            guard FileManager.default.isReadableFile(atPath: url.path) else {
+                throw CLIError(code: "no_input", message: "cannot read \(url.path)", exitCode: .noInput)
+            }
+            let parsed: (rows: [EventImporter.Row], errors: [EventImporter.RowError])
+            do { parsed = try EventImporter.read(url) } catch {
+                throw CLIError(code: "bad_file", message: String(describing: error), exitCode: .dataError)
+            }
+            for e in parsed.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }
+            if parsed.errors.count > 20 {
+                FileHandle.standardError.write(Data("trendy: … and \(parsed.errors.count - 20) more\n".utf8))
+            }
+            var types: [String: EventType] = [:]
+            for t in try await env.store.eventTypes() { types[t.value.name.lowercased()] = t.value }
+            var created: [String] = []
+            for name in Set(parsed.rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
+                let t = EventType(id: env.ids.next(), name: name)
+                try await storeCall { try await env.store.createEventType(t) }
+                types[name.lowercased()] = t
+                created.append(name)
+            }
+            let events = parsed.rows.compactMap { row -> Event? in
+                guard let t = types[row.typeName.lowercased()] else { return nil }
+                return Event(
+                    id: env.ids.next(), eventTypeId: t.id, timestamp: row.timestamp, endDate: row.endDate,
+                    notes: row.notes,
+                    isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId)
+            }
+            var inserted = 0
+            var duplicates = 0
+            let tty = isatty(STDERR_FILENO) == 1 && !out.json
+            for start in stride(from: 0, to: events.count, by: 1_000) {
+                let chunk = Array(events[start..<min(start + 1_000, events.count)])
+                let s = try await storeCall { try await env.store.insertEvents(chunk) }
+                inserted += s.inserted
+                duplicates += s.duplicates
+                if tty {
+                    let done = min(start + 1_000, events.count)
+                    FileHandle.standardError.write(Data("\r\u{1B}[2KImporting \(done) of \(events.count)".utf8))
+                }
+            }
+            if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            out.line(
+                "Imported \(inserted) event(s) from \(parsed.rows.count + parsed.errors.count) row(s); "
+                    + "\(duplicates) duplicate(s), \(parsed.errors.count) malformed row(s) skipped."
+                    + (created.isEmpty ? "" : " Created types: \(created.joined(separator: ", ")).")
+                    + (inserted > 0 ? " Run `trendy sync` to upload." : ""))
+            out.document(
+                Result(
+                    rows: parsed.rows.count + parsed.errors.count, imported: inserted, duplicates: duplicates,
+                    created_types: created, errors: parsed.errors))
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Foundation
+import GRDB
+import TrendySyncLive
+
+/// The install's SQLite database: WAL, foreign keys, and every module's migrations, registered
+/// here in one place.
+enum AppDatabase {
+    static func migrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        return migrator
+    }
+
+    static func open(at url: URL) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let pool = try DatabasePool(path: url.path, configuration: configuration)
+        try migrator().migrate(pool)
+        return pool
+    }
+}

@@ -1,0 +1,25 @@
+import TrendySync
+import TrendySyncLive
+
+/// Sync's contribution to the lifecycle: counts at launch, a pass after launch and on foreground.
+struct SyncModule: AppModule {
+    let engine: OutboxSyncEngine
+
+    var name: String { "sync" }
+
+    func didLaunch() async {
+        await engine.refreshCounts()
+        _ = await engine.sync(full: false)
+    }
+
+    func willEnterForeground() async { _ = await engine.sync(full: false) }
+
+    func health() async -> ModuleHealth {
+        let s = engine.status
+        return ModuleHealth(
+            module: name, ok: s.failedCount == 0,
+            details: [
+                "phase": s.phase.name, "pending": String(s.pendingCount), "failed": String(s.failedCount),
+            ])
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import TrendyModels
+
+/// Whether a local entity has reached the server.
+public enum EntitySyncStatus: String, Sendable, Hashable, Codable {
+    /// Changed locally; waiting to be pushed.
+    case pending
+    /// The server has it as it is here.
+    case synced
+    /// The server refused it, or retries ran out; see the outbox entry's error.
+    case failed
+}
+
+/// An entity as the local store holds it.
+public struct LocalRecord<Value: Sendable & Hashable>: Sendable, Hashable {
+    /// The entity.
+    public var value: Value
+    /// Its sync status.
+    public var syncStatus: EntitySyncStatus
+
+    /// Creates a record.
+    public init(_ value: Value, syncStatus: EntitySyncStatus) {
+        self.value = value
+        self.syncStatus = syncStatus
+    }
+}
+
+/// What a bulk insert did.
+public struct InsertSummary: Sendable, Hashable, Codable {
+    /// Events stored now.
+    public var inserted: Int
+    /// Events skipped because an identical one (same type and time, or same id) exists.
+    public var duplicates: Int
+
+    /// Creates a summary.
+    public init(inserted: Int, duplicates: Int) {
+        self.inserted = inserted
+        self.duplicates = duplicates
+    }
+}
+
+/// Why a local write was refused.
+public enum LocalStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No such entity here.
+    case notFound(String)
+    /// The value is invalid.
+    case invalid(ValidationError)
+    /// It conflicts with what is stored (duplicate name).
+    case conflict(String)
+
+    /// A readable explanation.
+    public var description: String {
+        switch self {
+        case .notFound(let what): return "no such \(what)"
+        case .invalid(let e): return e.description
+        case .conflict(let d): return d
+        }
+    }
+}
+
+/// Local-first reads and writes. Every write and its outbox entry commit in one transaction;
+/// the caller sees the change at once; nothing waits for the network.
+///
+/// Threading: all methods run their database work off the caller's actor (GRDB's queues).
+public protocol LocalStore: Sendable {
+    /// Event types by name.
+    func eventTypes() async throws -> [LocalRecord<EventType>]
+    /// One event type by id.
+    func eventType(id: UUIDv7) async throws -> LocalRecord<EventType>?
+    /// One event type by name (case-insensitive).
+    func eventType(named name: String) async throws -> LocalRecord<EventType>?
+    /// Creates an event type.
+    func createEventType(_ type: EventType) async throws
+    /// Replaces an event type's fields.
+    func updateEventType(_ type: EventType) async throws
+    /// Deletes an event type and its events.
+    func deleteEventType(id: UUIDv7) async throws
+
+    /// Newest events first, at most `limit`, optionally only those at or after `since`.
+    func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>]
+    /// One event.
+    func event(id: UUIDv7) async throws -> LocalRecord<Event>?
+    /// Creates an event.
+    func createEvent(_ event: Event) async throws
+    /// Creates many events in chunks; duplicates (same id, or same type and time for manual and
+    /// imported events) are skipped, so importing twice adds nothing.
+    func insertEvents(_ events: [Event]) async throws -> InsertSummary
+    /// Replaces an event's fields.
+    func updateEvent(_ event: Event) async throws
+    /// Deletes an event.
+    func deleteEvent(id: UUIDv7) async throws
+
+    /// Geofences.
+    func geofences() async throws -> [LocalRecord<Geofence>]
+    /// Creates a geofence.
+    func createGeofence(_ geofence: Geofence) async throws
+    /// Replaces a geofence's fields.
+    func updateGeofence(_ geofence: Geofence) async throws
+    /// Deletes a geofence.
+    func deleteGeofence(id: UUIDv7) async throws
+
+    /// Local changes not yet on the server, and the ones that failed.
+    func outboxCounts() async throws -> (pending: Int, failed: Int)
+    /// The failed entries with their errors.
+    func failedChanges() async throws -> [FailedChange]
+    /// Puts failed entries back in the queue (a person asked to retry).
+    func retryFailed() async throws -> Int
+    /// Hands the local data to `userId`; another account's synced data is cleared, its unsynced
+    /// data is never discarded (throws instead). Returns whether data was cleared.
+    @discardableResult func claim(for userId: String) async throws -> Bool
+}
+
+/// A local change the server refused or that ran out of retries.
+public struct FailedChange: Sendable, Hashable, Codable {
+    /// The entity kind.
+    public var entity: SyncEntity
+    /// The entity id.
+    public var entityId: String
+    /// What was being sent.
+    public var kind: MutationKind
+    /// Why it failed.
+    public var error: String
+    /// How many attempts were made.
+    public var attempts: Int
+
+    /// Creates a value.
+    public init(entity: SyncEntity, entityId: String, kind: MutationKind, error: String, attempts: Int) {
+        self.entity = entity
+        self.entityId = entityId
+        self.kind = kind
+        self.error = error
+        self.attempts = attempts
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case entity
+        case entityId = "entity_id"
+        case kind, error, attempts
+    }
+}
+
+/// The sync engine: pushes the outbox and pulls the change feed, one pass at a time.
+///
+/// Threading: an actor; `status` is a lock read usable from any thread.
+public protocol SyncEngine: Sendable {
+    /// The status right now.
+    var status: SyncStatus { get }
+    /// Status changes, starting with the current status.
+    func statusUpdates() -> AsyncStream<SyncStatus>
+    /// Runs a pass (or joins the running one and its follow-up); `full` re-downloads everything.
+    func sync(full: Bool) async -> SyncRun
+    /// Moves the cursor to the server's latest without pulling (pending changes still push).
+    func skipToLatestCursor() async throws
+    /// Tells the engine a local write happened: a running pass schedules a follow-up.
+    func localWriteHappened() async
+    /// The last passes, newest first.
+    func history() async throws -> [SyncRun]
+}

@@ -1,0 +1,120 @@
+import Foundation
+
+/// What the sync engine is doing.
+public enum SyncPhase: Sendable, Hashable {
+    /// Nothing to do, or waiting for the next trigger.
+    case idle
+    /// Checking connectivity.
+    case checking
+    /// Pushing local changes: `done` of `total` (total fixed when the drain starts).
+    case pushing(done: Int, total: Int)
+    /// Pulling server changes; `applied` so far.
+    case pulling(applied: Int)
+    /// Waiting out a rate limit until this time.
+    case rateLimited(until: Date)
+    /// The server cannot be reached; nothing was attempted.
+    case offline
+    /// The last pass failed.
+    case error(String)
+
+    /// A short label: `idle`, `pushing`, ...
+    public var name: String {
+        switch self {
+        case .idle: "idle"
+        case .checking: "checking"
+        case .pushing: "pushing"
+        case .pulling: "pulling"
+        case .rateLimited: "rate_limited"
+        case .offline: "offline"
+        case .error: "error"
+        }
+    }
+}
+
+/// Everything a screen shows about sync.
+public struct SyncStatus: Sendable, Hashable {
+    /// The current phase.
+    public var phase: SyncPhase
+    /// Local changes not yet on the server.
+    public var pendingCount: Int
+    /// Local changes the server refused or that ran out of retries.
+    public var failedCount: Int
+    /// When a pass last completed without error.
+    public var lastSuccessfulSync: Date?
+    /// The last error, for people.
+    public var lastError: String?
+    /// Passes that failed in a row.
+    public var consecutiveFailures: Int
+
+    /// Creates a status.
+    public init(
+        phase: SyncPhase = .idle, pendingCount: Int = 0, failedCount: Int = 0, lastSuccessfulSync: Date? = nil,
+        lastError: String? = nil, consecutiveFailures: Int = 0
+    ) {
+        self.phase = phase
+        self.pendingCount = pendingCount
+        self.failedCount = failedCount
+        self.lastSuccessfulSync = lastSuccessfulSync
+        self.lastError = lastError
+        self.consecutiveFailures = consecutiveFailures
+    }
+
+    /// One line for a banner: `Syncing 1,200 of 5,000`, `Offline — 3 pending`, ...
+    public var bannerText: String {
+        let pending = pendingCount > 0 ? " — \(Self.format(pendingCount)) pending" : ""
+        switch phase {
+        case .pushing(let done, let total): return "Syncing \(Self.format(done)) of \(Self.format(total))"
+        case .pulling(let n): return n > 0 ? "Receiving \(Self.format(n)) changes" : "Receiving changes"
+        case .checking: return "Connecting…"
+        case .offline: return "Offline\(pending)"
+        case .rateLimited(let until):
+            return "Server busy; retrying at \(Self.time(until))\(pending)"
+        case .error(let message): return "Sync failed: \(message)\(pending) — run `trendy sync` to retry"
+        case .idle:
+            if failedCount > 0 { return "\(Self.format(failedCount)) change(s) could not sync\(pending)" }
+            if pendingCount > 0 { return "\(Self.format(pendingCount)) pending" }
+            if let last = lastSuccessfulSync { return "Up to date · last synced \(Self.time(last))" }
+            return "Not synced yet"
+        }
+    }
+
+    static func format(_ n: Int) -> String {
+        n.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+    }
+
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle().dateSeparator(.dash).timeSeparator(.colon))
+    }
+}
+
+/// One finished sync pass, for the short history.
+public struct SyncRun: Sendable, Hashable, Codable {
+    /// When it started.
+    public var startedAt: Date
+    /// How long it took, in seconds.
+    public var duration: Double
+    /// Mutations pushed.
+    public var pushed: Int
+    /// Changes pulled.
+    public var pulled: Int
+    /// `ok`, `offline`, `rate_limited`, `error`, `superseded`.
+    public var outcome: String
+    /// The error, if any.
+    public var error: String?
+
+    /// Creates a run.
+    public init(startedAt: Date, duration: Double, pushed: Int, pulled: Int, outcome: String, error: String?) {
+        self.startedAt = startedAt
+        self.duration = duration
+        self.pushed = pushed
+        self.pulled = pulled
+        self.outcome = outcome
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case startedAt = "started_at"
+        case duration = "duration_s"
+        case pushed, pulled, outcome, error
+    }
+}

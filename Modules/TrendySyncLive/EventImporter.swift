@@ -1,0 +1,167 @@
+import CSV
+import Foundation
+import TrendyModels
+import TrendySync
+
+/// Reads events from CSV or JSON for bulk import. Malformed rows are reported with their line
+/// (CSV) or item (JSON) number; the rest is imported.
+///
+/// CSV: a header row with `type,timestamp` and optionally `end_date,notes,all_day,external_id`.
+/// JSON: an array of objects (or `{"events": [...]}`) with the same keys.
+public enum EventImporter {
+    /// One event read from the file, its type still a name.
+    public struct Row: Sendable, Hashable {
+        /// Line (CSV) or item (JSON) number, 1-based.
+        public var line: Int
+        /// The event type's name.
+        public var typeName: String
+        /// When it happened.
+        public var timestamp: Date
+        /// When it ended.
+        public var endDate: Date?
+        /// Notes.
+        public var notes: String?
+        /// All day.
+        public var isAllDay: Bool
+        /// The source's id for the row.
+        public var externalId: String?
+    }
+
+    /// A row that could not be read.
+    public struct RowError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// Line (CSV) or item (JSON) number, 1-based.
+        public var line: Int
+        /// Why.
+        public var reason: String
+        /// `line 7: timestamp 'yesterday' is not an ISO-8601 date-time`.
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Why the file as a whole cannot be read.
+    public struct FileError: Error, CustomStringConvertible {
+        /// A readable explanation.
+        public var description: String
+    }
+
+    /// Reads `url` by its extension (`.csv` or `.json`).
+    public static func read(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+        switch url.pathExtension.lowercased() {
+        case "csv": return try readCSV(url)
+        case "json": return try readJSON(url)
+        default: throw FileError(description: "\(url.lastPathComponent): use a .csv or .json file")
+        }
+    }
+
+    static func makeRow(line: Int, fields: [String: String]) -> Result<Row, RowError> {
+        func value(_ key: String) -> String? {
+            guard let v = fields[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        guard let type = value("type") else { return .failure(RowError(line: line, reason: "type is missing")) }
+        guard let stamp = value("timestamp") else {
+            return .failure(RowError(line: line, reason: "timestamp is missing"))
+        }
+        guard let timestamp = TrendyJSON.parseDate(stamp) else {
+            return .failure(RowError(line: line, reason: "timestamp '\(stamp)' is not an ISO-8601 date-time"))
+        }
+        var end: Date?
+        if let e = value("end_date") {
+            guard let d = TrendyJSON.parseDate(e) else {
+                return .failure(RowError(line: line, reason: "end_date '\(e)' is not an ISO-8601 date-time"))
+            }
+            guard d >= timestamp else { return .failure(RowError(line: line, reason: "end_date is before timestamp")) }
+            end = d
+        }
+        var allDay = false
+        if let a = value("all_day")?.lowercased() {
+            guard ["true", "false", "1", "0", "yes", "no"].contains(a) else {
+                return .failure(RowError(line: line, reason: "all_day '\(a)' is not true or false"))
+            }
+            allDay = ["true", "1", "yes"].contains(a)
+        }
+        guard type.count <= 100 else {
+            return .failure(RowError(line: line, reason: "type name is longer than 100 characters"))
+        }
+        let notes = value("notes")
+        if let notes, notes.count > 10_000 {
+            return .failure(RowError(line: line, reason: "notes are longer than 10000 characters"))
+        }
+        return .success(
+            Row(
+                line: line, typeName: type, timestamp: timestamp, endDate: end, notes: notes, isAllDay: allDay,
+                externalId: value("external_id")))
+    }
+
+    static func readCSV(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+        guard let stream = InputStream(url: url) else { throw FileError(description: "cannot open \(url.path)") }
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(stream: stream, hasHeaderRow: true, trimFields: true)
+        } catch {
+            throw FileError(description: "\(url.lastPathComponent) is not a readable CSV file (no header row)")
+        }
+        guard let header = reader.headerRow?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
+            header.contains("type"), header.contains("timestamp")
+        else {
+            throw FileError(
+                description: "\(url.lastPathComponent): the header row must name at least type and timestamp")
+        }
+        var rows: [Row] = []
+        var errors: [RowError] = []
+        var line = 1
+        while let fields = reader.next() {
+            line += 1
+            if fields.allSatisfy({ $0.isEmpty }) { continue }
+            guard fields.count == header.count else {
+                errors.append(RowError(line: line, reason: "expected \(header.count) fields, found \(fields.count)"))
+                continue
+            }
+            switch makeRow(line: line, fields: Dictionary(zip(header, fields), uniquingKeysWith: { a, _ in a })) {
+            case .success(let r): rows.append(r)
+            case .failure(let e): errors.append(e)
+            }
+        }
+        return (rows, errors)
+    }
+
+    static func readJSON(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch { throw FileError(description: "cannot read \(url.path)") }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw FileError(description: "\(url.lastPathComponent) is not valid JSON")
+        }
+        let items: [Any]
+        if let array = parsed as? [Any] {
+            items = array
+        } else if let object = parsed as? [String: Any], let array = object["events"] as? [Any] {
+            items = array
+        } else {
+            throw FileError(description: "\(url.lastPathComponent): expected an array of events or {\"events\": [...]}")
+        }
+        var rows: [Row] = []
+        var errors: [RowError] = []
+        for (index, item) in items.enumerated() {
+            guard let object = item as? [String: Any] else {
+                errors.append(RowError(line: index + 1, reason: "item is not an object"))
+                continue
+            }
+            var fields: [String: String] = [:]
+            for (k, v) in object {
+                switch v {
+                case let s as String: fields[k] = s
+                case let b as Bool: fields[k] = b ? "true" : "false"
+                case let n as NSNumber: fields[k] = n.stringValue
+                default: break
+                }
+            }
+            switch makeRow(line: index + 1, fields: fields) {
+            case .success(let r): rows.append(r)
+            case .failure(let e): errors.append(e)
+            }
+        }
+        return (rows, errors)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+import TrendySync
+
+/// One outbox row, as the engine works with it.
+struct OutboxEntry: Sendable, Hashable {
+    var seq: Int64
+    var entity: SyncEntity
+    var entityId: String
+    var kind: MutationKind
+    var payload: String?
+    var idempotencyKey: String
+    var attempts: Int
+}
+
+/// The outbox's SQL, used inside the store's transactions.
+enum Outbox {
+    static func newKey() -> String { UUID().uuidString.lowercased() }
+
+    /// Records a local change, coalescing with a waiting entry for the same entity.
+    static func enqueue(
+        _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, now: Date
+    ) throws {
+        let waiting = try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, kind, state, attempts FROM outbox WHERE entity = ? AND entity_id = ?
+                    AND state != 'failed' ORDER BY seq DESC LIMIT 1
+                    """), arguments: [entity.rawValue, id])
+        let existing = waiting.flatMap { row -> (kind: MutationKind, state: OutboxState, attempts: Int)? in
+            guard let k = MutationKind(rawValue: row["kind"]), let s = OutboxState(rawValue: row["state"]) else {
+                return nil
+            }
+            return (k, s, row["attempts"])
+        }
+        switch OutboxCoalescing.decide(existing: existing, incoming: kind) {
+        case .append(let k):
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """
+            ).execute(arguments: [entity.rawValue, id, k.rawValue, payload, newKey(), now.timeIntervalSince1970])
+        case .replace(let k):
+            try db.execute(
+                sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?",
+                arguments: [k.rawValue, payload, waiting?["seq"] as Int64?])
+        case .dropExisting:
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [waiting?["seq"] as Int64?])
+        }
+    }
+
+    /// Removes unsent entries for an entity (its parent was deleted with it).
+    static func cancelPending(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+        try db.execute(
+            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'pending' AND attempts = 0",
+            arguments: [entity.rawValue, id])
+    }
+
+    /// Remembers a local delete, so no pull brings the entity back.
+    static func tombstone(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO tombstones (entity, entity_id) VALUES (?, ?)", arguments: [entity.rawValue, id])
+    }
+
+    static func counts(_ db: Database) throws -> (pending: Int, failed: Int) {
+        let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state != 'failed'") ?? 0
+        let failed = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state = 'failed'") ?? 0
+        return (pending, failed)
+    }
+}

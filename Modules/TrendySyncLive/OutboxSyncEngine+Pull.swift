@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+extension OutboxSyncEngine {
+    func call<T>(_ body: () async throws(TrendyAPIError) -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            switch Self.classify(error) {
+            case .rateLimited(let after):
+                let at = now()
+                let until = breaker.record429(retryAfter: after, now: at) ?? at.addingTimeInterval(after ?? 1)
+                throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+            default:
+                throw Stop(outcome: "error", message: error.description, phase: .error(error.description))
+            }
+        }
+    }
+
+    /// Pulls the change feed (bootstrapping first when there is no cursor or `full` is asked);
+    /// returns how many changes altered local state.
+    func pull(user: String, full: Bool) async throws -> Int {
+        var applied = 0
+        broadcaster.update { $0.phase = .pulling(applied: 0) }
+        if full {
+            applied += try await bootstrap(user: user)
+        } else if try await store.cursor() == nil {
+            applied += try await bootstrap(user: user)
+        }
+        while true {
+            try ensureSameUser(user)
+            let cursor = try await store.cursor() ?? 0
+            let page = try await call { () throws(TrendyAPIError) in
+                try await api.changes(since: cursor, limit: configuration.pageSize)
+            }
+            try ensureSameUser(user)
+            guard page.nextCursor >= cursor else {
+                logger.error("The server's cursor went backwards; ignoring the page")
+                break
+            }
+            applied += try await store.apply(page)
+            let progress = applied
+            broadcaster.update { $0.phase = .pulling(applied: progress) }
+            if !page.hasMore || page.changes.isEmpty { break }
+        }
+        return applied
+    }
+
+    /// Downloads everything, then sets the cursor to the latest taken before the download
+    /// started (so nothing written meanwhile is missed).
+    func bootstrap(user: String) async throws -> Int {
+        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
+        try await store.beginBootstrap()
+        var count = 0
+        let types = try await call { () throws(TrendyAPIError) in try await api.listEventTypes() }
+        try ensureSameUser(user)
+        try await store.bootstrap(types.map { ChangeData.eventType($0) })
+        count += types.count
+        let fences = try await call { () throws(TrendyAPIError) in try await api.listGeofences(active: nil) }
+        try ensureSameUser(user)
+        try await store.bootstrap(fences.map { ChangeData.geofence($0) })
+        count += fences.count
+        var offset = 0
+        while true {
+            let page = try await call { () throws(TrendyAPIError) in
+                try await api.listEvents(limit: configuration.pageSize, offset: offset)
+            }
+            try ensureSameUser(user)
+            try await store.bootstrap(page.items.map { ChangeData.event($0) })
+            count += page.items.count
+            offset += page.items.count
+            let progress = count
+            broadcaster.update { $0.phase = .pulling(applied: progress) }
+            if !page.hasMore || page.items.isEmpty { break }
+        }
+        try await store.finishBootstrap(cursor: latest)
+        logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest))])
+        return count
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+extension OutboxSyncEngine {
+    /// How one request for a unit of work ended.
+    enum SendOutcome {
+        /// Every entry reached the server (`replaced`: sent id → the server's id for duplicates).
+        case delivered(replaced: [String: String])
+        /// Some entries reached the server, others were refused with a message.
+        case mixed(delivered: [OutboxEntry], replaced: [String: String], refused: [(OutboxEntry, String)])
+        /// The server refused the entry for good (validation, conflict).
+        case refused(String)
+        /// Try again later (network, 5xx, timeout): counts an attempt.
+        case transient(String)
+        /// 429: never counts an attempt.
+        case rateLimited(retryAfter: Double?)
+        /// The session is not accepted.
+        case unauthorized(String)
+    }
+
+    /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
+    /// when the drain starts (it grows only if writes arrive meanwhile).
+    func push(user: String) async throws -> Int {
+        let total = try await store.outboxCounts().pending
+        var done = 0
+        broadcaster.update { $0.phase = .pushing(done: 0, total: total) }
+        while true {
+            try ensureSameUser(user)
+            try checkBreaker()
+            let (work, waitUntil) = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
+            guard !work.isEmpty else {
+                if let waitUntil {
+                    throw Stop(
+                        outcome: "error", message: "waiting to retry until \(waitUntil)",
+                        phase: .error("retrying after a failure"))
+                }
+                return done
+            }
+            let outcome = await send(work)
+            guard identity() == user else {
+                try await store.release(work)
+                throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
+            }
+            switch outcome {
+            case .delivered(let replaced):
+                try await store.complete(work, replacedIds: replaced)
+                breaker.recordSuccess()
+            case .mixed(let delivered, let replaced, let refused):
+                try await store.complete(delivered, replacedIds: replaced)
+                for (entry, message) in refused {
+                    try await store.fail(entry, error: message)
+                    logger.warning("The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
+                }
+                breaker.recordSuccess()
+            case .refused(let message):
+                for entry in work { try await store.fail(entry, error: message) }
+                logger.warning("The server refused a change", metadata: ["reason": .string(message)])
+                breaker.recordSuccess()
+            case .transient(let message):
+                for entry in work { try await store.retryLater(entry, error: message, now: now()) }
+                throw Stop(outcome: "error", message: message, phase: .error(message))
+            case .rateLimited(let retryAfter):
+                try await store.release(work)
+                let at = now()
+                let until = breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
+                throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+            case .unauthorized(let message):
+                try await store.release(work)
+                throw Stop(outcome: "error", message: message, phase: .error(message))
+            }
+            done += work.count
+            let progress = done
+            broadcaster.update { $0.phase = .pushing(done: progress, total: max(total, progress)) }
+        }
+    }
+
+    static func classify(_ error: TrendyAPIError) -> SendOutcome {
+        switch error {
+        case .transport(let t): return .transient(t.description)
+        case .decoding(let d): return .transient(d)
+        case .rateLimited(let after, _): return .rateLimited(retryAfter: after)
+        case .unauthorized(let p): return .unauthorized(p.detail ?? p.title)
+        case .server(let status, let p):
+            return status >= 500 ? .transient(p?.description ?? "server error \(status)") : .refused(error.description)
+        case .validation, .badRequest, .conflict, .payloadTooLarge, .notFound: return .refused(error.description)
+        }
+    }
+
+    func send(_ work: [OutboxEntry]) async -> SendOutcome {
+        do {
+            if work[0].entity == .event, work[0].kind == .create {
+                return try await sendEventBatch(work)
+            }
+            try await sendOne(work[0])
+            return .delivered(replaced: [:])
+        } catch let error as TrendyAPIError {
+            if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
+            return Self.classify(error)
+        } catch {
+            return .refused("unreadable local change: \(error)")
+        }
+    }
+
+    /// Event creates go in one batch request; ids make it safe to resend, so the batch needs no key.
+    func sendEventBatch(_ work: [OutboxEntry]) async throws -> SendOutcome {
+        let decoder = TrendyJSON.decoder()
+        var events: [Event] = []
+        for entry in work {
+            events.append(try decoder.decode(Event.self, from: Data((entry.payload ?? "").utf8)))
+        }
+        let response = try await api.createEvents(events, idempotencyKey: nil)
+        var delivered: [OutboxEntry] = []
+        var refused: [(OutboxEntry, String)] = []
+        var replaced: [String: String] = [:]
+        for result in response.results where result.index < work.count {
+            let entry = work[result.index]
+            switch result.status {
+            case .created: delivered.append(entry)
+            case .existing:
+                delivered.append(entry)
+                if let id = result.id, id != entry.entityId { replaced[entry.entityId] = id }
+            case .failed: refused.append((entry, result.error?.description ?? "refused"))
+            }
+        }
+        if refused.isEmpty, delivered.count == work.count { return .delivered(replaced: replaced) }
+        return .mixed(delivered: delivered, replaced: replaced, refused: refused)
+    }
+
+    func sendOne(_ entry: OutboxEntry) async throws {
+        let decoder = TrendyJSON.decoder()
+        let payload = Data((entry.payload ?? "").utf8)
+        let key = entry.idempotencyKey
+        guard let id = UUIDv7(entry.entityId) else { throw TrendyAPIError.decoding("bad local id \(entry.entityId)") }
+        switch (entry.entity, entry.kind) {
+        case (.eventType, .create):
+            let t = try decoder.decode(EventType.self, from: payload)
+            _ = try await api.createEventType(
+                EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
+        case (.eventType, .update):
+            let t = try decoder.decode(EventType.self, from: payload)
+            _ = try await api.updateEventType(
+                id: id, EventTypeUpdate(name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
+        case (.eventType, .delete):
+            try await api.deleteEventType(id: id)
+        case (.event, .create):
+            _ = try await api.createEvent(try decoder.decode(Event.self, from: payload), idempotencyKey: key)
+        case (.event, .update):
+            let e = try decoder.decode(Event.self, from: payload)
+            _ = try await api.updateEvent(id: id, Self.fullUpdate(e), idempotencyKey: key)
+        case (.event, .delete):
+            try await api.deleteEvent(id: id)
+        case (.geofence, .create):
+            _ = try await api.createGeofence(try decoder.decode(Geofence.self, from: payload), idempotencyKey: key)
+        case (.geofence, .update):
+            let g = try decoder.decode(Geofence.self, from: payload)
+            _ = try await api.updateGeofence(id: id, Self.fullUpdate(g), idempotencyKey: key)
+        case (.geofence, .delete):
+            try await api.deleteGeofence(id: id)
+        }
+    }
+
+    /// An update that sets every field to the local value (and clears what is nil locally).
+    static func fullUpdate(_ e: Event) -> EventUpdate {
+        var u = EventUpdate()
+        u.eventTypeId = .set(e.eventTypeId)
+        u.timestamp = .set(e.timestamp)
+        u.endDate = e.endDate.map { .set($0) } ?? .clear
+        u.notes = e.notes.map { .set($0) } ?? .clear
+        u.isAllDay = .set(e.isAllDay)
+        u.externalId = e.externalId.map { .set($0) } ?? .clear
+        u.geofenceId = e.geofenceId.map { .set($0) } ?? .clear
+        u.location = e.location.map { .set($0) } ?? .clear
+        u.locationName = e.locationName.map { .set($0) } ?? .clear
+        u.properties = .set(e.properties)
+        return u
+    }
+
+    static func fullUpdate(_ g: Geofence) -> GeofenceUpdate {
+        var u = GeofenceUpdate()
+        u.name = .set(g.name)
+        u.latitude = .set(g.center.latitude)
+        u.longitude = .set(g.center.longitude)
+        u.radius = .set(g.radius)
+        u.entryEventTypeId = g.entryEventTypeId.map { .set($0) } ?? .clear
+        u.exitEventTypeId = g.exitEventTypeId.map { .set($0) } ?? .clear
+        u.isActive = .set(g.isActive)
+        u.notifyOnEntry = .set(g.notifyOnEntry)
+        u.notifyOnExit = .set(g.notifyOnExit)
+        return u
+    }
+}

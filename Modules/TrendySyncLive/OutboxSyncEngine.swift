@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import TrendyAPI
+import TrendyLogging
+import TrendyModels
+import TrendySync
+
+/// The ``SyncEngine``: drains the outbox (event creates in batches, everything else one by one
+/// with its idempotency key), then pulls the change feed. One pass at a time; a write during a
+/// pass schedules a follow-up. All database and network work happens off the main actor.
+public actor OutboxSyncEngine: SyncEngine {
+    /// Tuning.
+    public struct Configuration: Sendable {
+        /// Event creates per batch request.
+        public var batchSize = 50
+        /// Changes per feed page (and events per bootstrap page).
+        public var pageSize = 500
+        /// Creates the defaults.
+        public init() {}
+    }
+
+    let store: SQLiteLocalStore
+    let api: any TrendyAPIClient
+    let identity: @Sendable () -> String?
+    let now: @Sendable () -> Date
+    let logger: Logger
+    let configuration: Configuration
+    nonisolated let broadcaster = StatusBroadcaster()
+    var breaker = CircuitBreaker()
+    var running: Task<SyncRun, Never>?
+    var followUp = false
+    var recoveredInFlight = false
+
+    /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
+    /// results the moment it changes.
+    public init(
+        store: SQLiteLocalStore, api: any TrendyAPIClient, identity: @escaping @Sendable () -> String?,
+        configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+    ) {
+        self.store = store
+        self.api = api
+        self.identity = identity
+        self.configuration = configuration
+        self.now = now
+        self.logger = logger
+    }
+
+    /// The status right now (a lock read).
+    public nonisolated var status: SyncStatus { broadcaster.current }
+
+    /// Status changes, starting with the current status.
+    public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> { broadcaster.stream() }
+
+    /// Loads counts and the last sync time into the status (cheap; for launch).
+    public func refreshCounts() async {
+        let counts = try? await store.outboxCounts()
+        let last = try? await store.lastSuccessfulSync()
+        broadcaster.update { s in
+            s.pendingCount = counts?.pending ?? s.pendingCount
+            s.failedCount = counts?.failed ?? s.failedCount
+            s.lastSuccessfulSync = last ?? s.lastSuccessfulSync
+        }
+    }
+
+    /// Runs a pass, or joins the running one (which then runs a follow-up).
+    public func sync(full: Bool) async -> SyncRun {
+        if let running {
+            followUp = true
+            return await running.value
+        }
+        let task = Task { await self.passes(full: full) }
+        running = task
+        let run = await task.value
+        running = nil
+        return run
+    }
+
+    func passes(full: Bool) async -> SyncRun {
+        var run = await pass(full: full)
+        while followUp, run.outcome == "ok" {
+            followUp = false
+            run = await pass(full: false)
+        }
+        followUp = false
+        return run
+    }
+
+    /// A write during a pass schedules a follow-up pass.
+    public func localWriteHappened() { if running != nil { followUp = true } }
+
+    /// The last passes, newest first.
+    public func history() async throws -> [SyncRun] { try await store.history() }
+
+    /// Moves the cursor to the server's latest without pulling.
+    public func skipToLatestCursor() async throws {
+        let latest = try await api.latestCursor().cursor
+        try await store.setCursor(latest)
+        logger.notice("Skipped to the latest cursor", metadata: ["cursor": .int(Int(latest))])
+    }
+
+    // MARK: One pass
+
+    struct Stop: Error {
+        var outcome: String
+        var message: String?
+        var phase: SyncPhase
+    }
+
+    func pass(full: Bool) async -> SyncRun {
+        let startedAt = now()
+        let clock = ContinuousClock()
+        let t0 = clock.now
+        var pushed = 0
+        var pulled = 0
+        var outcome = "ok"
+        var message: String?
+        do {
+            guard let user = identity() else {
+                throw Stop(outcome: "signed_out", message: "not signed in", phase: .error("not signed in"))
+            }
+            if !recoveredInFlight {
+                try await store.resetInFlight()
+                recoveredInFlight = true
+            }
+            try checkBreaker()
+            broadcaster.update { $0.phase = .checking }
+            do {
+                _ = try await api.health()
+            } catch {
+                if case .transport = error {
+                    throw Stop(outcome: "offline", message: error.description, phase: .offline)
+                }
+                throw Stop(outcome: "error", message: error.description, phase: .error(error.description))
+            }
+            pushed = try await push(user: user)
+            pulled = try await pull(user: user, full: full)
+            breaker.recordSuccess()
+        } catch let stop as Stop {
+            outcome = stop.outcome
+            message = stop.message
+            broadcaster.update { $0.phase = stop.phase }
+        } catch {
+            outcome = "error"
+            message = String(describing: error)
+            broadcaster.update { $0.phase = .error(String(describing: error)) }
+        }
+        let run = SyncRun(
+            startedAt: startedAt, duration: BenchClock.seconds(clock.now - t0), pushed: pushed, pulled: pulled,
+            outcome: outcome, error: message)
+        try? await store.appendHistory(run)
+        let counts = try? await store.outboxCounts()
+        broadcaster.update { s in
+            if outcome == "ok" {
+                s.phase = .idle
+                s.lastSuccessfulSync = startedAt.addingTimeInterval(run.duration)
+                s.lastError = nil
+                s.consecutiveFailures = 0
+            } else if outcome != "superseded" {
+                s.lastError = message
+                s.consecutiveFailures += 1
+            }
+            s.pendingCount = counts?.pending ?? s.pendingCount
+            s.failedCount = counts?.failed ?? s.failedCount
+        }
+        logger.info(
+            "Sync pass finished",
+            metadata: [
+                "outcome": .string(outcome), "pushed": .int(pushed), "pulled": .int(pulled),
+                "elapsed": .duration(clock.now - t0),
+            ])
+        return run
+    }
+
+    func checkBreaker() throws {
+        guard breaker.allowsRequest(now: now()) else {
+            let until = breaker.openUntil ?? now()
+            throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+        }
+    }
+
+    func ensureSameUser(_ user: String) throws {
+        guard identity() == user else {
+            throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
+        }
+    }
+}
+
+/// Duration helpers.
+enum BenchClock {
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

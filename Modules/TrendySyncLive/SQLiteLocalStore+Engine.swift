@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+/// The operations the sync engine needs; each is one transaction.
+extension SQLiteLocalStore {
+    static func table(_ entity: SyncEntity) -> String {
+        switch entity {
+        case .eventType: "local_event_types"
+        case .event: "local_events"
+        case .geofence: "local_geofences"
+        }
+    }
+
+    static func entry(_ row: Row) -> OutboxEntry? {
+        guard let entity = SyncEntity(rawValue: row["entity"]), let kind = MutationKind(rawValue: row["kind"]) else {
+            return nil
+        }
+        return OutboxEntry(
+            seq: row["seq"], entity: entity, entityId: row["entity_id"], kind: kind, payload: row["payload"],
+            idempotencyKey: row["idempotency_key"], attempts: row["attempts"])
+    }
+
+    /// Entries left in flight by a killed process go back to pending (their keys are unchanged,
+    /// so resending them is safe).
+    func resetInFlight() async throws {
+        try await db.write { db in try db.execute(sql: "UPDATE outbox SET state = 'pending' WHERE state = 'in_flight'")
+        }
+    }
+
+    /// The next unit of work, marked in flight: the oldest pending entry, extended to a batch when
+    /// it and the entries right after it are event creates. Empty when nothing is ready; `waitUntil`
+    /// is set when the oldest entry is backing off.
+    func nextWork(now: Date, batchSize: Int) async throws -> (entries: [OutboxEntry], waitUntil: Date?) {
+        try await db.write { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT ?", arguments: [batchSize])
+            guard let first = rows.first, let head = Self.entry(first) else { return ([], nil) }
+            let nextAttempt: Double = first["next_attempt_at"]
+            if nextAttempt > now.timeIntervalSince1970 { return ([], Date(timeIntervalSince1970: nextAttempt)) }
+            var work = [head]
+            if head.entity == .event, head.kind == .create {
+                for row in rows.dropFirst() {
+                    guard let e = Self.entry(row), e.entity == .event, e.kind == .create,
+                        (row["next_attempt_at"] as Double) <= now.timeIntervalSince1970
+                    else { break }
+                    work.append(e)
+                }
+            }
+            let seqs = work.map(\.seq)
+            try db.execute(
+                sql:
+                    "UPDATE outbox SET state = 'in_flight' WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))",
+                arguments: StatementArguments(seqs))
+            return (work, nil)
+        }
+    }
+
+    /// The entries reached the server: remove them and mark their entities synced (unless another
+    /// change for the entity is still waiting). `replacedIds` maps a sent event id to the id the
+    /// server already had for the same event (de-duplication): the local copy is dropped and the
+    /// server's arrives with the next pull.
+    func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
+        guard !entries.isEmpty else { return }
+        try await db.write { db in
+            for e in entries {
+                try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [e.seq])
+                if let serverId = replacedIds[e.entityId], serverId != e.entityId {
+                    try db.execute(sql: "DELETE FROM local_events WHERE id = ?", arguments: [e.entityId])
+                    continue
+                }
+                guard e.kind != .delete else { continue }
+                let stillWaiting =
+                    try Bool.fetchOne(
+                        db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),
+                        arguments: [e.entity.rawValue, e.entityId]) ?? false
+                if !stillWaiting {
+                    try db.execute(
+                        sql: "UPDATE \(Self.table(e.entity)) SET sync_status = 'synced' WHERE id = ?",
+                        arguments: [e.entityId])
+                }
+            }
+        }
+    }
+
+    /// The server refused the entry: it is surfaced as failed and no longer blocks the queue.
+    func fail(_ entry: OutboxEntry, error: String) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "UPDATE outbox SET state = 'failed', last_error = ?, attempts = attempts + 1 WHERE seq = ?",
+                arguments: [error, entry.seq])
+            try db.execute(
+                sql: "UPDATE \(Self.table(entry.entity)) SET sync_status = 'failed' WHERE id = ?",
+                arguments: [entry.entityId])
+        }
+    }
+
+    /// A transient failure: count an attempt and back off; after the last attempt, fail it.
+    /// Returns whether the entry is now failed.
+    @discardableResult
+    func retryLater(_ entry: OutboxEntry, error: String, now: Date) async throws -> Bool {
+        let attempts = entry.attempts + 1
+        if attempts >= RetryPolicy.maxAttempts {
+            try await fail(
+                OutboxEntry(
+                    seq: entry.seq, entity: entry.entity, entityId: entry.entityId, kind: entry.kind,
+                    payload: entry.payload,
+                    idempotencyKey: entry.idempotencyKey, attempts: attempts - 1),
+                error: "gave up after \(attempts) attempts: \(error)")
+            return true
+        }
+        let next = now.addingTimeInterval(RetryPolicy.delay(afterAttempts: attempts))
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET state = 'pending', attempts = ?, next_attempt_at = ?, last_error = ?
+                    WHERE seq = ?
+                    """, arguments: [attempts, next.timeIntervalSince1970, error, entry.seq])
+        }
+        return false
+    }
+
+    /// Puts in-flight entries back without counting an attempt (429, session change).
+    func release(_ entries: [OutboxEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await db.write { db in
+            for e in entries {
+                try db.execute(sql: "UPDATE outbox SET state = 'pending' WHERE seq = ?", arguments: [e.seq])
+            }
+        }
+    }
+
+    // MARK: Cursor and history
+
+    static func cursor(_ db: Database) throws -> Int64? {
+        try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'cursor'").flatMap { Int64($0) }
+    }
+
+    /// The change-feed cursor, or nil before the first bootstrap.
+    func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }
+
+    /// Moves the cursor forward (never back); `force` is for a full resync's new baseline.
+    static func setCursor(_ db: Database, _ value: Int64, force: Bool = false) throws {
+        if !force, let current = try cursor(db), current >= value { return }
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('cursor', ?)", arguments: [String(value)])
+    }
+
+    func setCursor(_ value: Int64, force: Bool = false) async throws {
+        try await db.write { db in try Self.setCursor(db, value, force: force) }
+    }
+
+    func appendHistory(_ run: SyncRun) async throws {
+        let body = try Self.encode(run)
+        try await db.write { db in
+            try db.execute(sql: "INSERT INTO sync_history (body) VALUES (?)", arguments: [body])
+            try db.execute(
+                sql: "DELETE FROM sync_history WHERE id NOT IN (SELECT id FROM sync_history ORDER BY id DESC LIMIT 10)")
+            if run.outcome == "ok" {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('last_success', ?)",
+                    arguments: [String(run.startedAt.timeIntervalSince1970 + run.duration)])
+            }
+        }
+    }
+
+    func history() async throws -> [SyncRun] {
+        try await db.read { db in
+            try String.fetchAll(db, sql: "SELECT body FROM sync_history ORDER BY id DESC").map {
+                try Self.decode(SyncRun.self, $0)
+            }
+        }
+    }
+
+    func lastSuccessfulSync() async throws -> Date? {
+        try await db.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'last_success'")
+                .flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
+        }
+    }
+}

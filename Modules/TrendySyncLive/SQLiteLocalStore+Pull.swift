@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+/// Applying server state: change-feed pages and the bootstrap download.
+extension SQLiteLocalStore {
+    /// Whether a local change for the entity is waiting or in flight (local wins until pushed).
+    static func hasLocalChange(_ db: Database, _ entity: SyncEntity, _ id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'failed' LIMIT 1"),
+            arguments: [entity.rawValue, id]) ?? false
+    }
+
+    static func isTombstoned(_ db: Database, _ entity: SyncEntity, _ id: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?"),
+            arguments: [entity.rawValue, id]) ?? false
+    }
+
+    /// Stores a server entity unless a local change or a local delete takes precedence.
+    static func upsert(_ db: Database, _ data: ChangeData) throws -> Bool {
+        switch data {
+        case .eventType(let t):
+            let id = t.value.id.description
+            guard try !isTombstoned(db, .eventType, id), try !hasLocalChange(db, .eventType, id) else { return false }
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
+                    VALUES (?, ?, ?, ?, 'synced')
+                    """
+            ).execute(arguments: [id, t.value.name, t.value.color, t.value.icon])
+        case .event(let e):
+            let id = e.value.id.description
+            guard try !isTombstoned(db, .event, id), try !hasLocalChange(db, .event, id) else { return false }
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
+                    VALUES (?, ?, ?, ?, ?, 'synced')
+                    """
+            ).execute(arguments: [
+                id, e.value.eventTypeId.description, milliseconds(e.value.timestamp), e.value.sourceType.rawValue,
+                try encode(e.value),
+            ])
+        case .geofence(let g):
+            let id = g.value.id.description
+            guard try !isTombstoned(db, .geofence, id), try !hasLocalChange(db, .geofence, id) else { return false }
+            try db.cachedStatement(
+                sql:
+                    "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
+            ).execute(arguments: [id, try encode(g.value), g.value.isActive])
+        case .onboarding:
+            return false
+        }
+        return true
+    }
+
+    /// A server delete: the entity goes, with any local change still waiting for it.
+    static func applyDelete(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+        try db.execute(
+            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'pending'",
+            arguments: [entity.rawValue, id])
+        if entity == .eventType {
+            try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id])
+        }
+        try db.execute(sql: "DELETE FROM \(table(entity)) WHERE id = ?", arguments: [id])
+    }
+
+    /// Applies one page of the feed and moves the cursor, in one transaction. Returns how many
+    /// changes altered local state.
+    func apply(_ page: ChangesPage) async throws -> Int {
+        try await db.write { db in
+            var applied = 0
+            for change in page.changes {
+                let entity: SyncEntity
+                switch change.entityType {
+                case .event: entity = .event
+                case .eventType: entity = .eventType
+                case .geofence: entity = .geofence
+                case .onboarding: continue
+                }
+                if change.operation == .delete {
+                    try Self.applyDelete(db, entity, change.entityId)
+                    applied += 1
+                } else if let data = change.data, try Self.upsert(db, data) {
+                    applied += 1
+                }
+            }
+            try Self.setCursor(db, page.nextCursor)
+            return applied
+        }
+    }
+
+    /// Starts a full download: remembers which server ids arrive, so synced local entities the
+    /// server no longer has can be removed at the end.
+    func beginBootstrap() async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS bootstrap_seen (entity TEXT, id TEXT, PRIMARY KEY (entity, id))")
+            try db.execute(sql: "DELETE FROM bootstrap_seen")
+        }
+    }
+
+    /// Stores one downloaded batch.
+    func bootstrap(_ items: [ChangeData]) async throws {
+        try await db.write { db in
+            for item in items {
+                _ = try Self.upsert(db, item)
+                let (entity, id): (String, String)
+                switch item {
+                case .event(let e): (entity, id) = ("event", e.value.id.description)
+                case .eventType(let t): (entity, id) = ("event_type", t.value.id.description)
+                case .geofence(let g): (entity, id) = ("geofence", g.value.id.description)
+                case .onboarding: continue
+                }
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
+                    .execute(arguments: [entity, id])
+            }
+        }
+    }
+
+    /// Ends the download: drops synced entities the server does not have and sets the cursor.
+    func finishBootstrap(cursor: Int64) async throws {
+        try await db.write { db in
+            for entity in SyncEntity.allCases {
+                try db.execute(
+                    sql: """
+                        DELETE FROM \(Self.table(entity)) WHERE sync_status = 'synced'
+                        AND id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = ?)
+                        """, arguments: [entity.rawValue])
+            }
+            try db.execute(sql: "DELETE FROM bootstrap_seen")
+            try Self.setCursor(db, cursor, force: true)
+        }
+    }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import GRDB
+import Logging
+import TrendyLogging
+import TrendyModels
+import TrendySync
+
+/// ``LocalStore`` over the install's SQLite database (GRDB). Each write and its outbox entry
+/// commit in one transaction; reads never wait for sync.
+public final class SQLiteLocalStore: LocalStore {
+    let db: any DatabaseWriter
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    /// Uses an open, migrated database (see ``SyncSchema``).
+    public init(database: any DatabaseWriter, now: @escaping @Sendable () -> Date = Date.init, logger: Logger) {
+        db = database
+        self.now = now
+        self.logger = logger
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    func validate(_ check: () throws(ValidationError) -> Void) throws {
+        do { try check() } catch { throw LocalStoreError.invalid(error) }
+    }
+
+    // MARK: Event types
+
+    static func eventType(_ row: Row) -> LocalRecord<EventType>? {
+        guard let id = UUIDv7(row["id"] as String) else { return nil }
+        return LocalRecord(
+            EventType(id: id, name: row["name"], color: row["color"], icon: row["icon"]),
+            syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+    }
+
+    /// Implements `LocalStore.eventTypes`.
+    public func eventTypes() async throws -> [LocalRecord<EventType>] {
+        try await db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM local_event_types ORDER BY name").compactMap(Self.eventType)
+        }
+    }
+
+    /// Implements `LocalStore.eventType(id:)`.
+    public func eventType(id: UUIDv7) async throws -> LocalRecord<EventType>? {
+        try await db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [id.description])
+                .flatMap(Self.eventType)
+        }
+    }
+
+    /// Implements `LocalStore.eventType(named:)`.
+    public func eventType(named name: String) async throws -> LocalRecord<EventType>? {
+        try await db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE name = ?", arguments: [name])
+                .flatMap(Self.eventType)
+        }
+    }
+
+    /// Implements `LocalStore.createEventType`.
+    public func createEventType(_ type: EventType) async throws {
+        try validate { () throws(ValidationError) in try type.validate() }
+        let at = now()
+        try await db.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM local_event_types WHERE name = ?", arguments: [type.name])
+                == true
+            {
+                throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
+            }
+            try db.execute(
+                sql:
+                    "INSERT INTO local_event_types (id, name, color, icon, sync_status) VALUES (?, ?, ?, ?, 'pending')",
+                arguments: [type.id.description, type.name, type.color, type.icon])
+            try Outbox.enqueue(db, .eventType, type.id.description, .create, payload: try Self.encode(type), now: at)
+        }
+    }
+
+    /// Implements `LocalStore.updateEventType`.
+    public func updateEventType(_ type: EventType) async throws {
+        try validate { () throws(ValidationError) in try type.validate() }
+        let at = now()
+        try await db.write { db in
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM local_event_types WHERE name = ? AND id != ?",
+                arguments: [type.name, type.id.description]) == true
+            {
+                throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
+            }
+            try db.execute(
+                sql: "UPDATE local_event_types SET name = ?, color = ?, icon = ?, sync_status = 'pending' WHERE id = ?",
+                arguments: [type.name, type.color, type.icon, type.id.description])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("event type") }
+            try Outbox.enqueue(db, .eventType, type.id.description, .update, payload: try Self.encode(type), now: at)
+        }
+    }
+
+    /// Implements `LocalStore.deleteEventType`: its events go too (the server does the same).
+    public func deleteEventType(id: UUIDv7) async throws {
+        let at = now()
+        try await db.write { db in
+            guard
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM local_event_types WHERE id = ?", arguments: [id.description])
+                    == true
+            else { throw LocalStoreError.notFound("event type") }
+            let eventIds = try String.fetchAll(
+                db, sql: "SELECT id FROM local_events WHERE event_type_id = ?", arguments: [id.description])
+            for eventId in eventIds {
+                // Their server copies go with the type; only unsent creates need cancelling.
+                try Outbox.cancelPending(db, .event, eventId)
+                try Outbox.tombstone(db, .event, eventId)
+            }
+            try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id.description])
+            try db.execute(sql: "DELETE FROM local_event_types WHERE id = ?", arguments: [id.description])
+            try Outbox.enqueue(db, .eventType, id.description, .delete, payload: nil, now: at)
+        }
+    }
+
+    // MARK: Events
+
+    static func event(_ row: Row) throws -> LocalRecord<Event> {
+        LocalRecord(
+            try decode(Event.self, row["body"]), syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+    }
+
+    /// Implements `LocalStore.events`: an index range scan, whatever the outbox holds.
+    public func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>] {
+        try await db.read { db in
+            let rows: [Row]
+            if let since {
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT body, sync_status FROM local_events WHERE timestamp_ms >= ?
+                        ORDER BY timestamp_ms DESC, id DESC LIMIT ?
+                        """, arguments: [Self.milliseconds(since), limit])
+            } else {
+                rows = try Row.fetchAll(
+                    db,
+                    sql: "SELECT body, sync_status FROM local_events ORDER BY timestamp_ms DESC, id DESC LIMIT ?",
+                    arguments: [limit])
+            }
+            return try rows.map(Self.event)
+        }
+    }
+
+    /// Implements `LocalStore.event(id:)`.
+    public func event(id: UUIDv7) async throws -> LocalRecord<Event>? {
+        try await db.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT body, sync_status FROM local_events WHERE id = ?", arguments: [id.description]
+            )
+            .map(Self.event)
+        }
+    }
+
+    static func requireType(_ db: Database, _ event: Event) throws {
+        guard
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM local_event_types WHERE id = ?"),
+                arguments: [event.eventTypeId.description]) == true
+        else { throw LocalStoreError.notFound("event type \(event.eventTypeId)") }
+    }
+
+    /// Implements `LocalStore.createEvent`.
+    public func createEvent(_ event: Event) async throws {
+        try validate { () throws(ValidationError) in try event.validate() }
+        let at = now()
+        try await db.write { db in
+            try Self.requireType(db, event)
+            try Self.insert(db, event, now: at)
+        }
+    }
+
+    static func insert(_ db: Database, _ event: Event, now: Date) throws {
+        let body = try encode(event)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
+                VALUES (?, ?, ?, ?, ?, 'pending')
+                """
+        ).execute(arguments: [
+            event.id.description, event.eventTypeId.description, milliseconds(event.timestamp),
+            event.sourceType.rawValue,
+            body,
+        ])
+        try Outbox.enqueue(db, .event, event.id.description, .create, payload: body, now: now)
+    }
+
+    /// Implements `LocalStore.insertEvents`: one transaction per chunk of 1,000.
+    public func insertEvents(_ events: [Event]) async throws -> InsertSummary {
+        var summary = InsertSummary(inserted: 0, duplicates: 0)
+        for start in stride(from: 0, to: events.count, by: 1_000) {
+            let chunk = Array(events[start..<min(start + 1_000, events.count)])
+            let at = now()
+            let part = try await db.write { db -> InsertSummary in
+                var s = InsertSummary(inserted: 0, duplicates: 0)
+                for event in chunk {
+                    try Self.requireType(db, event)
+                    let exists =
+                        try Bool.fetchOne(
+                            db.cachedStatement(sql: "SELECT 1 FROM local_events WHERE id = ?"),
+                            arguments: [event.id.description]) == true
+                    let duplicate =
+                        try !exists && (event.sourceType == .manual || event.sourceType == .imported)
+                        && Bool.fetchOne(
+                            db.cachedStatement(
+                                sql: """
+                                    SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?
+                                    AND source_type IN ('manual', 'imported')
+                                    """),
+                            arguments: [event.eventTypeId.description, Self.milliseconds(event.timestamp)]) == true
+                    if exists || duplicate {
+                        s.duplicates += 1
+                        continue
+                    }
+                    try Self.insert(db, event, now: at)
+                    s.inserted += 1
+                }
+                return s
+            }
+            summary.inserted += part.inserted
+            summary.duplicates += part.duplicates
+        }
+        return summary
+    }
+
+    /// Implements `LocalStore.updateEvent`.
+    public func updateEvent(_ event: Event) async throws {
+        try validate { () throws(ValidationError) in try event.validate() }
+        let at = now()
+        try await db.write { db in
+            try Self.requireType(db, event)
+            let body = try Self.encode(event)
+            try db.execute(
+                sql: """
+                    UPDATE local_events SET event_type_id = ?, timestamp_ms = ?, source_type = ?, body = ?,
+                    sync_status = 'pending' WHERE id = ?
+                    """,
+                arguments: [
+                    event.eventTypeId.description, Self.milliseconds(event.timestamp), event.sourceType.rawValue, body,
+                    event.id.description,
+                ])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
+            try Outbox.enqueue(db, .event, event.id.description, .update, payload: body, now: at)
+        }
+    }
+
+    /// Implements `LocalStore.deleteEvent`.
+    public func deleteEvent(id: UUIDv7) async throws {
+        let at = now()
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM local_events WHERE id = ?", arguments: [id.description])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
+            try Outbox.tombstone(db, .event, id.description)
+            try Outbox.enqueue(db, .event, id.description, .delete, payload: nil, now: at)
+        }
+    }
+
+    // MARK: Geofences
+
+    /// Implements `LocalStore.geofences`.
+    public func geofences() async throws -> [LocalRecord<Geofence>] {
+        try await db.read { db in
+            try Row.fetchAll(db, sql: "SELECT body, sync_status FROM local_geofences ORDER BY id").map { row in
+                LocalRecord(
+                    try Self.decode(Geofence.self, row["body"]),
+                    syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+            }
+        }
+    }
+
+    /// Implements `LocalStore.createGeofence`.
+    public func createGeofence(_ geofence: Geofence) async throws {
+        try validate { () throws(ValidationError) in try geofence.validate() }
+        let at = now()
+        try await db.write { db in
+            let body = try Self.encode(geofence)
+            try db.execute(
+                sql: "INSERT INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'pending')",
+                arguments: [geofence.id.description, body, geofence.isActive])
+            try Outbox.enqueue(db, .geofence, geofence.id.description, .create, payload: body, now: at)
+        }
+    }
+
+    /// Implements `LocalStore.updateGeofence`.
+    public func updateGeofence(_ geofence: Geofence) async throws {
+        try validate { () throws(ValidationError) in try geofence.validate() }
+        let at = now()
+        try await db.write { db in
+            let body = try Self.encode(geofence)
+            try db.execute(
+                sql: "UPDATE local_geofences SET body = ?, is_active = ?, sync_status = 'pending' WHERE id = ?",
+                arguments: [body, geofence.isActive, geofence.id.description])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("geofence") }
+            try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: body, now: at)
+        }
+    }
+
+    /// Implements `LocalStore.deleteGeofence`.
+    public func deleteGeofence(id: UUIDv7) async throws {
+        let at = now()
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM local_geofences WHERE id = ?", arguments: [id.description])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("geofence") }
+            try Outbox.tombstone(db, .geofence, id.description)
+            try Outbox.enqueue(db, .geofence, id.description, .delete, payload: nil, now: at)
+        }
+    }
+
+    // MARK: Outbox summary
+
+    /// Implements `LocalStore.outboxCounts`.
+    public func outboxCounts() async throws -> (pending: Int, failed: Int) {
+        try await db.read { db in try Outbox.counts(db) }
+    }
+
+    /// Implements `LocalStore.failedChanges`.
+    public func failedChanges() async throws -> [FailedChange] {
+        try await db.read { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT entity, entity_id, kind, last_error, attempts FROM outbox WHERE state = 'failed' ORDER BY seq"
+            ).compactMap { row in
+                guard let entity = SyncEntity(rawValue: row["entity"]), let kind = MutationKind(rawValue: row["kind"])
+                else { return nil }
+                return FailedChange(
+                    entity: entity, entityId: row["entity_id"], kind: kind, error: row["last_error"] ?? "unknown",
+                    attempts: row["attempts"])
+            }
+        }
+    }
+
+    /// Implements `LocalStore.retryFailed`.
+    public func retryFailed() async throws -> Int {
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = 0,
+                    idempotency_key = lower(hex(randomblob(16))) WHERE state = 'failed'
+                    """)
+            return db.changesCount
+        }
+    }
+}

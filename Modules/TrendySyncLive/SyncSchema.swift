@@ -1,0 +1,65 @@
+import GRDB
+
+/// Sync's tables in the install database. The composition root registers these migrations with
+/// the other modules' before opening the database.
+public enum SyncSchema {
+    /// Adds Sync's migrations.
+    public static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("sync.v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE local_event_types (
+                        id TEXT PRIMARY KEY,
+                        name TEXT NOT NULL COLLATE NOCASE,
+                        color TEXT NOT NULL,
+                        icon TEXT NOT NULL,
+                        sync_status TEXT NOT NULL
+                    );
+                    CREATE TABLE local_events (
+                        id TEXT PRIMARY KEY,
+                        event_type_id TEXT NOT NULL,
+                        timestamp_ms INTEGER NOT NULL,
+                        source_type TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        sync_status TEXT NOT NULL
+                    );
+                    CREATE INDEX local_events_time ON local_events(timestamp_ms DESC, id DESC);
+                    CREATE INDEX local_events_type_time ON local_events(event_type_id, timestamp_ms);
+                    CREATE TABLE local_geofences (
+                        id TEXT PRIMARY KEY,
+                        body TEXT NOT NULL,
+                        is_active INTEGER NOT NULL,
+                        sync_status TEXT NOT NULL
+                    );
+                    CREATE TABLE outbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        entity TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        payload TEXT,
+                        idempotency_key TEXT NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'pending',
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at REAL NOT NULL DEFAULT 0,
+                        last_error TEXT,
+                        created_at REAL NOT NULL
+                    );
+                    CREATE INDEX outbox_entity ON outbox(entity, entity_id);
+                    CREATE INDEX outbox_state_seq ON outbox(state, seq);
+                    CREATE TABLE tombstones (
+                        entity TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        PRIMARY KEY (entity, entity_id)
+                    );
+                    CREATE TABLE sync_state (
+                        key TEXT PRIMARY KEY,
+                        value TEXT NOT NULL
+                    );
+                    CREATE TABLE sync_history (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        body TEXT NOT NULL
+                    );
+                    """)
+        }
+    }
+}
