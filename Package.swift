@@ -70,6 +70,12 @@ let package = Package(
         ),
 
         .target(
+            name: "TrendyAPITesting",
+            dependencies: ["TrendyAPI", "TrendyModels"],
+            path: "Modules/TrendyAPITesting",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TrendyAuth",
             dependencies: ["TrendyLogging", .product(name: "Logging", package: "swift-log")],
             path: "Modules/TrendyAuth",
@@ -221,6 +227,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TrendyAuthTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TrendySyncTests",
+            dependencies: [
+                "TrendySync", "TrendySyncLive", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting", "TrendyModels",
+                "TrendyLogging", "TrendyServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Tests/TrendySyncTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

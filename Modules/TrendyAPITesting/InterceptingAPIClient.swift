@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+import TrendyAPI
+import TrendyModels
+
+/// Wraps a real ``TrendyAPIClient``: records every call (name, idempotency key, ids sent) and
+/// can fail chosen calls with a scripted error before they reach the server. It does not
+/// simulate the server itself: unscripted calls go to the wrapped client.
+public final class InterceptingAPIClient: TrendyAPIClient {
+    /// One recorded call.
+    public struct Call: Sendable, Hashable {
+        /// The method name (`createEvents`, `updateEvent`, `changes`, ...).
+        public var name: String
+        /// The idempotency key sent, if any.
+        public var idempotencyKey: String?
+        /// Entity ids in the request.
+        public var ids: [String]
+        /// Whether a scripted failure answered it.
+        public var failed: Bool
+    }
+
+    struct State {
+        var calls: [Call] = []
+        var script: [(name: String?, error: TrendyAPIError)] = []
+    }
+
+    let inner: any TrendyAPIClient
+    let state = Mutex(State())
+
+    /// Wraps `inner`.
+    public init(_ inner: any TrendyAPIClient) { self.inner = inner }
+
+    /// Every call so far.
+    public var calls: [Call] { state.withLock { $0.calls } }
+
+    /// Calls named `name`.
+    public func calls(_ name: String) -> [Call] { calls.filter { $0.name == name } }
+
+    /// Fails the next call named `name` (any call when nil) with `error`; queue several to fail
+    /// several calls.
+    public func fail(_ name: String?, with error: TrendyAPIError, times: Int = 1) {
+        state.withLock { s in for _ in 0..<times { s.script.append((name, error)) } }
+    }
+
+    /// Forgets the script.
+    public func clearScript() { state.withLock { $0.script.removeAll() } }
+
+    func intercept<T>(
+        _ name: String, key: String? = nil, ids: [String] = [], _ body: () async throws(TrendyAPIError) -> T
+    )
+        async throws(TrendyAPIError) -> T
+    {
+        let scripted: TrendyAPIError? = state.withLock { s in
+            guard let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) else {
+                s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: false))
+                return nil
+            }
+            let e = s.script.remove(at: i).error
+            s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: true))
+            return e
+        }
+        if let scripted { throw scripted }
+        return try await body()
+    }
+
+    /// Forwards (or fails as scripted).
+    public func health() async throws(TrendyAPIError) -> HealthStatus {
+        try await intercept("health") { () throws(TrendyAPIError) in try await inner.health() }
+    }
+    /// Forwards (or fails as scripted).
+    public func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>] {
+        try await intercept("listEventTypes") { () throws(TrendyAPIError) in try await inner.listEventTypes() }
+    }
+    /// Forwards (or fails as scripted).
+    public func createEventType(_ body: EventTypeCreate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    {
+        try await intercept("createEventType", key: idempotencyKey, ids: [body.id?.description ?? ""]) {
+            () throws(TrendyAPIError) in try await inner.createEventType(body, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func eventType(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<EventType> {
+        try await intercept("eventType", ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.eventType(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<EventType>
+    {
+        try await intercept("updateEventType", key: idempotencyKey, ids: [id.description]) {
+            () throws(TrendyAPIError) in
+            try await inner.updateEventType(id: id, body, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func deleteEventType(id: UUIDv7) async throws(TrendyAPIError) {
+        try await intercept("deleteEventType", ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.deleteEventType(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
+        try await intercept("listEvents") { () throws(TrendyAPIError) in
+            try await inner.listEvents(limit: limit, offset: offset)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event> {
+        try await intercept("event", ids: [id.description]) { () throws(TrendyAPIError) in try await inner.event(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
+        event: Timestamped<Event>, created: Bool
+    ) {
+        try await intercept("createEvent", key: idempotencyKey, ids: [event.id.description]) {
+            () throws(TrendyAPIError) in
+            try await inner.createEvent(event, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventBatchResponse
+    {
+        try await intercept("createEvents", key: idempotencyKey, ids: events.map(\.id.description)) {
+            () throws(TrendyAPIError) in try await inner.createEvents(events, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Event>
+    {
+        try await intercept("updateEvent", key: idempotencyKey, ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.updateEvent(id: id, body, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func deleteEvent(id: UUIDv7) async throws(TrendyAPIError) {
+        try await intercept("deleteEvent", ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.deleteEvent(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>] {
+        try await intercept("listGeofences") { () throws(TrendyAPIError) in
+            try await inner.listGeofences(active: active)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func createGeofence(_ geofence: Geofence, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    {
+        try await intercept("createGeofence", key: idempotencyKey, ids: [geofence.id.description]) {
+            () throws(TrendyAPIError) in try await inner.createGeofence(geofence, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func geofence(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Geofence> {
+        try await intercept("geofence", ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.geofence(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<Geofence>
+    {
+        try await intercept("updateGeofence", key: idempotencyKey, ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.updateGeofence(id: id, body, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError) {
+        try await intercept("deleteGeofence", ids: [id.description]) { () throws(TrendyAPIError) in
+            try await inner.deleteGeofence(id: id)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus {
+        try await intercept("onboardingStatus") { () throws(TrendyAPIError) in try await inner.onboardingStatus() }
+    }
+    /// Forwards (or fails as scripted).
+    public func updateOnboarding(_ body: OnboardingUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> OnboardingStatus
+    {
+        try await intercept("updateOnboarding", key: idempotencyKey) { () throws(TrendyAPIError) in
+            try await inner.updateOnboarding(body, idempotencyKey: idempotencyKey)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus {
+        try await intercept("resetOnboarding") { () throws(TrendyAPIError) in try await inner.resetOnboarding() }
+    }
+    /// Forwards (or fails as scripted).
+    public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
+        try await intercept("changes", ids: [String(cursor)]) { () throws(TrendyAPIError) in
+            try await inner.changes(since: cursor, limit: limit)
+        }
+    }
+    /// Forwards (or fails as scripted).
+    public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {
+        try await intercept("latestCursor") { () throws(TrendyAPIError) in try await inner.latestCursor() }
+    }
+    /// Forwards (or fails as scripted).
+    public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
+        try await intercept("syncSummary") { () throws(TrendyAPIError) in try await inner.syncSummary() }
+    }
+}

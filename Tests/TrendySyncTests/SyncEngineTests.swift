@@ -1,0 +1,257 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+import TrendyServer
+import TrendySync
+
+@testable import TrendySyncLive
+
+@Suite(.timeLimit(.minutes(1)))
+struct SyncEngineTests {
+    @Test func pushesCreatesInBatchesAndConverges() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let events = (0..<120).map { h.event(type, offset: Double($0)) }
+            _ = try await h.store.insertEvents(events)
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == "ok")
+            #expect(run.pushed == 121)
+            #expect(h.api.calls("createEvents").map(\.ids.count) == [50, 50, 20])
+            #expect(h.api.calls("createEventType").count == 1)
+            #expect(try await h.serverEventIds() == Set(events.map(\.id.description)))
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(try await h.store.events(limit: 500, since: nil).allSatisfy { $0.syncStatus == .synced })
+            #expect(h.engine.status.phase == .idle)
+            #expect(h.engine.status.lastSuccessfulSync != nil)
+            // Nothing left: the next pass sends nothing.
+            let before = h.api.calls("createEvents").count
+            _ = await h.engine.sync(full: false)
+            #expect(h.api.calls("createEvents").count == before)
+        }
+    }
+
+    @Test func aRefusedItemIsSurfacedAndDoesNotBlockTheQueue() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let future = UUIDv7Generator(now: { Date().addingTimeInterval(7_200) })
+            let bad = Event(id: future.next(), eventTypeId: type.id, timestamp: Date())
+            let good = [h.event(type, offset: 1), h.event(type, offset: 2)]
+            try await h.store.createEvent(good[0])
+            try await h.store.createEvent(bad)
+            try await h.store.createEvent(good[1])
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == "ok")
+            #expect(try await h.serverEventIds() == Set(good.map(\.id.description)))
+            let failed = try await h.store.failedChanges()
+            #expect(failed.map(\.entityId) == [bad.id.description])
+            #expect(failed.first?.error.contains("future") == true)
+            #expect(h.engine.status.failedCount == 1)
+            #expect(try await h.store.event(id: bad.id)?.syncStatus == .failed)
+        }
+    }
+
+    @Test func transientFailuresBackOffKeepTheirKeyAndEventuallyFail() async throws {
+        try await SyncHarness.with { h in
+            _ = try await h.type("Tea")
+            h.api.fail("createEventType", with: .transport(.timedOut), times: 2)
+            #expect(await h.engine.sync(full: false).outcome == "error")
+            // Backing off: the next pass right away sends nothing.
+            #expect(await h.engine.sync(full: false).outcome == "error")
+            #expect(h.api.calls("createEventType").count == 1)
+            h.clock.advance(1.1)
+            #expect(await h.engine.sync(full: false).outcome == "error")
+            h.clock.advance(2.1)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            let keys = h.api.calls("createEventType").map(\.idempotencyKey)
+            #expect(keys.count == 3)
+            #expect(Set(keys).count == 1)
+            #expect(keys[0] != nil)
+            #expect(try await h.direct.listEventTypes().map(\.value.name) == ["Tea"])
+
+            _ = try await h.type("Juice")
+            h.api.fail("createEventType", with: .server(status: 503, problem: nil), times: 10)
+            for _ in 0..<RetryPolicy.maxAttempts {
+                _ = await h.engine.sync(full: false)
+                h.clock.advance(120)
+            }
+            let failed = try await h.store.failedChanges()
+            #expect(failed.count == 1)
+            #expect(failed.first?.attempts == RetryPolicy.maxAttempts)
+            #expect(failed.first?.error.contains("gave up") == true)
+            h.api.clearScript()
+            #expect(try await h.store.retryFailed() == 1)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.direct.listEventTypes().count == 2)
+        }
+    }
+
+    @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            try await h.store.createEvent(h.event(type))
+            _ = await h.engine.sync(full: false)  // the type and event go out
+            try await h.store.createEvent(h.event(type, offset: 5))
+            h.api.fail(
+                "createEvents",
+                with: .rateLimited(retryAfter: 30, problem: APIProblem(status: 429, code: "rate_limited", title: "t")),
+                times: 3)
+            for _ in 0..<3 { #expect(await h.engine.sync(full: false).outcome == "rate_limited") }
+            guard case .rateLimited(let until) = h.engine.status.phase else {
+                Issue.record("expected rate limited, got \(h.engine.status.phase)")
+                return
+            }
+            #expect(until >= h.clock.now.addingTimeInterval(29))
+            // While open, nothing at all is sent.
+            let sent = h.api.calls.count
+            #expect(await h.engine.sync(full: false).outcome == "rate_limited")
+            #expect(h.api.calls.count == sent)
+            #expect(try await h.store.failedChanges().isEmpty)
+            h.clock.advance(31)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.outboxCounts().pending == 0)
+        }
+    }
+
+    @Test func coalescedChangesSendLatestDataOnly() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var edited = h.event(type, note: "first")
+            try await h.store.createEvent(edited)
+            edited.notes = "second"
+            try await h.store.updateEvent(edited)
+            let doomed = h.event(type, offset: 10)
+            try await h.store.createEvent(doomed)
+            try await h.store.deleteEvent(id: doomed.id)
+            #expect(try await h.store.outboxCounts().pending == 2)
+            _ = await h.engine.sync(full: false)
+            #expect(h.api.calls("createEvents").flatMap(\.ids) == [edited.id.description])
+            #expect(h.api.calls("updateEvent").isEmpty)
+            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(try await h.direct.event(id: edited.id).value.notes == "second")
+            // update + delete of a synced event → only the delete goes out.
+            edited.notes = "third"
+            try await h.store.updateEvent(edited)
+            try await h.store.deleteEvent(id: edited.id)
+            _ = await h.engine.sync(full: false)
+            #expect(h.api.calls("updateEvent").isEmpty)
+            #expect(h.api.calls("deleteEvent").count == 1)
+            #expect(try await h.serverEventIds().isEmpty)
+        }
+    }
+
+    @Test func aPullNeverResurrectsALocallyDeletedEntity() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let e = h.event(type)
+            try await h.store.createEvent(e)
+            _ = await h.engine.sync(full: false)
+            try await h.store.deleteEvent(id: e.id)
+            // The push of the delete fails; a full re-download still must not bring it back.
+            h.api.fail("deleteEvent", with: .transport(.timedOut))
+            _ = await h.engine.sync(full: false)
+            _ = try await h.engine.bootstrap(user: h.userId)
+            #expect(try await h.store.event(id: e.id) == nil)
+            h.clock.advance(5)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.serverEventIds().isEmpty)
+            #expect(try await h.store.event(id: e.id) == nil)
+        }
+    }
+
+    @Test func theCursorOnlyMovesForward() async throws {
+        try await SyncHarness.with { h in
+            _ = try await h.type()
+            _ = await h.engine.sync(full: false)
+            let cursor = try #require(try await h.store.cursor())
+            #expect(cursor > 0)
+            _ = try await h.store.apply(ChangesPage(changes: [], nextCursor: cursor - 1, hasMore: false))
+            #expect(try await h.store.cursor() == cursor)
+        }
+    }
+
+    @Test func bootstrapDownloadsWhatOtherDevicesWrote() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Remote"), idempotencyKey: nil)
+            let remote = (0..<30).map {
+                Event(
+                    id: h.ids.next(), eventTypeId: type.value.id,
+                    timestamp: Date().addingTimeInterval(Double(-100 - $0)))
+            }
+            _ = try await h.direct.createEvents(remote, idempotencyKey: nil)
+            let latest = try await h.direct.latestCursor().cursor
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.cursor() == latest)
+            #expect(try await h.localEventIds() == Set(remote.map(\.id.description)))
+            #expect(try await h.store.eventType(named: "remote")?.syncStatus == .synced)
+            #expect(h.api.calls("listEvents").count >= 1)
+            // Then incremental: another remote change arrives through the feed.
+            let more = Event(id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date())
+            _ = try await h.direct.createEvent(more, idempotencyKey: nil)
+            #expect(await h.engine.sync(full: false).pulled == 1)
+            #expect(try await h.store.event(id: more.id) != nil)
+            // A full resync keeps pending local work and drops what the server deleted.
+            try await h.direct.deleteEvent(id: remote[0].id)
+            let local = Event(id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date().addingTimeInterval(-5))
+            try await h.store.createEvent(local)
+            #expect(await h.engine.sync(full: true).outcome == "ok")
+            let ids = try await h.localEventIds()
+            #expect(!ids.contains(remote[0].id.description))
+            #expect(ids.contains(local.id.description))
+        }
+    }
+
+    @Test func aWriteDuringAPassGetsAFollowUp() async throws {
+        try await SyncHarness.with({ $0.faults.latencyMilliseconds = 150 }) { h in
+            let type = try await h.type()
+            try await h.store.createEvent(h.event(type))
+            async let first = h.engine.sync(full: false)
+            try await Task.sleep(for: .milliseconds(200))
+            let late = h.event(type, offset: 50)
+            try await h.store.createEvent(late)
+            await h.engine.localWriteHappened()
+            let run = await first
+            #expect(run.outcome == "ok")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(try await h.serverEventIds().contains(late.id.description))
+        }
+    }
+
+    @Test func aUserSwitchStopsApplyingResults() async throws {
+        try await SyncHarness.with({ $0.faults.latencyMilliseconds = 200 }) { h in
+            let type = try await h.type()
+            try await h.store.createEvent(h.event(type))
+            async let run = h.engine.sync(full: false)
+            try await Task.sleep(for: .milliseconds(300))
+            h.identity.set("someone-else")
+            let result = await run
+            #expect(result.outcome == "superseded")
+            let counts = try await h.store.outboxCounts()
+            #expect(counts.failed == 0)
+            #expect(try await h.store.cursor() == nil)
+        }
+    }
+
+    @Test func offlineAttemptsNothingElse() async throws {
+        try await SyncHarness.with { h in
+            _ = try await h.type()
+            h.api.fail("health", with: .transport(.cannotConnect("refused")))
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == "offline")
+            #expect(h.engine.status.phase == .offline)
+            #expect(h.api.calls.map(\.name) == ["health"])
+            #expect(h.engine.status.pendingCount == 1)
+            let history = try await h.engine.history()
+            #expect(history.first?.outcome == "offline")
+        }
+    }
+
+    @Test func notSignedInDoesNothing() async throws {
+        try await SyncHarness.with { h in
+            h.identity.set(nil)
+            #expect(await h.engine.sync(full: false).outcome == "signed_out")
+            #expect(h.api.calls.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import AsyncHTTPClient
+import Foundation
+import GRDB
+import NIOCore
+import Synchronization
+import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+import TrendySync
+import TrendySyncLive
+
+final class EngineClock: Sendable {
+    let value = Mutex(Date())
+    var now: Date { value.withLock { $0 } }
+    func advance(_ s: TimeInterval) { value.withLock { $0 = $0.addingTimeInterval(s) } }
+}
+
+/// A real server, a signed-in user, an in-memory local database, and an engine whose API calls
+/// go through an ``InterceptingAPIClient``.
+struct SyncHarness: Sendable {
+    let server: TrendyServer
+    let running: RunningServer
+    let http: HTTPClient
+    let api: InterceptingAPIClient
+    let direct: LiveTrendyAPIClient
+    let store: SQLiteLocalStore
+    let engine: OutboxSyncEngine
+    let identity: IdentityBox
+    let clock: EngineClock
+    let ids: UUIDv7Generator
+    let userId: String
+    let token: String
+
+    static func with(
+        _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (SyncHarness) async throws -> Void
+    ) async throws {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = nil
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "s", count: 40)
+        c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
+        c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
+        configure(&c)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        let running = try await server.start()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let session = try await signUp(http, running.baseURL)
+            let direct = LiveTrendyAPIClient(
+                configuration: .init(baseURL: running.baseURL, timeout: .seconds(10)), http: http,
+                tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+            let api = InterceptingAPIClient(direct)
+            let queue = try DatabaseQueue()
+            var migrator = DatabaseMigrator()
+            SyncSchema.register(in: &migrator)
+            try migrator.migrate(queue)
+            let clock = EngineClock()
+            let store = SQLiteLocalStore(
+                database: queue, now: { clock.now }, logger: LogSystem.disabled().logger(.data))
+            let box = IdentityBox(session.user.id)
+            let engine = OutboxSyncEngine(
+                store: store, api: api, identity: { box.current }, now: { clock.now },
+                logger: LogSystem.disabled().logger(.sync))
+            let h = SyncHarness(
+                server: server, running: running, http: http, api: api, direct: direct, store: store, engine: engine,
+                identity: box, clock: clock, ids: UUIDv7Generator(), userId: session.user.id,
+                token: session.accessToken)
+            try await body(h)
+        } catch {
+            try? await http.shutdown()
+            await running.stop()
+            throw error
+        }
+        try await http.shutdown()
+        await running.stop()
+    }
+
+    static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {
+        var request = HTTPClientRequest(url: base.absoluteString + "/auth/v1/signup")
+        request.method = .POST
+        request.body = .bytes(
+            ByteBuffer(string: #"{"email":"sync-\#(UUID().uuidString.prefix(8))@example.com","password":"password-1"}"#)
+        )
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(body.readableBytesView))
+    }
+
+    func type(_ name: String = "Coffee") async throws -> EventType {
+        let t = EventType(id: ids.next(), name: name)
+        try await store.createEventType(t)
+        return t
+    }
+
+    func event(_ type: EventType, offset: Double = 0, note: String? = nil) -> Event {
+        Event(id: ids.next(), eventTypeId: type.id, timestamp: Date().addingTimeInterval(-3_600 + offset), notes: note)
+    }
+
+    /// Server-side event ids for the user.
+    func serverEventIds() async throws -> Set<String> {
+        var ids: Set<String> = []
+        var offset = 0
+        while true {
+            let page = try await direct.listEvents(limit: 500, offset: offset)
+            ids.formUnion(page.items.map(\.value.id.description))
+            offset += page.items.count
+            if !page.hasMore { return ids }
+        }
+    }
+
+    func localEventIds() async throws -> Set<String> {
+        Set(try await store.events(limit: 1_000_000, since: nil).map(\.value.id.description))
+    }
+}
+
+final class IdentityBox: Sendable {
+    let identity: Mutex<String?>
+    init(_ user: String?) { identity = Mutex(user) }
+    var current: String? { identity.withLock { $0 } }
+    func set(_ user: String?) { identity.withLock { $0 = user } }
+}

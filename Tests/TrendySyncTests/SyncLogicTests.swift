@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TrendySync
+
+struct SyncLogicTests {
+    typealias D = OutboxCoalescing.Decision
+
+    @Test(arguments: [
+        (MutationKind.create, MutationKind.update, D.replace(.create)),
+        (.create, .delete, D.dropExisting),
+        (.update, .update, D.replace(.update)),
+        (.update, .delete, D.replace(.delete)),
+        (.delete, .create, D.append(.create)),
+    ])
+    func coalescingKeepsMeaning(existing: MutationKind, incoming: MutationKind, expected: D) {
+        #expect(OutboxCoalescing.decide(existing: (existing, .pending, 0), incoming: incoming) == expected)
+    }
+
+    @Test func nothingWaitingAppends() {
+        #expect(OutboxCoalescing.decide(existing: nil, incoming: .update) == .append(.update))
+    }
+
+    @Test func inFlightOrAttemptedEntriesAreNeverChanged() {
+        #expect(OutboxCoalescing.decide(existing: (.create, .inFlight, 0), incoming: .update) == .append(.update))
+        #expect(OutboxCoalescing.decide(existing: (.create, .pending, 1), incoming: .delete) == .append(.delete))
+        #expect(OutboxCoalescing.decide(existing: (.update, .failed, 0), incoming: .update) == .append(.update))
+    }
+
+    @Test func breakerOpensOnTheThirdConsecutive429AndHonoursRetryAfter() {
+        var b = CircuitBreaker()
+        let t0 = Date(timeIntervalSince1970: 1_000)
+        #expect(b.record429(retryAfter: 1, now: t0) == nil)
+        #expect(b.record429(retryAfter: 1, now: t0) == nil)
+        let allowedBeforeOpening = b.allowsRequest(now: t0)
+        #expect(allowedBeforeOpening)
+        let until = b.record429(retryAfter: 30, now: t0)
+        #expect(until == t0.addingTimeInterval(30))
+        let allowedTooEarly = b.allowsRequest(now: t0.addingTimeInterval(29))
+        #expect(!allowedTooEarly)
+        let allowedAfterTheWait = b.allowsRequest(now: t0.addingTimeInterval(30))
+        #expect(allowedAfterTheWait)
+        #expect(b.state == .halfOpen(level: 0))
+        // A 429 on the probe doubles the wait (base 2 s → 4 s, unless Retry-After asks for more).
+        #expect(b.record429(retryAfter: nil, now: t0.addingTimeInterval(30)) == t0.addingTimeInterval(34))
+        let allowedAfterTheLongerWait = b.allowsRequest(now: t0.addingTimeInterval(34))
+        #expect(allowedAfterTheLongerWait)
+        b.recordSuccess()
+        #expect(b.state == .closed(consecutive429: 0))
+    }
+
+    @Test func successBetween429sResetsTheCount() {
+        var b = CircuitBreaker()
+        let t = Date()
+        b.record429(retryAfter: nil, now: t)
+        b.record429(retryAfter: nil, now: t)
+        b.recordSuccess()
+        #expect(b.record429(retryAfter: nil, now: t) == nil)
+    }
+
+    @Test func breakerWaitIsCapped() {
+        var b = CircuitBreaker(threshold: 1, baseWait: 2, maxWait: 10)
+        let t = Date(timeIntervalSince1970: 0)
+        for _ in 0..<10 { _ = b.record429(retryAfter: nil, now: t) }
+        #expect(b.openUntil == t.addingTimeInterval(10))
+        #expect(b.record429(retryAfter: 3_600, now: t) == t.addingTimeInterval(10))
+    }
+
+    @Test func retryDelaysGrowAndCap() {
+        #expect(RetryPolicy.delay(afterAttempts: 1) == 1)
+        #expect(RetryPolicy.delay(afterAttempts: 2) == 2)
+        #expect(RetryPolicy.delay(afterAttempts: 4) == 8)
+        #expect(RetryPolicy.delay(afterAttempts: 20) == 60)
+    }
+
+    @Test func bannerTextsSayWhatIsHappening() {
+        #expect(SyncStatus(phase: .pushing(done: 1_200, total: 5_000)).bannerText == "Syncing 1,200 of 5,000")
+        #expect(SyncStatus(phase: .offline, pendingCount: 3).bannerText == "Offline — 3 pending")
+        #expect(SyncStatus(phase: .idle, pendingCount: 2).bannerText == "2 pending")
+        #expect(SyncStatus(phase: .idle, failedCount: 1).bannerText.hasPrefix("1 change(s) could not sync"))
+        #expect(SyncStatus(phase: .error("boom")).bannerText.contains("retry"))
+        #expect(SyncStatus().bannerText == "Not synced yet")
+    }
+}
