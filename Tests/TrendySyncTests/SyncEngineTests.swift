@@ -203,7 +203,7 @@ struct SyncEngineTests {
     }
 
     @Test func aWriteDuringAPassGetsAFollowUp() async throws {
-        try await SyncHarness.with({ $0.faults.latencyMilliseconds = 150 }) { h in
+        try await SyncHarness.with(faults: .latency(150)) { h in
             let type = try await h.type()
             try await h.store.createEvent(h.event(type))
             async let first = h.engine.sync(full: false)
@@ -219,7 +219,7 @@ struct SyncEngineTests {
     }
 
     @Test func aUserSwitchStopsApplyingResults() async throws {
-        try await SyncHarness.with({ $0.faults.latencyMilliseconds = 200 }) { h in
+        try await SyncHarness.with(faults: .latency(200)) { h in
             let type = try await h.type()
             try await h.store.createEvent(h.event(type))
             async let run = h.engine.sync(full: false)
@@ -253,5 +253,13 @@ struct SyncEngineTests {
             #expect(await h.engine.sync(full: false).outcome == "signed_out")
             #expect(h.api.calls.isEmpty)
         }
+    }
+}
+
+extension FaultConfiguration {
+    static func latency(_ ms: Double) -> FaultConfiguration {
+        var f = FaultConfiguration()
+        f.latencyMilliseconds = ms
+        return f
     }
 }

@@ -35,7 +35,7 @@ struct SyncHarness: Sendable {
     let token: String
 
     static func with(
-        _ configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (SyncHarness) async throws -> Void
+        faults: FaultConfiguration = FaultConfiguration(), _ body: (SyncHarness) async throws -> Void
     ) async throws {
         var c = ServerConfiguration()
         c.port = 0
@@ -44,7 +44,7 @@ struct SyncHarness: Sendable {
         c.jwtSecret = String(repeating: "s", count: 40)
         c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
         c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
-        configure(&c)
+        c.faults = faults
         let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
         let running = try await server.start()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
