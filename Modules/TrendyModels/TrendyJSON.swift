@@ -30,14 +30,8 @@ public enum TrendyJSON {
     }
 
     /// `2026-11-22T10:00:00.123Z`.
-    public static func formatDate(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
+    public static func formatDate(_ date: Date) -> String { ISO8601.format(date) }
 
     /// Parses ISO-8601 date-times with or without fractional seconds, any offset.
-    public static func parseDate(_ text: String) -> Date? {
-        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
-        if let d = try? Date.ISO8601FormatStyle().parse(text) { return d }
-        return nil
-    }
+    public static func parseDate(_ text: String) -> Date? { ISO8601.parse(text) }
 }

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Fast ISO-8601 date-times for the wire format. Formatting and parsing dates dominated
+/// encode/decode time with Foundation's format styles; these handle the common shapes directly
+/// and fall back to Foundation for anything unusual.
+public enum ISO8601 {
+    /// `2026-11-22T10:00:00.123Z` (UTC, milliseconds).
+    public static func format(_ date: Date) -> String {
+        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let ms = Int(((totalMs % 1000) + 1000) % 1000)
+        var seconds = (totalMs - Int64(ms)) / 1000
+        let days = Int((seconds >= 0 ? seconds : seconds - 86_399) / 86_400)
+        seconds -= Int64(days) * 86_400
+        let (y, m, d) = civil(fromDays: days)
+        let h = Int(seconds / 3600)
+        let mi = Int(seconds % 3600 / 60)
+        let s = Int(seconds % 60)
+        var out = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int, _ at: Int, _ width: Int) {
+            var v = value
+            for i in stride(from: at + width - 1, through: at, by: -1) {
+                out[i] = UInt8(48 + v % 10)
+                v /= 10
+            }
+        }
+        put(y, 0, 4)
+        out[4] = 45
+        put(m, 5, 2)
+        out[7] = 45
+        put(d, 8, 2)
+        out[10] = 84
+        put(h, 11, 2)
+        out[13] = 58
+        put(mi, 14, 2)
+        out[16] = 58
+        put(s, 17, 2)
+        out[19] = 46
+        put(ms, 20, 3)
+        out[23] = 90
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`; other ISO-8601 shapes go to
+    /// Foundation. Nil when the text is not a date-time.
+    public static func parse(_ text: String) -> Date? {
+        var copy = text
+        switch copy.withUTF8({ parseFast($0) }) {
+        case .date(let d): return d
+        case .invalid: return nil
+        case .otherShape: break
+        }
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
+        return try? Date.ISO8601FormatStyle().parse(text)
+    }
+
+    enum FastResult {
+        case date(Date)
+        case invalid
+        case otherShape
+    }
+
+    static func parseFast(_ b: UnsafeBufferPointer<UInt8>) -> FastResult {
+        guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 116, b[13] == 58, b[16] == 58 else {
+            return .otherShape
+        }
+        guard let date = parseShaped(b) else { return .invalid }
+        return .date(date)
+    }
+
+    static func parseShaped(_ b: UnsafeBufferPointer<UInt8>) -> Date? {
+        func digits(_ at: Int, _ n: Int) -> Int? {
+            var v = 0
+            for i in at..<(at + n) {
+                let c = b[i]
+                guard c >= 48, c <= 57 else { return nil }
+                v = v * 10 + Int(c - 48)
+            }
+            return v
+        }
+        guard let y = digits(0, 4), let mo = digits(5, 2), let d = digits(8, 2), let h = digits(11, 2),
+            let mi = digits(14, 2), let s = digits(17, 2),
+            (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+        else { return nil }
+        var i = 19
+        var fraction = 0.0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var scale = 0.1
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                fraction += Double(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
+            guard i > start else { return nil }
+        }
+        guard i < b.count else { return nil }
+        var offset = 0
+        switch b[i] {
+        case 90, 122:
+            i += 1
+        case 43, 45:
+            let sign = b[i] == 45 ? -1 : 1
+            i += 1
+            guard i + 2 <= b.count, let oh = digits(i, 2) else { return nil }
+            i += 2
+            if i < b.count, b[i] == 58 { i += 1 }
+            guard i + 2 <= b.count, let om = digits(i, 2) else { return nil }
+            i += 2
+            offset = sign * (oh * 3600 + om * 60)
+        default:
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = daysFromCivil(y, mo, d)
+        let seconds = Double(days) * 86_400 + Double(h * 3600 + mi * 60 + s - offset) + fraction
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (m + 9) % 12
+        let doy = (153 * mp + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
