@@ -44,12 +44,12 @@ struct SyncHarness: Sendable {
         c.jwtSecret = String(repeating: "s", count: 40)
         c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
         c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
-        c.faults = faults
         let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
         let running = try await server.start()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let session = try await signUp(http, running.baseURL)
+            server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
             let direct = LiveTrendyAPIClient(
                 configuration: .init(baseURL: running.baseURL, timeout: .seconds(10)), http: http,
                 tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import TrendyLogging
+import TrendyServer
+
+/// The data and sync commands of the real binary against the real server.
+@Suite(.timeLimit(.minutes(2)))
+struct SyncCLITests {
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ server: RunningServer?, stdin: String? = nil)
+        async throws -> TrendyProcess.Result
+    {
+        var full = args + ["--data-dir", dir.path]
+        if let server { full += ["--api-url", server.baseURL.absoluteString] }
+        return try await TrendyProcess.runAsync(full, stdin: stdin)
+    }
+
+    func json(_ r: TrendyProcess.Result) -> Any? { try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) }
+
+    @Test func logImportSyncAndASecondDevice() async throws {
+        try await AuthCLITests.withServer { server in
+            let phone = TemporaryDataDirectory()
+            let laptop = TemporaryDataDirectory()
+            #expect(
+                try await trendy(
+                    ["signup", "--email", "d@example.com", "--password-stdin"], phone, server, stdin: "password-d-1\n"
+                ).status == 0)
+            #expect(try await trendy(["types", "add", "Coffee"], phone, server).status == 0)
+            #expect(try await trendy(["log", "coffee", "--note", "flat white"], phone, server).status == 0)
+            let csv = phone.url.appendingPathComponent("import.csv")
+            var lines = ["type,timestamp,notes"]
+            for i in 0..<250 {
+                lines.append(
+                    "Run,2026-10-01T\(String(format: "%02d", i / 60)):\(String(format: "%02d", i % 60)):00Z,lap \(i)")
+            }
+            lines.append("Run,not-a-time,broken")
+            try (lines.joined(separator: "\n") + "\n").write(to: csv, atomically: true, encoding: .utf8)
+            let imported = try await trendy(["import", csv.path, "--json"], phone, server)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            let report = json(imported) as? [String: Any]
+            #expect(report?["imported"] as? Int == 250)
+            #expect((report?["errors"] as? [[String: Any]])?.first?["line"] as? Int == 252)
+            #expect(imported.stderr.contains("line 252"))
+            let again = try await trendy(["import", csv.path, "--json"], phone, server)
+            #expect((json(again) as? [String: Any])?["duplicates"] as? Int == 250)
+            let pending = try await trendy(["status", "--json"], phone, server)
+            #expect((json(pending) as? [String: Any])?["pending"] as? Int == 253)
+            let sync = try await trendy(["sync", "--json"], phone, server)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            #expect((json(sync) as? [String: Any])?["pushed"] as? Int == 253)
+            let status = try await trendy(["status", "--json"], phone, server)
+            #expect((json(status) as? [String: Any])?["pending"] as? Int == 0)
+            let history = try await trendy(["sync", "history", "--json"], phone, server)
+            #expect((json(history) as? [[String: Any]])?.first?["outcome"] as? String == "ok")
+
+            // A second device signs in and gets everything through the bootstrap.
+            #expect(
+                try await trendy(
+                    ["login", "--email", "d@example.com", "--password-stdin"], laptop, server, stdin: "password-d-1\n"
+                ).status == 0)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
+            let list = try await trendy(["events", "list", "--limit", "1000", "--json"], laptop, server)
+            #expect((json(list) as? [[String: Any]])?.count == 251)
+            let types = try await trendy(["types", "list", "--json"], laptop, server)
+            #expect(
+                Set(((json(types) as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }) == [
+                    "Coffee", "Run",
+                ])
+        }
+    }
+
+    @Test func offlineWritesStayQueuedAndFailuresAreClear() async throws {
+        let dir = TemporaryDataDirectory()
+        let offline = ["--api-url", "http://127.0.0.1:1"]
+        // Signed out: sync refuses clearly.
+        let signedOut = try await TrendyProcess.runAsync(["sync", "--data-dir", dir.path] + offline)
+        #expect(signedOut.status == 77)
+        let unknown = try await TrendyProcess.runAsync(["log", "Nope", "--data-dir", dir.path] + offline)
+        #expect(unknown.status == 65)
+        #expect(unknown.stderr.contains("trendy types add Nope"))
+        let badTime = try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path] + offline)
+        #expect(badTime.status == 0)
+        let when = try await TrendyProcess.runAsync(
+            ["log", "Tea", "--at", "teatime", "--data-dir", dir.path] + offline)
+        #expect(when.status == 64)
+        let missing = try await TrendyProcess.runAsync(
+            ["import", "/nonexistent.csv", "--data-dir", dir.path] + offline)
+        #expect(missing.status == 66)
+        let badFile = dir.url.appendingPathComponent("x.json")
+        try Data("{not json".utf8).write(to: badFile)
+        let malformed = try await TrendyProcess.runAsync(["import", badFile.path, "--data-dir", dir.path] + offline)
+        #expect(malformed.status == 65)
+        #expect(malformed.stderr.contains("not valid JSON"))
+    }
+}
