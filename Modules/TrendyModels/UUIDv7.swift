@@ -15,15 +15,50 @@ public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConve
 
     /// Parses canonical 8-4-4-4-12 text (either case); rejects other versions and malformed text.
     public init?(_ text: String) {
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        guard let uuid = Self.parseCanonical(text) else { return nil }
         self.init(uuid)
     }
 
     /// Parses text, throwing a readable error.
     public init(validating text: String) throws(UUIDv7Error) {
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { throw .malformed(text) }
+        guard let uuid = Self.parseCanonical(text) else { throw .malformed(text) }
         guard let v7 = UUIDv7(uuid) else { throw .wrongVersion(text, version: Int(uuid.uuid.6 >> 4)) }
         self = v7
+    }
+
+    /// Hex digits by hand: Foundation's `UUID(uuidString:)` goes through `sscanf`, which showed up
+    /// in every profile of event ingest.
+    static func parseCanonical(_ text: String) -> UUID? {
+        var copy = text
+        return copy.withUTF8 { b -> UUID? in
+            guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
+            func nibble(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 48...57: return c - 48
+                case 97...102: return c - 87
+                case 65...70: return c - 55
+                default: return nil
+                }
+            }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            var i = 0
+            var n = 0
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    i += 1
+                    continue
+                }
+                guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return nil }
+                bytes[n] = hi << 4 | lo
+                n += 1
+                i += 2
+            }
+            return UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                    bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
+        }
     }
 
     /// Builds an id from its parts (used by ``UUIDv7Generator``).
@@ -53,8 +88,25 @@ public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConve
     /// The creation time stored in the id (millisecond precision).
     public var timestamp: Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 
-    /// Lowercase canonical text.
-    public var description: String { uuid.uuidString.lowercased() }
+    /// Lowercase canonical text (formatted by hand: `uuidString` goes through `sprintf`).
+    public var description: String {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        return withUnsafeBytes(of: uuid.uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var o = 0
+                for (i, byte) in raw.enumerated() {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        out[o] = 45
+                        o += 1
+                    }
+                    out[o] = hex[Int(byte >> 4)]
+                    out[o + 1] = hex[Int(byte & 0x0F)]
+                    o += 2
+                }
+                return o
+            }
+        }
+    }
 
     /// Ids order by their bytes, which is creation order.
     public static func < (lhs: UUIDv7, rhs: UUIDv7) -> Bool {
