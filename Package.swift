@@ -192,9 +192,12 @@ let package = Package(
                 "TrendyAuth",
                 "TrendyAuthLive",
                 "TrendyServer",
+                "TrendySync",
+                "TrendySyncLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tools/TrendyBench",
             swiftSettings: swiftSettings

@@ -140,7 +140,7 @@ extension SQLiteLocalStore {
     }
 
     /// The change-feed cursor, or nil before the first bootstrap.
-    func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }
+    public func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }
 
     /// Moves the cursor forward (never back); `force` is for a full resync's new baseline.
     static func setCursor(_ db: Database, _ value: Int64, force: Bool = false) throws {
@@ -149,7 +149,8 @@ extension SQLiteLocalStore {
             sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('cursor', ?)", arguments: [String(value)])
     }
 
-    func setCursor(_ value: Int64, force: Bool = false) async throws {
+    /// Moves the cursor forward; `force` sets it anyway (a new baseline, or a benchmark's start).
+    public func setCursor(_ value: Int64, force: Bool = false) async throws {
         try await db.write { db in try Self.setCursor(db, value, force: force) }
     }
 

@@ -180,7 +180,7 @@ public final class SQLiteLocalStore: LocalStore {
     }
 
     static func insert(_ db: Database, _ event: Event, now: Date) throws {
-        let body = try encode(event)
+        let body = event.wireJSON()
         try db.cachedStatement(
             sql: """
                 INSERT INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)

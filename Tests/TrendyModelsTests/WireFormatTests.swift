@@ -70,3 +70,26 @@ struct WireFormatTests {
         #expect(try TrendyJSON.decoder().decode(Geofence.self, from: data) == g)
     }
 }
+
+struct EventWireJSONTests {
+    let ids = UUIDv7Generator()
+
+    @Test func handWrittenJSONMatchesTheEncoder() throws {
+        let full = Event(
+            id: ids.next(), eventTypeId: ids.next(), timestamp: Date(timeIntervalSince1970: 1_800_000_000.25),
+            endDate: Date(timeIntervalSince1970: 1_800_000_100), notes: "say \"hi\"\n\\ \u{01}", isAllDay: true,
+            sourceType: .geofence, externalId: "x-1", geofenceId: ids.next(),
+            location: .init(latitude: 52.5, longitude: -13.25), locationName: "Café",
+            properties: ["mood": .number(3), "tag": .select("a")])
+        let minimal = Event(id: ids.next(), eventTypeId: ids.next(), timestamp: Date(timeIntervalSince1970: 0))
+        for e in [full, minimal] {
+            let decoded = try TrendyJSON.decoder().decode(Event.self, from: Data(e.wireJSON().utf8))
+            #expect(decoded == e)
+            let stamped = e.wireJSON(
+                createdAt: Date(timeIntervalSince1970: 1), updatedAt: Date(timeIntervalSince1970: 2))
+            let object = try JSONSerialization.jsonObject(with: Data(stamped.utf8)) as? [String: Any]
+            #expect(object?["created_at"] as? String == "1970-01-01T00:00:01.000Z")
+            #expect(object?["updated_at"] as? String == "1970-01-01T00:00:02.000Z")
+        }
+    }
+}

@@ -19,7 +19,10 @@ struct TrendyBench: AsyncParsableCommand {
     @Flag(help: "Print results as JSON.")
     var json = false
 
-    static let suites = ["logging", "auth", "server"]
+    @Option(help: "Sync: events in the big store (default 1,000,000); push/pull use at most 20,000.")
+    var size: Int?
+
+    static let suites = ["logging", "auth", "server", "sync"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -36,6 +39,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "logging": r = LoggingBenchmarks.run(smoke: smoke)
             case "auth": r = AuthBenchmarks.run(smoke: smoke)
             case "server": r = try await ServerBenchmarks.run(smoke: smoke)
+            case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             default: r = []
             }
             if smoke {

@@ -64,7 +64,6 @@ extension SQLiteServerStore {
     /// Implements `ServerStore.createEvents`.
     public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
         try await db.write { db in
-            let encoder = TrendyJSON.encoder()
             let decoder = TrendyJSON.decoder()
             var knownTypes: [String: Bool] = [:]
             let insert = try db.cachedStatement(
@@ -109,7 +108,7 @@ extension SQLiteServerStore {
                     continue
                 }
                 let stored = Timestamped(event, createdAt: now, updatedAt: now)
-                let body = String(decoding: try encoder.encode(stored), as: UTF8.self)
+                let body = event.wireJSON(createdAt: now, updatedAt: now)
                 try insert.execute(arguments: [
                     id, userId, typeId, Self.milliseconds(event.timestamp), event.sourceType.rawValue, event.externalId,
                     body, now.timeIntervalSince1970, now.timeIntervalSince1970,

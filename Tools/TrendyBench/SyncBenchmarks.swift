@@ -1,0 +1,250 @@
+import AsyncHTTPClient
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyAPILive
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+import TrendySync
+import TrendySyncLive
+
+/// Sync figures: local write latency, first screen under a huge store and outbox, push vs a
+/// bare client, pull-and-apply, main-actor responsiveness during a sync, and peak memory.
+enum SyncBenchmarks {
+    struct Rig {
+        let server: TrendyServer
+        let running: RunningServer
+        let http: HTTPClient
+        let api: LiveTrendyAPIClient
+        let userId: String
+    }
+
+    static func makeStore(_ dir: URL, name: String) throws -> (SQLiteLocalStore, DatabasePool) {
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        var config = Configuration()
+        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let pool = try DatabasePool(path: dir.appendingPathComponent(name).path, configuration: config)
+        try migrator.migrate(pool)
+        return (SQLiteLocalStore(database: pool, logger: LogSystem.disabled().logger(.data)), pool)
+    }
+
+    static func rig(_ dir: URL) async throws -> Rig {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = dir.appendingPathComponent("server.sqlite").path
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "q", count: 40)
+        c.apiRateLimit = RateLimit(capacity: 1_000_000, refillPerSecond: 1_000_000)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        let running = try await server.start()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let session = try await ServerBenchmarks.signUp(http, running.baseURL)
+        let api = LiveTrendyAPIClient(
+            configuration: .init(baseURL: running.baseURL, timeout: .seconds(120)), http: http,
+            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+        return Rig(server: server, running: running, http: http, api: api, userId: session.user.id)
+    }
+
+    static func events(_ n: Int, type: UUIDv7, ids: UUIDv7Generator, start: Date) -> [Event] {
+        (0..<n).map {
+            Event(
+                id: ids.next(), eventTypeId: type, timestamp: start.addingTimeInterval(Double($0)), notes: "n\($0)",
+                sourceType: .imported)
+        }
+    }
+
+    static func run(smoke: Bool, size: Int?) async throws -> [BenchResult] {
+        var results: [BenchResult] = []
+        let dir = BenchHarness.temporaryDirectory("sync")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ids = UUIDv7Generator()
+
+        // 1. Local write + enqueue.
+        do {
+            let (store, _) = try makeStore(dir, name: "writes.sqlite")
+            let type = EventType(id: ids.next(), name: "T")
+            try await store.createEventType(type)
+            var samples: [Double] = []
+            let clock = ContinuousClock()
+            for i in 0..<(smoke ? 100 : 3_000) {
+                let e = Event(id: ids.next(), eventTypeId: type.id, timestamp: Date().addingTimeInterval(Double(i)))
+                let t0 = clock.now
+                try await store.createEvent(e)
+                samples.append(BenchHarness.seconds(clock.now - t0) * 1000)
+            }
+            let p95 = BenchHarness.percentile(samples, 95)
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "local_write_p50", value: BenchHarness.percentile(samples, 50), unit: "ms",
+                    baseline: nil, ratio: nil, target: "report", met: nil))
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "local_write_p95", value: p95, unit: "ms", baseline: nil, ratio: nil,
+                    target: "≤ 1 ms", met: p95 <= 1))
+        }
+
+        // 2. First screen with a huge store and outbox vs an empty store.
+        do {
+            let total = smoke ? 10_000 : (size ?? 1_000_000)
+            let pending = total / 10
+            let (big, bigPool) = try makeStore(dir, name: "big.sqlite")
+            let (empty, _) = try makeStore(dir, name: "empty.sqlite")
+            let type = EventType(id: ids.next(), name: "T")
+            try await big.createEventType(type)
+            try await empty.createEventType(type)
+            try await fill(bigPool, type: type.id, events: total, pending: pending, ids: ids)
+            func firstScreen(_ store: SQLiteLocalStore) async throws -> Double {
+                var samples: [Double] = []
+                let clock = ContinuousClock()
+                for _ in 0..<(smoke ? 5 : 50) {
+                    let t0 = clock.now
+                    _ = try await store.events(limit: 50, since: nil)
+                    _ = try await store.outboxCounts()
+                    samples.append(BenchHarness.seconds(clock.now - t0) * 1000)
+                }
+                return BenchHarness.percentile(samples, 50)
+            }
+            let emptyMs = try await firstScreen(empty)
+            let bigMs = try await firstScreen(big)
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "first_screen_\(total)_events_\(pending)_pending", value: bigMs, unit: "ms",
+                    baseline: emptyMs, ratio: bigMs / emptyMs,
+                    target: "≤ 50 ms, ratio ≤ 1.2 (ratio is of sub-ms times)",
+                    met: bigMs <= 50))
+        }
+
+        // 3–5. Push, pull, main-actor responsiveness, against the real server on loopback.
+        let rig = try await rig(dir)
+        do {
+            let n = smoke ? 500 : (size.map { min($0, 20_000) } ?? 20_000)
+            let type = try await rig.api.createEventType(
+                EventTypeCreate(id: ids.next(), name: "Push"), idempotencyKey: nil)
+            // Baseline: the same batches of 50 straight from a client, no local bookkeeping.
+            let baselineEvents = events(n, type: type.value.id, ids: ids, start: Date().addingTimeInterval(-9e6))
+            let clock = ContinuousClock()
+            let b0 = clock.now
+            for chunk in stride(from: 0, to: n, by: 50) {
+                _ = try await rig.api.createEvents(
+                    Array(baselineEvents[chunk..<min(chunk + 50, n)]), idempotencyKey: nil)
+            }
+            let baselineRate = Double(n) / BenchHarness.seconds(clock.now - b0)
+
+            let (store, _) = try makeStore(dir, name: "push.sqlite")
+            _ = try await store.claim(for: rig.userId)
+            try await store.createEventType(EventType(id: ids.next(), name: "Local"))
+            let localType = try await store.eventType(named: "Local")!.value.id
+            _ = try await store.insertEvents(
+                events(n, type: localType, ids: ids, start: Date().addingTimeInterval(-5e6)))
+            let userId = rig.userId
+            let engine = OutboxSyncEngine(
+                store: store, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+            // The main-actor ticker runs while the engine pushes.
+            let ticker = MainActorTicker()
+            let tick = Task { @MainActor in await ticker.run() }
+            let p0 = clock.now
+            let run = await engine.sync(full: false)
+            let pushRate = Double(run.pushed) / BenchHarness.seconds(clock.now - p0)
+            await ticker.stop()
+            _ = await tick.value
+            let lateness = await ticker.lateness
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "push_throughput", value: pushRate, unit: "events/s", baseline: baselineRate,
+                    ratio: pushRate / baselineRate, target: "ratio ≥ 0.8", met: pushRate / baselineRate >= 0.8))
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "main_actor_max_delay_during_sync", value: lateness.max() ?? 0, unit: "ms",
+                    baseline: nil, ratio: nil, target: "≤ 8 ms", met: (lateness.max() ?? 0) <= 8))
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "main_actor_p99_delay_during_sync",
+                    value: BenchHarness.percentile(lateness, 99),
+                    unit: "ms", baseline: nil, ratio: nil, target: "≤ 2 ms",
+                    met: BenchHarness.percentile(lateness, 99) <= 2))
+
+            // 4. Pull and apply: a fresh device reads the whole feed (cursor 0, no bootstrap).
+            let (fresh, _) = try makeStore(dir, name: "pull.sqlite")
+            _ = try await fresh.claim(for: rig.userId)
+            try await fresh.setCursor(0, force: true)
+            let puller = OutboxSyncEngine(
+                store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+            let q0 = clock.now
+            let pulled = await puller.sync(full: false)
+            let pullRate = Double(pulled.pulled) / BenchHarness.seconds(clock.now - q0)
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "pull_apply_throughput", value: pullRate, unit: "changes/s", baseline: nil,
+                    ratio: nil, target: "≥ 50,000 changes/s", met: pullRate >= 50_000))
+        }
+        try await rig.http.shutdown()
+        await rig.running.stop()
+        results.append(
+            BenchResult(
+                suite: "sync", name: "peak_rss_whole_suite", value: Double(peakRSSKilobytes()) / 1024, unit: "MB",
+                baseline: nil, ratio: nil, target: "report (see memory note)", met: nil))
+        return results
+    }
+
+    /// Writes `events` synced rows and `pending` pending rows with outbox entries, with raw SQL
+    /// (setting up state, not measuring the store).
+    static func fill(_ pool: DatabasePool, type: UUIDv7, events: Int, pending: Int, ids: UUIDv7Generator) async throws {
+        let start = Date().addingTimeInterval(-Double(events) * 60)
+        for chunkStart in stride(from: 0, to: events, by: 50_000) {
+            try await pool.write { db in
+                let insert = try db.makeStatement(
+                    sql: """
+                        INSERT INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
+                        VALUES (?, ?, ?, 'imported', ?, ?)
+                        """)
+                let outbox = try db.makeStatement(
+                    sql: """
+                        INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at)
+                        VALUES ('event', ?, 'create', ?, ?, 0)
+                        """)
+                for i in chunkStart..<min(chunkStart + 50_000, events) {
+                    let event = Event(
+                        id: ids.next(), eventTypeId: type, timestamp: start.addingTimeInterval(Double(i) * 60),
+                        sourceType: .imported)
+                    let body =
+                        #"{"id":"\#(event.id)","event_type_id":"\#(type)","timestamp":"\#(ISO8601.format(event.timestamp))","source_type":"imported"}"#
+                    let isPending = i >= events - pending
+                    try insert.execute(arguments: [
+                        event.id.description, type.description, Int64(event.timestamp.timeIntervalSince1970 * 1000),
+                        body,
+                        isPending ? "pending" : "synced",
+                    ])
+                    if isPending {
+                        try outbox.execute(arguments: [event.id.description, body, UUID().uuidString])
+                    }
+                }
+            }
+        }
+    }
+
+    static func peakRSSKilobytes() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Int(usage.ru_maxrss)
+    }
+}
+
+/// Schedules a main-actor job every millisecond and records how late each one ran.
+@MainActor
+final class MainActorTicker {
+    var lateness: [Double] = []
+    var running = true
+
+    func run() async {
+        let clock = ContinuousClock()
+        while running {
+            let expected = clock.now.advanced(by: .milliseconds(1))
+            try? await Task.sleep(until: expected, clock: clock)
+            lateness.append(max(0, BenchHarness.seconds(clock.now - expected) * 1000))
+        }
+    }
+
+    func stop() { running = false }
+}
