@@ -263,3 +263,47 @@ extension FaultConfiguration {
         return f
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct SyncEscapeHatchTests {
+    @Test func skipToLatestStillPushesEverythingPending() async throws {
+        try await SyncHarness.with { h in
+            let remoteType = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Remote"), idempotencyKey: nil)
+            _ = try await h.direct.createEvent(
+                Event(id: h.ids.next(), eventTypeId: remoteType.value.id, timestamp: Date()), idempotencyKey: nil)
+            let type = try await h.type("Local")
+            let local = h.event(type)
+            try await h.store.createEvent(local)
+            try await h.engine.skipToLatestCursor()
+            let latest = try await h.direct.latestCursor().cursor
+            #expect(try await h.store.cursor() == latest)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.serverEventIds().contains(local.id.description))
+            // The remote history before the jump was skipped, as asked.
+            #expect(try await h.store.eventType(named: "Remote") == nil)
+        }
+    }
+
+    @Test func aStatusStreamStartsWithTheCurrentStatusAndFollowsAPass() async throws {
+        try await SyncHarness.with { h in
+            _ = try await h.type()
+            let updates = h.engine.statusUpdates()
+            let collector = Task {
+                var phases: [String] = []
+                for await s in updates {
+                    phases.append(s.phase.name)
+                    if phases.count > 2, s.phase == .idle { break }
+                }
+                return phases
+            }
+            _ = await h.engine.sync(full: false)
+            let phases = await collector.value
+            #expect(phases.first == "idle")
+            #expect(phases.contains("checking"))
+            #expect(phases.contains("pushing"))
+            #expect(phases.contains("pulling"))
+            #expect(phases.last == "idle")
+        }
+    }
+}
