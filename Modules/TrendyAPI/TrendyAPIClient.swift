@@ -39,6 +39,9 @@ public protocol TrendyAPIClient: Sendable {
     )
     /// `POST /events/batch` (at most 500).
     func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError) -> EventBatchResponse
+    /// `POST /events/batch` with events already in wire JSON (the outbox stores them that way),
+    /// so the push path does not decode and re-encode every event.
+    func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError) -> EventBatchResponse
     /// `PATCH /events/{id}`.
     func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<Event>
@@ -72,6 +75,22 @@ public protocol TrendyAPIClient: Sendable {
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /me/sync`.
     func syncSummary() async throws(TrendyAPIError) -> SyncSummary
+}
+
+extension TrendyAPIClient {
+    /// Decodes and sends through ``createEvents(_:idempotencyKey:)`` (for clients without a raw path).
+    public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventBatchResponse
+    {
+        var events: [Event] = []
+        let decoder = TrendyJSON.decoder()
+        for text in encoded {
+            do { events.append(try decoder.decode(Event.self, from: Data(text.utf8))) } catch {
+                throw .decoding("an outbox payload is not an event: \(error)")
+            }
+        }
+        return try await createEvents(events, idempotencyKey: idempotencyKey)
+    }
 }
 
 /// Supplies the bearer token for each API request.

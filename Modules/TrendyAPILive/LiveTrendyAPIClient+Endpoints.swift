@@ -75,7 +75,15 @@ extension LiveTrendyAPIClient {
     {
         // A 400 carrying per-item results means "every item failed": an answer, not an error.
         // Written directly: JSONEncoder cost more than the request itself for 500 events.
-        let body = Data(("{\"events\":[" + events.map { $0.wireJSON() }.joined(separator: ",") + "]}").utf8)
+        try await createEvents(encoded: events.map { $0.wireJSON() }, idempotencyKey: idempotencyKey)
+    }
+
+    /// Implements `TrendyAPIClient.createEvents(encoded:idempotencyKey:)`: the body is spliced
+    /// from the events' wire JSON.
+    public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventBatchResponse
+    {
+        let body = Data(("{\"events\":[" + encoded.joined(separator: ",") + "]}").utf8)
         return try await send(
             .POST, APIPaths.eventsBatch, body: body,
             idempotencyKey: idempotencyKey, answersOn: [400], as: EventBatchResponse.self

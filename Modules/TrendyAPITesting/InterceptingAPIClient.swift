@@ -128,6 +128,18 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             () throws(TrendyAPIError) in try await inner.createEvents(events, idempotencyKey: idempotencyKey)
         }
     }
+    /// Forwards (or fails as scripted); recorded as `createEvents`.
+    public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventBatchResponse
+    {
+        let ids = encoded.map { text -> String in
+            guard let range = text.range(of: "\"id\":\"") else { return "" }
+            return String(text[range.upperBound...].prefix(36))
+        }
+        return try await intercept("createEvents", key: idempotencyKey, ids: ids) { () throws(TrendyAPIError) in
+            try await inner.createEvents(encoded: encoded, idempotencyKey: idempotencyKey)
+        }
+    }
     /// Forwards (or fails as scripted).
     public func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<Event>

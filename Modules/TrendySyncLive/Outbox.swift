@@ -63,9 +63,13 @@ enum Outbox {
             sql: "INSERT OR IGNORE INTO tombstones (entity, entity_id) VALUES (?, ?)", arguments: [entity.rawValue, id])
     }
 
+    /// From the trigger-maintained `outbox_counts` table: one row read, whatever the outbox holds.
     static func counts(_ db: Database) throws -> (pending: Int, failed: Int) {
-        let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state != 'failed'") ?? 0
-        let failed = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox WHERE state = 'failed'") ?? 0
+        var pending = 0
+        var failed = 0
+        for row in try Row.fetchAll(db, sql: "SELECT state, n FROM outbox_counts") {
+            if (row["state"] as String) == "failed" { failed = row["n"] } else { pending += row["n"] as Int }
+        }
         return (pending, failed)
     }
 }

@@ -106,12 +106,7 @@ extension OutboxSyncEngine {
 
     /// Event creates go in one batch request; ids make it safe to resend, so the batch needs no key.
     func sendEventBatch(_ work: [OutboxEntry]) async throws -> SendOutcome {
-        let decoder = TrendyJSON.decoder()
-        var events: [Event] = []
-        for entry in work {
-            events.append(try decoder.decode(Event.self, from: Data((entry.payload ?? "").utf8)))
-        }
-        let response = try await api.createEvents(events, idempotencyKey: nil)
+        let response = try await api.createEvents(encoded: work.map { $0.payload ?? "{}" }, idempotencyKey: nil)
         var delivered: [OutboxEntry] = []
         var refused: [(OutboxEntry, String)] = []
         var replaced: [String: String] = [:]

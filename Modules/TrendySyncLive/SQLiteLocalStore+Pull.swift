@@ -42,7 +42,7 @@ extension SQLiteLocalStore {
                     """
             ).execute(arguments: [
                 id, e.value.eventTypeId.description, milliseconds(e.value.timestamp), e.value.sourceType.rawValue,
-                try encode(e.value),
+                e.value.wireJSON(),
             ])
         case .geofence(let g):
             let id = g.value.id.description

@@ -61,5 +61,25 @@ public enum SyncSchema {
                     );
                     """)
         }
+        // Counts kept by triggers, so the banner's "N pending" costs one row read however long
+        // the outbox is (COUNT(*) over 100,000 entries took ~14 ms on the launch path).
+        migrator.registerMigration("sync.v2-outbox-counts") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL);
+                    INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('in_flight', 0), ('failed', 0);
+                    UPDATE outbox_counts SET n = (SELECT COUNT(*) FROM outbox WHERE outbox.state = outbox_counts.state);
+                    CREATE TRIGGER outbox_count_insert AFTER INSERT ON outbox BEGIN
+                        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+                    END;
+                    CREATE TRIGGER outbox_count_delete AFTER DELETE ON outbox BEGIN
+                        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+                    END;
+                    CREATE TRIGGER outbox_count_update AFTER UPDATE OF state ON outbox WHEN OLD.state != NEW.state BEGIN
+                        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+                        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+                    END;
+                    """)
+        }
     }
 }
