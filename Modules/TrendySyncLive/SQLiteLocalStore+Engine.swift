@@ -66,10 +66,13 @@ extension SQLiteLocalStore {
     func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
         guard !entries.isEmpty else { return }
         try await db.write { db in
+            // Cached statements: compiling SQL per entry cost more than running it.
+            let deleteEntry = try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ?")
             for e in entries {
-                try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [e.seq])
+                try deleteEntry.execute(arguments: [e.seq])
                 if let serverId = replacedIds[e.entityId], serverId != e.entityId {
-                    try db.execute(sql: "DELETE FROM local_events WHERE id = ?", arguments: [e.entityId])
+                    try db.cachedStatement(sql: "DELETE FROM local_events WHERE id = ?").execute(arguments: [e.entityId]
+                    )
                     continue
                 }
                 guard e.kind != .delete else { continue }
@@ -78,9 +81,10 @@ extension SQLiteLocalStore {
                         db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),
                         arguments: [e.entity.rawValue, e.entityId]) ?? false
                 if !stillWaiting {
-                    try db.execute(
-                        sql: "UPDATE \(Self.table(e.entity)) SET sync_status = 'synced' WHERE id = ?",
-                        arguments: [e.entityId])
+                    try db.cachedStatement(
+                        sql: "UPDATE \(Self.table(e.entity)) SET sync_status = 'synced' WHERE id = ?"
+                    )
+                    .execute(arguments: [e.entityId])
                 }
             }
         }

@@ -151,9 +151,15 @@ enum SyncBenchmarks {
             // The main-actor ticker runs while the engine pushes.
             let ticker = MainActorTicker()
             let tick = Task { @MainActor in await ticker.run() }
+            // The push ends when the engine turns to pulling (it then reads its own changes back).
+            let updates = engine.statusUpdates()
+            let pushEnded = Task { () -> ContinuousClock.Instant in
+                for await s in updates { if case .pulling = s.phase { return ContinuousClock.now } }
+                return ContinuousClock.now
+            }
             let p0 = clock.now
             let run = await engine.sync(full: false)
-            let pushRate = Double(run.pushed) / BenchHarness.seconds(clock.now - p0)
+            let pushRate = Double(run.pushed) / BenchHarness.seconds(await pushEnded.value - p0)
             await ticker.stop()
             _ = await tick.value
             let lateness = await ticker.lateness
