@@ -96,24 +96,21 @@ enum SessionFileFormat {
         return try encoder.encode(Envelope(version: 1, session: session))
     }
 
-    /// Decodes with `JSONSerialization` and direct field reads: this runs on the launch path,
-    /// where `JSONDecoder`'s generic machinery costs several times the file read itself.
+    /// Decodes with ``TinyJSON`` and direct field reads: this runs on the launch path, where
+    /// `JSONDecoder` or `JSONSerialization` cost several times the file read itself.
     static func decode(_ bytes: [UInt8], logger: Logger) -> AuthSession? {
-        guard
-            let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-            let version = object["version"] as? Int
-        else {
+        guard let object = TinyJSON.parse(bytes), let version = object["version"]?.number else {
             logger.warning("The session file is corrupt; treating as signed out")
             return nil
         }
         guard version == 1 else {
-            logger.warning("Unknown session file version; treating as signed out", metadata: ["version": .int(version)])
+            logger.warning(
+                "Unknown session file version; treating as signed out", metadata: ["version": .double(version)])
             return nil
         }
-        guard let s = object["session"] as? [String: Any], let access = s["access_token"] as? String,
-            let refresh = s["refresh_token"] as? String, let expires = (s["expires_at"] as? NSNumber)?.doubleValue,
-            let user = s["user"] as? [String: Any], let id = user["id"] as? String,
-            let email = user["email"] as? String,
+        guard let s = object["session"], let access = s["access_token"]?.string,
+            let refresh = s["refresh_token"]?.string, let expires = s["expires_at"]?.number,
+            let id = s["user"]?["id"]?.string, let email = s["user"]?["email"]?.string,
             !access.isEmpty, !refresh.isEmpty, !id.isEmpty, expires.isFinite
         else {
             logger.warning("The session file is incomplete; treating as signed out")

@@ -75,3 +75,31 @@ struct FileSessionStoreTests {
         #expect(store(dir).load() == nil)
     }
 }
+
+struct SessionFileParsingTests {
+    @Test func escapedStringsAndWhitespaceAreRead() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trendy-tiny-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("session.json")
+        let text = """
+            { "version" : 1, "session" : { "access_token" : "a\\/b\\u00e9", "refresh_token":"r",
+              "expires_at": 1.8e9, "user": {"id":"u", "email":"x\\"y@example.com", "extra": [1, true, null]} } }
+            """
+        try Data(text.utf8).write(to: file)
+        let session = try #require(FileSessionStore(file: file, logger: LogSystem.disabled().logger(.auth)).load())
+        #expect(session.accessToken == "a/bé")
+        #expect(session.user.email == "x\"y@example.com")
+        #expect(session.expiresAt == Date(timeIntervalSince1970: 1.8e9))
+    }
+
+    @Test(arguments: ["[1,", #"{"a":}"#, #"{"a":1}}"#, "nul", #""unterminated"#, String(repeating: "[", count: 100)])
+    func malformedDocumentsAreRefused(text: String) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("trendy-tiny-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("session.json")
+        try Data(text.utf8).write(to: file)
+        #expect(FileSessionStore(file: file, logger: LogSystem.disabled().logger(.auth)).load() == nil)
+    }
+}
