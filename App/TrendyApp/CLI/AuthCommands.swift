@@ -74,6 +74,24 @@ struct SessionReport: Encodable {
     let server: SyncSummary?
 }
 
+/// What signup and login share: read the password, authenticate, claim the local data, report.
+func authenticate(
+    _ global: GlobalOptions, email: String, passwordStdin: Bool, prompt: String, done: String,
+    _ action: @escaping @Sendable (any AuthService, String) async throws(AuthError) -> AuthSession
+) async throws {
+    try await CommandRunner(global).run { env, out in
+        let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: prompt)
+        let session: AuthSession
+        do throws(AuthError) { session = try await action(env.auth, password) } catch { throw error.cli }
+        try await claimLocalData(env, for: session)
+        out.line("\(done) as \(session.user.email).")
+        out.document(
+            SessionReport(
+                signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
+                verified: true, server: nil))
+    }
+}
+
 struct SignupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create an account and sign in.")
     @OptionGroup var global: GlobalOptions
@@ -81,19 +99,11 @@ struct SignupCommand: AsyncParsableCommand {
     @Flag(help: "Read the password from standard input.") var passwordStdin = false
 
     func run() async throws {
-        try await CommandRunner(global).run { env, out in
-            let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: "Choose a password: ")
-            let session: AuthSession
-            do throws(AuthError) { session = try await env.auth.signUp(email: email, password: password) } catch {
-                throw error.cli
-            }
-            try await claimLocalData(env, for: session)
-            out.line("Signed up and signed in as \(session.user.email).")
-            out.document(
-                SessionReport(
-                    signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
-                    verified: true, server: nil))
-        }
+        let email = self.email
+        try await authenticate(
+            global, email: email, passwordStdin: passwordStdin, prompt: "Choose a password: ",
+            done: "Signed up and signed in"
+        ) { auth, password throws(AuthError) in try await auth.signUp(email: email, password: password) }
     }
 }
 
@@ -104,18 +114,11 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Read the password from standard input.") var passwordStdin = false
 
     func run() async throws {
-        try await CommandRunner(global).run { env, out in
-            let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: "Password: ")
-            let session: AuthSession
-            do throws(AuthError) { session = try await env.auth.signIn(email: email, password: password) } catch {
-                throw error.cli
-            }
-            try await claimLocalData(env, for: session)
-            out.line("Signed in as \(session.user.email).")
-            out.document(
-                SessionReport(
-                    signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
-                    verified: true, server: nil))
+        let email = self.email
+        try await authenticate(
+            global, email: email, passwordStdin: passwordStdin, prompt: "Password: ", done: "Signed in"
+        ) {
+            auth, password throws(AuthError) in try await auth.signIn(email: email, password: password)
         }
     }
 }
