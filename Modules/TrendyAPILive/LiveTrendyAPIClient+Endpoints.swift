@@ -171,7 +171,8 @@ extension LiveTrendyAPIClient {
     /// Implements `TrendyAPIClient.changes`.
     public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
         try await send(
-            .GET, APIPaths.changes, query: [("since", String(cursor)), ("limit", String(limit))], as: ChangesPage.self
+            .GET, APIPaths.changes, query: [("since", String(cursor)), ("limit", String(limit))], as: ChangesPage.self,
+            fastDecode: ChangesPage.fastRead
         ).value
     }
 

@@ -52,7 +52,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     func send<T: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
-        as type: T.Type, isRetry: Bool = false
+        as type: T.Type, fastDecode: (@Sendable (Data) -> T?)? = nil, isRetry: Bool = false
     ) async throws(TrendyAPIError) -> (value: T, status: Int) {
         let base: String
         do {
@@ -126,7 +126,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             await tokens.accessTokenRejected(sentToken)
             return try await send(
                 method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized,
-                answersOn: extraStatuses, as: type, isRetry: true)
+                answersOn: extraStatuses, as: type, fastDecode: fastDecode, isRetry: true)
         }
         guard (200..<300).contains(status) else {
             let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
@@ -134,6 +134,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
         }
         if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
+        if let fastDecode, let value = fastDecode(data) { return (value, status) }
         do {
             return (try TrendyJSON.decoder().decode(T.self, from: data), status)
         } catch {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TrendyAuth
 import TrendyLogging
+import TrendyModels
 
 /// The session in one JSON file per install: directory 0700, file 0600, written atomically
 /// (temporary file in the same directory, then rename). A missing file is "no session"; an
@@ -96,10 +97,10 @@ enum SessionFileFormat {
         return try encoder.encode(Envelope(version: 1, session: session))
     }
 
-    /// Decodes with ``TinyJSON`` and direct field reads: this runs on the launch path, where
+    /// Decodes with `WireJSONReader` and direct field reads: this runs on the launch path, where
     /// `JSONDecoder` or `JSONSerialization` cost several times the file read itself.
     static func decode(_ bytes: [UInt8], logger: Logger) -> AuthSession? {
-        guard let object = TinyJSON.parse(bytes), let version = object["version"]?.number else {
+        guard let object = WireJSONReader.parse(bytes), let version = object["version"]?.number else {
             logger.warning("The session file is corrupt; treating as signed out")
             return nil
         }

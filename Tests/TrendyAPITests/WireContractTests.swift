@@ -123,3 +123,48 @@ struct WireContractTests {
         #expect(later.completedAt == now)
     }
 }
+
+struct FastReadTests {
+    let ids = UUIDv7Generator()
+
+    @Test func changePagesReadFastMatchTheDecoder() throws {
+        let type = EventType(id: ids.next(), name: "Tea", color: "#123456", icon: "cup")
+        let event = Event(
+            id: ids.next(), eventTypeId: type.id, timestamp: Date(timeIntervalSince1970: 1_800_000_000.5),
+            endDate: Date(timeIntervalSince1970: 1_800_000_100), notes: "a \"note\"", isAllDay: true,
+            sourceType: .geofence,
+            externalId: "x", geofenceId: ids.next(), location: .init(latitude: 1.5, longitude: -2), locationName: "Home"
+        )
+        let t0 = Date(timeIntervalSince1970: 1_800_000_200)
+        let page = ChangesPage(
+            changes: [
+                Change(
+                    cursor: 1, entityType: .eventType, entityId: type.id.description, operation: .create,
+                    data: .eventType(Timestamped(type, createdAt: t0, updatedAt: t0)), createdAt: t0),
+                Change(
+                    cursor: 2, entityType: .event, entityId: event.id.description, operation: .update,
+                    data: .event(Timestamped(event, createdAt: t0, updatedAt: t0)), createdAt: t0),
+                Change(cursor: 5, entityType: .event, entityId: "gone", operation: .delete, data: nil, createdAt: t0),
+            ], nextCursor: 5, hasMore: true)
+        let data = try TrendyJSON.encoder().encode(page)
+        let fast = try #require(ChangesPage.fastRead(data))
+        #expect(fast == (try TrendyJSON.decoder().decode(ChangesPage.self, from: data)))
+        #expect(fast == page)
+    }
+
+    @Test func unusualPagesAreLeftToTheDecoder() throws {
+        let withProperties = Event(
+            id: ids.next(), eventTypeId: ids.next(), timestamp: Date(), properties: ["a": .number(1)])
+        let t0 = Date(timeIntervalSince1970: 0)
+        let page = ChangesPage(
+            changes: [
+                Change(
+                    cursor: 1, entityType: .event, entityId: "x", operation: .create,
+                    data: .event(Timestamped(withProperties, createdAt: t0, updatedAt: t0)), createdAt: t0)
+            ],
+            nextCursor: 1, hasMore: false)
+        #expect(ChangesPage.fastRead(try TrendyJSON.encoder().encode(page)) == nil)
+        #expect(ChangesPage.fastRead(Data("{nope".utf8)) == nil)
+        #expect(ChangesPage.fastRead(Data(#"{"changes":[{"cursor":1}],"next_cursor":1,"has_more":false}"#.utf8)) == nil)
+    }
+}

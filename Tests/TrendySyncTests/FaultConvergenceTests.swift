@@ -40,7 +40,9 @@ struct FaultConvergenceTests {
                 h.clock.advance(65)  // past any backoff or breaker wait
             }
             #expect(passes < 300, "did not converge")
-            #expect(passes > 6, "the faults never fired")
+            // The forced 429s alone guarantee failed passes; the history keeps the last 10.
+            let history = try await h.engine.history()
+            #expect(passes > 10 || history.contains { $0.outcome != "ok" }, "the faults never fired")
             h.server.faults.update(FaultConfiguration())  // verify without faults
             let server = try await h.serverEventIds()
             #expect(server == Set(created.map(\.id.description)))

@@ -1,11 +1,12 @@
 import Foundation
 
-/// A minimal JSON reader for the session file on the launch path: objects, arrays, strings
-/// (with escapes), numbers, booleans and null. About five times faster than
-/// `JSONSerialization` for a small document, which matters when the whole read must take a few
-/// microseconds. Returns nil for anything malformed.
-enum TinyJSON {
-    indirect enum Value {
+/// A minimal JSON reader for hot paths (the session file at launch, event batches, change
+/// pages): objects, arrays, strings (with escapes), numbers, booleans and null. Several times
+/// faster than `JSONSerialization` or `JSONDecoder`. Returns nil for anything malformed; callers
+/// fall back to `JSONDecoder` when they need its detailed error messages.
+package enum WireJSONReader {
+    /// A parsed JSON value.
+    package indirect enum Value: Sendable {
         case object([String: Value])
         case array([Value])
         case string(String)
@@ -13,27 +14,47 @@ enum TinyJSON {
         case bool(Bool)
         case null
 
-        subscript(key: String) -> Value? {
+        package subscript(key: String) -> Value? {
             if case .object(let o) = self { return o[key] }
             return nil
         }
-        var string: String? {
+        package var string: String? {
             if case .string(let s) = self { return s }
             return nil
         }
-        var number: Double? {
+        package var number: Double? {
             if case .number(let n) = self { return n }
             return nil
         }
+        package var bool: Bool? {
+            if case .bool(let b) = self { return b }
+            return nil
+        }
+        package var array: [Value]? {
+            if case .array(let a) = self { return a }
+            return nil
+        }
+        package var isNull: Bool {
+            if case .null = self { return true }
+            return false
+        }
     }
 
-    static func parse(_ bytes: [UInt8]) -> Value? {
-        bytes.withUnsafeBufferPointer { b in
-            var i = 0
-            guard let v = value(b, &i, depth: 0) else { return nil }
-            skipSpace(b, &i)
-            return i == b.count ? v : nil
-        }
+    /// Parses a whole document.
+    package static func parse(_ bytes: [UInt8]) -> Value? {
+        bytes.withUnsafeBufferPointer { parse($0) }
+    }
+
+    /// Parses a whole document.
+    package static func parse(_ data: Data) -> Value? {
+        data.withUnsafeBytes { raw in parse(raw.bindMemory(to: UInt8.self)) }
+    }
+
+    static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Value? {
+        var i = 0
+        guard let v = value(b, &i, depth: 0) else { return nil }
+        skipSpace(b, &i)
+        return i == b.count ? v : nil
     }
 
     static func skipSpace(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int) {
@@ -41,7 +62,7 @@ enum TinyJSON {
     }
 
     static func value(_ b: UnsafeBufferPointer<UInt8>, _ i: inout Int, depth: Int) -> Value? {
-        guard depth < 32 else { return nil }
+        guard depth < 64 else { return nil }
         skipSpace(b, &i)
         guard i < b.count else { return nil }
         switch b[i] {
