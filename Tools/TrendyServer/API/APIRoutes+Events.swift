@@ -22,8 +22,6 @@ struct LenientEvent: Decodable {
 struct LenientBatch: Decodable {
     let events: [LenientEvent]
 
-    init(events: [LenientEvent]) { self.events = events }
-
     /// The fast path: every item reads without `JSONDecoder`. Nil sends the batch through
     /// `JSONDecoder`, which reports each bad item precisely.
     static func fast(_ buffer: ByteBuffer) -> LenientBatch? {
