@@ -178,3 +178,40 @@ public struct ListPage<Item: Codable & Sendable & Hashable>: Codable, Sendable, 
         case hasMore = "has_more"
     }
 }
+
+extension EventBatchResponse {
+    /// The response as JSON, written directly (500 results through `JSONEncoder` cost as much as
+    /// storing the events). Failed items' problems go through `JSONEncoder`; they are rare.
+    public func wireJSON() -> Data {
+        var out = "{\"created\":\(created),\"existing\":\(existing),\"failed\":\(failed),\"results\":["
+        out.reserveCapacity(results.count * 90 + 64)
+        for (n, r) in results.enumerated() {
+            if n > 0 { out += "," }
+            out += "{"
+            if let error = r.error, let data = try? TrendyJSON.encoder().encode(error) {
+                out += "\"error\":" + String(decoding: data, as: UTF8.self) + ","
+            }
+            if let id = r.id {
+                // Ids are UUID text (hex and dashes): nothing to escape.
+                out += "\"id\":\"\(id)\","
+            }
+            out += "\"index\":\(r.index),\"status\":\"\(r.status.rawValue)\"}"
+        }
+        out += "]}"
+        return Data(out.utf8)
+    }
+
+    /// Reads a response without `JSONDecoder` when no item failed; nil otherwise.
+    public static func fastRead(_ data: Data) -> EventBatchResponse? {
+        guard let root = WireJSONReader.parse(data), let items = root["results"]?.array else { return nil }
+        var results: [EventBatchItemResult] = []
+        results.reserveCapacity(items.count)
+        for item in items {
+            guard let index = item["index"]?.number, let statusText = item["status"]?.string,
+                let status = EventBatchItemResult.Status(rawValue: statusText), status != .failed
+            else { return nil }
+            results.append(EventBatchItemResult(index: Int(index), id: item["id"]?.string, status: status))
+        }
+        return EventBatchResponse(results: results)
+    }
+}

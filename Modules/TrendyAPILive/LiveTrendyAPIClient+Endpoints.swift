@@ -86,7 +86,8 @@ extension LiveTrendyAPIClient {
         let body = Data(("{\"events\":[" + encoded.joined(separator: ",") + "]}").utf8)
         return try await send(
             .POST, APIPaths.eventsBatch, body: body,
-            idempotencyKey: idempotencyKey, answersOn: [400], as: EventBatchResponse.self
+            idempotencyKey: idempotencyKey, answersOn: [400], as: EventBatchResponse.self,
+            fastDecode: EventBatchResponse.fastRead
         ).value
     }
 

@@ -168,3 +168,24 @@ struct FastReadTests {
         #expect(ChangesPage.fastRead(Data(#"{"changes":[{"cursor":1}],"next_cursor":1,"has_more":false}"#.utf8)) == nil)
     }
 }
+
+struct BatchResponseWireTests {
+    @Test func handWrittenResponseRoundTrips() throws {
+        let ok = EventBatchResponse(results: [
+            EventBatchItemResult(index: 0, id: "0190b7e4-8f1a-7c2d-9e3f-4a5b6c7d8e9f", status: .created),
+            EventBatchItemResult(index: 1, id: "0190b7e4-8f1a-7c2d-9e3f-4a5b6c7d8e90", status: .existing),
+        ])
+        let data = ok.wireJSON()
+        #expect(try TrendyJSON.decoder().decode(EventBatchResponse.self, from: data) == ok)
+        #expect(EventBatchResponse.fastRead(data) == ok)
+        let mixed = EventBatchResponse(results: [
+            EventBatchItemResult(
+                index: 0, id: nil, status: .failed,
+                error: APIProblem(status: 400, code: "malformed_request", title: "t")),
+            EventBatchItemResult(index: 1, id: "0190b7e4-8f1a-7c2d-9e3f-4a5b6c7d8e9f", status: .created),
+        ])
+        let mixedData = mixed.wireJSON()
+        #expect(try TrendyJSON.decoder().decode(EventBatchResponse.self, from: mixedData) == mixed)
+        #expect(EventBatchResponse.fastRead(mixedData) == nil)
+    }
+}

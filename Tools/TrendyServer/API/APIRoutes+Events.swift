@@ -124,7 +124,7 @@ extension APIRoutes {
             }
             let response = EventBatchResponse(results: results.compactMap { $0 })
             let status = response.failed == 0 ? 201 : (response.failed == response.results.count ? 400 : 207)
-            return try APIResult.json(response, status: status)
+            return APIResult(status: status, body: response.wireJSON())
         }
     }
 
