@@ -20,12 +20,40 @@ extension SQLiteLocalStore {
             arguments: [entity.rawValue, id]) ?? false
     }
 
-    /// Stores a server entity unless a local change or a local delete takes precedence.
-    static func upsert(_ db: Database, _ data: ChangeData) throws -> Bool {
+    /// The page's entities that a local change or a local delete protects, found with two
+    /// queries per page instead of two per change.
+    static func protectedKeys(_ db: Database, _ changes: [Change]) throws -> Set<String> {
+        let ids = Array(Set(changes.map(\.entityId)))
+        guard !ids.isEmpty else { return [] }
+        let marks = ids.map { _ in "?" }.joined(separator: ",")
+        var keys: Set<String> = []
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT entity, entity_id FROM outbox WHERE state != 'failed' AND entity_id IN (\(marks))",
+            arguments: StatementArguments(ids))
+        {
+            keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT entity, entity_id FROM tombstones WHERE entity_id IN (\(marks))",
+            arguments: StatementArguments(ids))
+        {
+            keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
+        }
+        return keys
+    }
+
+    /// Stores a server entity unless a local change or a local delete takes precedence
+    /// (`protected`, when given, holds those entities as `entity|id`; else they are looked up).
+    static func upsert(_ db: Database, _ data: ChangeData, protected: Set<String>? = nil) throws -> Bool {
+        func blocked(_ entity: SyncEntity, _ id: String) throws -> Bool {
+            if let protected { return protected.contains("\(entity.rawValue)|\(id)") }
+            return try isTombstoned(db, entity, id) || hasLocalChange(db, entity, id)
+        }
         switch data {
         case .eventType(let t):
             let id = t.value.id.description
-            guard try !isTombstoned(db, .eventType, id), try !hasLocalChange(db, .eventType, id) else { return false }
+            guard try !blocked(.eventType, id) else { return false }
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
@@ -34,7 +62,7 @@ extension SQLiteLocalStore {
             ).execute(arguments: [id, t.value.name, t.value.color, t.value.icon])
         case .event(let e):
             let id = e.value.id.description
-            guard try !isTombstoned(db, .event, id), try !hasLocalChange(db, .event, id) else { return false }
+            guard try !blocked(.event, id) else { return false }
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
@@ -46,7 +74,7 @@ extension SQLiteLocalStore {
             ])
         case .geofence(let g):
             let id = g.value.id.description
-            guard try !isTombstoned(db, .geofence, id), try !hasLocalChange(db, .geofence, id) else { return false }
+            guard try !blocked(.geofence, id) else { return false }
             try db.cachedStatement(
                 sql:
                     "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
@@ -73,6 +101,7 @@ extension SQLiteLocalStore {
     func apply(_ page: ChangesPage) async throws -> Int {
         try await db.write { db in
             var applied = 0
+            let protected = try Self.protectedKeys(db, page.changes)
             for change in page.changes {
                 let entity: SyncEntity
                 switch change.entityType {
@@ -84,7 +113,7 @@ extension SQLiteLocalStore {
                 if change.operation == .delete {
                     try Self.applyDelete(db, entity, change.entityId)
                     applied += 1
-                } else if let data = change.data, try Self.upsert(db, data) {
+                } else if let data = change.data, try Self.upsert(db, data, protected: protected) {
                     applied += 1
                 }
             }
