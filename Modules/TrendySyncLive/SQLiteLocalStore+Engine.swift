@@ -65,6 +65,26 @@ extension SQLiteLocalStore {
     /// server's arrives with the next pull.
     func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
         guard !entries.isEmpty else { return }
+        // The common case — a batch of creates of one kind, nothing replaced — takes two
+        // statements in all instead of three per entry.
+        if replacedIds.isEmpty, entries.count > 1, let kind = entries.first?.entity,
+            entries.allSatisfy({ $0.entity == kind && $0.kind != .delete })
+        {
+            try await db.write { db in
+                let seqs = entries.map(\.seq)
+                let ids = entries.map(\.entityId)
+                try db.execute(
+                    sql: "DELETE FROM outbox WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(seqs))
+                try db.execute(
+                    sql: """
+                        UPDATE \(Self.table(kind)) SET sync_status = 'synced'
+                        WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))
+                        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity = ? AND o.entity_id = \(Self.table(kind)).id)
+                        """, arguments: StatementArguments(ids + [kind.rawValue]))
+            }
+            return
+        }
         try await db.write { db in
             // Cached statements: compiling SQL per entry cost more than running it.
             let deleteEntry = try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ?")
