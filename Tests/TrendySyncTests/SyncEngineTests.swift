@@ -307,3 +307,28 @@ struct SyncEscapeHatchTests {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct InFlightEditTests {
+    @Test func anEditMadeWhileItsCreateIsInFlightIsNotLost() async throws {
+        try await SyncHarness.with(faults: .latency(400)) { h in
+            let type = try await h.type()
+            var event = h.event(type, note: "before")
+            try await h.store.createEvent(event)
+            try await h.store.createEvent(h.event(type, offset: 1))  // makes the creates a batch
+            async let pass = h.engine.sync(full: false)
+            // Wait until the batch is on its way: the type goes first, each request takes 400 ms.
+            try await Task.sleep(for: .milliseconds(600))
+            event.notes = "after"
+            try await h.store.updateEvent(event)
+            await h.engine.localWriteHappened()
+            #expect(await pass.outcome == "ok")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(try await h.direct.event(id: event.id).value.notes == "after")
+            #expect(try await h.store.event(id: event.id)?.value.notes == "after")
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
+            // The edit went out as its own update, after the create it could not join.
+            #expect(h.api.calls("updateEvent").count == 1)
+        }
+    }
+}
