@@ -311,14 +311,14 @@ struct SyncEscapeHatchTests {
 @Suite(.timeLimit(.minutes(1)))
 struct InFlightEditTests {
     @Test func anEditMadeWhileItsCreateIsInFlightIsNotLost() async throws {
-        try await SyncHarness.with(faults: .latency(400)) { h in
+        try await SyncHarness.with(faults: .latency(800)) { h in
             let type = try await h.type()
             var event = h.event(type, note: "before")
             try await h.store.createEvent(event)
             try await h.store.createEvent(h.event(type, offset: 1))  // makes the creates a batch
             async let pass = h.engine.sync(full: false)
-            // Wait until the batch is on its way: the type goes first, each request takes 400 ms.
-            try await Task.sleep(for: .milliseconds(600))
+            // Wait until the batch is on its way: the type goes first, each request takes 800 ms.
+            try await Task.sleep(for: .milliseconds(1_200))
             event.notes = "after"
             try await h.store.updateEvent(event)
             await h.engine.localWriteHappened()
