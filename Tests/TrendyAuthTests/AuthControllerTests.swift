@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyAuth
 import TrendyAuthTesting
+import TrendyLogging
 
 @Suite(.timeLimit(.minutes(1)))
 struct AuthControllerTests {
@@ -20,7 +21,8 @@ struct AuthControllerTests {
         let s = rig.session(n: 1, in: 600)
         try rig.store.save(s)
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         #expect(try await auth.validAccessToken() == s.accessToken)
         #expect(rig.gateway.calls("refresh") == 0)
@@ -31,7 +33,8 @@ struct AuthControllerTests {
         let old = rig.session(n: 1, in: 30)
         try rig.store.save(old)
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         let new = rig.session(n: 2, in: 3_600)
         rig.gateway.onRefresh(.session(new))
@@ -50,7 +53,8 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         let new = rig.session(n: 2, in: 3_600)
         rig.gateway.onRefresh(.session(new), .session(rig.session(n: 3, in: 3_600)))
@@ -75,7 +79,8 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
         rig.gateway.closeRefreshGate()
@@ -93,7 +98,8 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
         let bob = rig.session(Fixtures.bob, n: 1, in: 3_600)
@@ -114,7 +120,8 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         let recorder = EventRecorder(auth.events())
         rig.gateway.onRefresh(.failure(.sessionRevoked(code: code)))
@@ -134,7 +141,8 @@ struct AuthControllerTests {
         let s = rig.session(n: 1, in: 10)
         try rig.store.save(s)
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now }, logger: .init(label: "t")
+            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
+            logger: LogSystem.disabled().logger(.auth)
         )
         rig.gateway.onRefresh(.failure(error))
         await #expect(throws: error) { try await auth.validAccessToken() }
@@ -149,7 +157,8 @@ struct AuthControllerTests {
         let valid = AuthRig(stored: nil)
         try valid.store.save(valid.session(n: 1, in: 600))
         let a1 = AuthController(
-            store: valid.store, gateway: valid.gateway, now: { valid.clock.now }, logger: .init(label: "t"))
+            store: valid.store, gateway: valid.gateway, now: { valid.clock.now },
+            logger: LogSystem.disabled().logger(.auth))
         valid.gateway.onUser(.success(Fixtures.alice))
         await a1.restore()
         #expect(valid.gateway.calls("user") == 1)
@@ -158,7 +167,8 @@ struct AuthControllerTests {
         let revoked = AuthRig(stored: nil)
         try revoked.store.save(revoked.session(n: 1, in: 600))
         let a2 = AuthController(
-            store: revoked.store, gateway: revoked.gateway, now: { revoked.clock.now }, logger: .init(label: "t"))
+            store: revoked.store, gateway: revoked.gateway, now: { revoked.clock.now },
+            logger: LogSystem.disabled().logger(.auth))
         revoked.gateway.onUser(.failure(.sessionRevoked(code: "session_not_found")))
         await a2.restore()
         #expect(a2.currentSession == nil)
@@ -166,7 +176,8 @@ struct AuthControllerTests {
         let offline = AuthRig(stored: nil)
         try offline.store.save(offline.session(n: 1, in: -600))
         let a3 = AuthController(
-            store: offline.store, gateway: offline.gateway, now: { offline.clock.now }, logger: .init(label: "t"))
+            store: offline.store, gateway: offline.gateway, now: { offline.clock.now },
+            logger: LogSystem.disabled().logger(.auth))
         offline.gateway.onRefresh(.failure(.network("offline")))
         await a3.restore()
         #expect(a3.currentSession != nil)
@@ -197,7 +208,7 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 3_600))
         let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, now: { rig.clock.now }, logger: .init(label: "t"))
+            store: rig.store, gateway: rig.gateway, now: { rig.clock.now }, logger: LogSystem.disabled().logger(.auth))
         rig.gateway.onSignOut(.network("offline"))
         let error = await auth.signOut(scope: .global)
         #expect(error == .network("offline"))
