@@ -45,3 +45,22 @@ extension ChangesPage {
         return ChangesPage(changes: changes, nextCursor: Int64(next), hasMore: hasMore)
     }
 }
+
+extension ListPage where Item == Timestamped<Event> {
+    /// Reads a page of events without `JSONDecoder` (bootstrap downloads); nil when any item
+    /// needs the full decoder.
+    public static func fastRead(_ data: Data) -> ListPage<Timestamped<Event>>? {
+        guard let root = WireJSONReader.parse(data), let items = root["items"]?.array,
+            let limit = root["limit"]?.number, let offset = root["offset"]?.number, let hasMore = root["has_more"]?.bool
+        else { return nil }
+        var events: [Timestamped<Event>] = []
+        events.reserveCapacity(items.count)
+        for item in items {
+            guard let event = Event(wire: item), let created = item["created_at"]?.string.flatMap(ISO8601.parse),
+                let updated = item["updated_at"]?.string.flatMap(ISO8601.parse)
+            else { return nil }
+            events.append(Timestamped(event, createdAt: created, updatedAt: updated))
+        }
+        return ListPage(items: events, limit: Int(limit), offset: Int(offset), hasMore: hasMore)
+    }
+}

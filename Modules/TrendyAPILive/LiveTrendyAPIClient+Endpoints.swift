@@ -51,7 +51,7 @@ extension LiveTrendyAPIClient {
     public func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
         try await send(
             .GET, APIPaths.events, query: [("limit", String(limit)), ("offset", String(offset))],
-            as: ListPage<Timestamped<Event>>.self
+            as: ListPage<Timestamped<Event>>.self, fastDecode: ListPage.fastRead
         ).value
     }
 

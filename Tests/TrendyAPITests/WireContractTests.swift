@@ -152,6 +152,21 @@ struct FastReadTests {
         #expect(fast == page)
     }
 
+    @Test func eventListPagesReadFastMatchTheDecoder() throws {
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        let events = (0..<3).map {
+            Timestamped(
+                Event(
+                    id: ids.next(), eventTypeId: ids.next(), timestamp: t0.addingTimeInterval(Double($0)),
+                    notes: "n\($0)"),
+                createdAt: t0, updatedAt: t0)
+        }
+        let page = ListPage(items: events, limit: 3, offset: 6, hasMore: true)
+        let data = try TrendyJSON.encoder().encode(page)
+        #expect(ListPage.fastRead(data) == page)
+        #expect(ListPage.fastRead(Data(#"{"items":[{"id":"x"}],"limit":1,"offset":0,"has_more":false}"#.utf8)) == nil)
+    }
+
     @Test func unusualPagesAreLeftToTheDecoder() throws {
         let withProperties = Event(
             id: ids.next(), eventTypeId: ids.next(), timestamp: Date(), properties: ["a": .number(1)])

@@ -54,8 +54,12 @@ extension APIRoutes {
         let user = try await guardian.userId(request)
         let limit = try intQuery(request, "limit", default: 50, range: 1...500)
         let offset = try intQuery(request, "offset", default: 0, range: 0...Int.max)
-        let (items, hasMore) = try await store.listEvents(userId: user, limit: limit, offset: offset)
-        return try JSONIO.response(ListPage(items: items, limit: limit, offset: offset, hasMore: hasMore))
+        // Stored bodies are already the wire JSON of each item: spliced, not re-encoded.
+        let (bodies, hasMore) = try await store.listEventBodies(userId: user, limit: limit, offset: offset)
+        let json =
+            "{\"has_more\":\(hasMore),\"items\":[" + bodies.joined(separator: ",")
+            + "],\"limit\":\(limit),\"offset\":\(offset)}"
+        return JSONIO.raw(Data(json.utf8), status: .ok)
     }
 
     func getEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -18,6 +18,15 @@ extension SQLiteServerStore {
     public func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
         items: [Timestamped<Event>], hasMore: Bool
     ) {
+        let (bodies, hasMore) = try await listEventBodies(userId: userId, limit: limit, offset: offset)
+        let decoder = TrendyJSON.decoder()
+        return (try bodies.map { try decoder.decode(Timestamped<Event>.self, from: Data($0.utf8)) }, hasMore)
+    }
+
+    /// Implements `ServerStore.listEventBodies`.
+    public func listEventBodies(userId: String, limit: Int, offset: Int) async throws -> (
+        bodies: [String], hasMore: Bool
+    ) {
         try await db.read { db in
             let bodies = try String.fetchAll(
                 db,
@@ -25,11 +34,7 @@ extension SQLiteServerStore {
                     SELECT body FROM events WHERE user_id = ?
                     ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?
                     """, arguments: [userId, limit + 1, offset])
-            let decoder = TrendyJSON.decoder()
-            let items = try bodies.prefix(limit).map {
-                try decoder.decode(Timestamped<Event>.self, from: Data($0.utf8))
-            }
-            return (items, bodies.count > limit)
+            return (Array(bodies.prefix(limit)), bodies.count > limit)
         }
     }
 

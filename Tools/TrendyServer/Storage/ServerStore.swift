@@ -137,6 +137,8 @@ public protocol ServerStore: Sendable {
     func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
         items: [Timestamped<Event>], hasMore: Bool
     )
+    /// A page of events as their stored wire JSON, newest first (served without re-encoding).
+    func listEventBodies(userId: String, limit: Int, offset: Int) async throws -> (bodies: [String], hasMore: Bool)
     /// One event.
     func event(userId: String, id: String) async throws -> Timestamped<Event>?
     /// Creates events in one transaction, each with its own outcome.
