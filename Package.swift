@@ -121,6 +121,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "TrendyOnboarding",
+            dependencies: ["TrendyModels"],
+            path: "Modules/TrendyOnboarding",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyRouting",
+            dependencies: ["TrendyModels", "TrendyOnboarding"],
+            path: "Modules/TrendyRouting",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -230,6 +243,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TrendyAuthTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TrendyRoutingTests",
+            dependencies: ["TrendyRouting", "TrendyOnboarding", "TrendyModels"],
+            path: "Tests/TrendyRoutingTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,68 @@
+import TrendyModels
+
+/// Which screen the app shows.
+public enum AppRoute: Sendable, Hashable, CustomStringConvertible {
+    /// A true cache miss: waiting for the onboarding status (the only loading screen).
+    case loading
+    /// An onboarding step.
+    case onboarding(OnboardingStep)
+    /// The sign-in screen.
+    case login
+    /// The main tabs.
+    case authenticated
+    /// Something is broken; the message says what.
+    case error(String)
+
+    /// `onboarding(welcome)`, `authenticated`, ...
+    public var description: String {
+        switch self {
+        case .loading: "loading"
+        case .onboarding(let step): "onboarding(\(step.rawValue))"
+        case .login: "login"
+        case .authenticated: "authenticated"
+        case .error(let m): "error(\(m))"
+        }
+    }
+}
+
+/// What is known locally at launch, read synchronously before anything renders.
+public struct LaunchSnapshot: Sendable, Hashable {
+    /// The cached session's user, if any (even with an expired token).
+    public var userId: String?
+    /// That user's cached onboarding status, if any: completed, or the step they were on.
+    public var cachedOnboarding: CachedOnboarding?
+    /// Whether any user completed onboarding on this device.
+    public var deviceSawCompletedUser: Bool
+
+    /// Creates a snapshot.
+    public init(userId: String?, cachedOnboarding: CachedOnboarding?, deviceSawCompletedUser: Bool) {
+        self.userId = userId
+        self.cachedOnboarding = cachedOnboarding
+        self.deviceSawCompletedUser = deviceSawCompletedUser
+    }
+}
+
+/// A user's onboarding status as cached on the device.
+public enum CachedOnboarding: Sendable, Hashable {
+    /// Finished.
+    case completed
+    /// Mid-way, at this step.
+    case inProgress(OnboardingStep)
+}
+
+/// The first route, decided synchronously from local state.
+public enum InitialRoute {
+    /// Completed user → main screen; user mid-way → their step; signed out on a device that saw
+    /// a completed user → login; otherwise welcome. Loading only on a true cache miss (a session
+    /// with no cached status).
+    public static func decide(_ s: LaunchSnapshot) -> AppRoute {
+        if s.userId != nil {
+            switch s.cachedOnboarding {
+            case .completed?: return .authenticated
+            case .inProgress(let step)?: return .onboarding(step < .createEventType ? .createEventType : step)
+            case nil: return .loading
+            }
+        }
+        return s.deviceSawCompletedUser ? .login : .onboarding(.welcome)
+    }
+}
