@@ -22,6 +22,8 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     struct State {
         var calls: [Call] = []
         var script: [(name: String?, error: TrendyAPIError)] = []
+        var holdName: String?
+        var held: [CheckedContinuation<Void, Never>] = []
     }
 
     let inner: any TrendyAPIClient
@@ -45,6 +47,22 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     /// Forgets the script.
     public func clearScript() { state.withLock { $0.script.removeAll() } }
 
+    /// Holds every call named `name` before it is sent, until ``releaseHeld()``.
+    public func hold(_ name: String) { state.withLock { $0.holdName = name } }
+
+    /// How many calls are waiting.
+    public var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Lets held calls go and stops holding.
+    public func releaseHeld() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.holdName = nil
+            defer { s.held = [] }
+            return s.held
+        }
+        for w in waiters { w.resume() }
+    }
+
     func intercept<T>(
         _ name: String, key: String? = nil, ids: [String] = [], _ body: () async throws(TrendyAPIError) -> T
     )
@@ -60,6 +78,16 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             return e
         }
         if let scripted { throw scripted }
+        if state.withLock({ $0.holdName == name }) {
+            await withCheckedContinuation { continuation in
+                let parked = state.withLock { s -> Bool in
+                    guard s.holdName == name else { return false }
+                    s.held.append(continuation)
+                    return true
+                }
+                if !parked { continuation.resume() }
+            }
+        }
         return try await body()
     }
 

@@ -203,14 +203,16 @@ struct SyncEngineTests {
     }
 
     @Test func aWriteDuringAPassGetsAFollowUp() async throws {
-        try await SyncHarness.with(faults: .latency(150)) { h in
+        try await SyncHarness.with { h in
             let type = try await h.type()
             try await h.store.createEvent(h.event(type))
+            h.api.hold("createEvents")
             async let first = h.engine.sync(full: false)
-            try await Task.sleep(for: .milliseconds(200))
+            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
             let late = h.event(type, offset: 50)
             try await h.store.createEvent(late)
             await h.engine.localWriteHappened()
+            h.api.releaseHeld()
             let run = await first
             #expect(run.outcome == "ok")
             #expect(try await h.store.outboxCounts().pending == 0)
@@ -219,16 +221,19 @@ struct SyncEngineTests {
     }
 
     @Test func aUserSwitchStopsApplyingResults() async throws {
-        try await SyncHarness.with(faults: .latency(200)) { h in
+        try await SyncHarness.with { h in
             let type = try await h.type()
             try await h.store.createEvent(h.event(type))
+            h.api.hold("createEvents")
             async let run = h.engine.sync(full: false)
-            try await Task.sleep(for: .milliseconds(300))
+            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
             h.identity.set("someone-else")
+            h.api.releaseHeld()
             let result = await run
             #expect(result.outcome == "superseded")
             let counts = try await h.store.outboxCounts()
             #expect(counts.failed == 0)
+            #expect(counts.pending == 1)
             #expect(try await h.store.cursor() == nil)
         }
     }
@@ -253,14 +258,6 @@ struct SyncEngineTests {
             #expect(await h.engine.sync(full: false).outcome == "signed_out")
             #expect(h.api.calls.isEmpty)
         }
-    }
-}
-
-extension FaultConfiguration {
-    static func latency(_ ms: Double) -> FaultConfiguration {
-        var f = FaultConfiguration()
-        f.latencyMilliseconds = ms
-        return f
     }
 }
 
@@ -311,17 +308,20 @@ struct SyncEscapeHatchTests {
 @Suite(.timeLimit(.minutes(1)))
 struct InFlightEditTests {
     @Test func anEditMadeWhileItsCreateIsInFlightIsNotLost() async throws {
-        try await SyncHarness.with(faults: .latency(800)) { h in
+        try await SyncHarness.with { h in
             let type = try await h.type()
             var event = h.event(type, note: "before")
             try await h.store.createEvent(event)
-            try await h.store.createEvent(h.event(type, offset: 1))  // makes the creates a batch
+            try await h.store.createEvent(h.event(type, offset: 1))
+            h.api.hold("createEvents")
             async let pass = h.engine.sync(full: false)
-            // Wait until the batch is on its way: the type goes first, each request takes 800 ms.
-            try await Task.sleep(for: .milliseconds(1_200))
+            // The batch is marked in flight before it is sent, so once it is held it is in flight.
+            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(h.api.heldCount == 1)
             event.notes = "after"
             try await h.store.updateEvent(event)
             await h.engine.localWriteHappened()
+            h.api.releaseHeld()
             #expect(await pass.outcome == "ok")
             #expect(try await h.store.outboxCounts().pending == 0)
             #expect(try await h.direct.event(id: event.id).value.notes == "after")
