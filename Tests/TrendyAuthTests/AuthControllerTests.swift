@@ -20,10 +20,7 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         let s = rig.session(n: 1, in: 600)
         try rig.store.save(s)
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         #expect(try await auth.validAccessToken() == s.accessToken)
         #expect(rig.gateway.calls("refresh") == 0)
     }
@@ -32,10 +29,7 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         let old = rig.session(n: 1, in: 30)
         try rig.store.save(old)
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         let new = rig.session(n: 2, in: 3_600)
         rig.gateway.onRefresh(.session(new))
         #expect(try await auth.validAccessToken() == new.accessToken)
@@ -52,10 +46,7 @@ struct AuthControllerTests {
     @Test func fiftyConcurrentCallersShareOneRefresh() async throws {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         let new = rig.session(n: 2, in: 3_600)
         rig.gateway.onRefresh(.session(new), .session(rig.session(n: 3, in: 3_600)))
         rig.gateway.closeRefreshGate()
@@ -78,10 +69,7 @@ struct AuthControllerTests {
     @Test func signOutDuringRefreshDropsTheResult() async throws {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
         rig.gateway.closeRefreshGate()
         let pending = Task { try await auth.validAccessToken() }
@@ -97,10 +85,7 @@ struct AuthControllerTests {
     @Test func userSwitchDuringRefreshKeepsTheNewUser() async throws {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         rig.gateway.onRefresh(.session(rig.session(n: 2, in: 3_600)))
         let bob = rig.session(Fixtures.bob, n: 1, in: 3_600)
         rig.gateway.onSignIn(.session(bob))
@@ -119,10 +104,7 @@ struct AuthControllerTests {
     func everySessionGoneAnswerSignsOut(code: String) async throws {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 10))
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         let recorder = EventRecorder(auth.events())
         rig.gateway.onRefresh(.failure(.sessionRevoked(code: code)))
         await #expect(throws: AuthError.sessionRevoked(code: code)) { try await auth.validAccessToken() }
@@ -140,10 +122,7 @@ struct AuthControllerTests {
         let rig = AuthRig(stored: nil)
         let s = rig.session(n: 1, in: 10)
         try rig.store.save(s)
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, refreshMargin: 60, now: { rig.clock.now },
-            logger: LogSystem.disabled().logger(.auth)
-        )
+        let auth = rig.controller()
         rig.gateway.onRefresh(.failure(error))
         await #expect(throws: error) { try await auth.validAccessToken() }
         #expect(auth.currentSession == s)
@@ -156,9 +135,7 @@ struct AuthControllerTests {
     @Test func restoreValidatesRefreshesOrSignsOut() async throws {
         let valid = AuthRig(stored: nil)
         try valid.store.save(valid.session(n: 1, in: 600))
-        let a1 = AuthController(
-            store: valid.store, gateway: valid.gateway, now: { valid.clock.now },
-            logger: LogSystem.disabled().logger(.auth))
+        let a1 = valid.controller()
         valid.gateway.onUser(.success(Fixtures.alice))
         await a1.restore()
         #expect(valid.gateway.calls("user") == 1)
@@ -166,18 +143,14 @@ struct AuthControllerTests {
 
         let revoked = AuthRig(stored: nil)
         try revoked.store.save(revoked.session(n: 1, in: 600))
-        let a2 = AuthController(
-            store: revoked.store, gateway: revoked.gateway, now: { revoked.clock.now },
-            logger: LogSystem.disabled().logger(.auth))
+        let a2 = revoked.controller()
         revoked.gateway.onUser(.failure(.sessionRevoked(code: "session_not_found")))
         await a2.restore()
         #expect(a2.currentSession == nil)
 
         let offline = AuthRig(stored: nil)
         try offline.store.save(offline.session(n: 1, in: -600))
-        let a3 = AuthController(
-            store: offline.store, gateway: offline.gateway, now: { offline.clock.now },
-            logger: LogSystem.disabled().logger(.auth))
+        let a3 = offline.controller()
         offline.gateway.onRefresh(.failure(.network("offline")))
         await a3.restore()
         #expect(a3.currentSession != nil)
@@ -207,8 +180,7 @@ struct AuthControllerTests {
     @Test func signOutIsLocalFirstEvenWhenTheServerFails() async throws {
         let rig = AuthRig(stored: nil)
         try rig.store.save(rig.session(n: 1, in: 3_600))
-        let auth = AuthController(
-            store: rig.store, gateway: rig.gateway, now: { rig.clock.now }, logger: LogSystem.disabled().logger(.auth))
+        let auth = rig.controller()
         rig.gateway.onSignOut(.network("offline"))
         let error = await auth.signOut(scope: .global)
         #expect(error == .network("offline"))

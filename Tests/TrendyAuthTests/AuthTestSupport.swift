@@ -36,6 +36,14 @@ struct AuthRig {
             logger: LogSystem(configuration: .init(defaultLevel: .trace), sinks: [logs]).logger(.auth))
     }
 
+    /// Another controller over the same store, gateway and clock (a fresh launch).
+    func controller() -> AuthController {
+        let clock = self.clock
+        return AuthController(
+            store: store, gateway: gateway, refreshMargin: 60, now: { clock.now },
+            logger: LogSystem.disabled().logger(.auth))
+    }
+
     /// A session whose token expires `seconds` from now.
     func session(_ user: AuthUser = Fixtures.alice, n: Int, in seconds: TimeInterval) -> AuthSession {
         Fixtures.session(user, n: n, expiresAt: clock.now.addingTimeInterval(seconds))
