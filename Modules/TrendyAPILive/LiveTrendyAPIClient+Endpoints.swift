@@ -73,7 +73,6 @@ extension LiveTrendyAPIClient {
     public func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError)
         -> EventBatchResponse
     {
-        // A 400 carrying per-item results means "every item failed": an answer, not an error.
         // Written directly: JSONEncoder cost more than the request itself for 500 events.
         try await createEvents(encoded: events.map { $0.wireJSON() }, idempotencyKey: idempotencyKey)
     }
@@ -84,6 +83,7 @@ extension LiveTrendyAPIClient {
         -> EventBatchResponse
     {
         let body = Data(("{\"events\":[" + encoded.joined(separator: ",") + "]}").utf8)
+        // A 400 carrying per-item results means "every item failed": an answer, not an error.
         return try await send(
             .POST, APIPaths.eventsBatch, body: body,
             idempotencyKey: idempotencyKey, answersOn: [400], as: EventBatchResponse.self,

@@ -160,10 +160,7 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
         -> EventBatchResponse
     {
-        let ids = encoded.map { text -> String in
-            guard let range = text.range(of: "\"id\":\"") else { return "" }
-            return String(text[range.upperBound...].prefix(36))
-        }
+        let ids = encoded.map { WireJSONReader.parse(Array($0.utf8))?["id"]?.string ?? "" }
         return try await intercept("createEvents", key: idempotencyKey, ids: ids) { () throws(TrendyAPIError) in
             try await inner.createEvents(encoded: encoded, idempotencyKey: idempotencyKey)
         }

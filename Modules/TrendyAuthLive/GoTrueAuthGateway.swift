@@ -136,7 +136,7 @@ public final class GoTrueAuthGateway: AuthGateway {
         do {
             return try JSONEncoder().encode(GoTrueCredentials(email: email, password: password))
         } catch {
-            throw .invalidEmail
+            throw .server(status: 0, code: "encoding", message: "the credentials could not be encoded")
         }
     }
 

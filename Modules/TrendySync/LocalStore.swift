@@ -147,6 +147,8 @@ public protocol SyncEngine: Sendable {
     var status: SyncStatus { get }
     /// Status changes, starting with the current status.
     func statusUpdates() -> AsyncStream<SyncStatus>
+    /// Loads the pending and failed counts and the last sync time into the status (cheap).
+    func refreshCounts() async
     /// Runs a pass (or joins the running one and its follow-up); `full` re-downloads everything.
     func sync(full: Bool) async -> SyncRun
     /// Moves the cursor to the server's latest without pulling (pending changes still push).

@@ -145,7 +145,7 @@ public actor OutboxSyncEngine: SyncEngine {
             broadcaster.update { $0.phase = .error(String(describing: error)) }
         }
         let run = SyncRun(
-            startedAt: startedAt, duration: BenchClock.seconds(clock.now - t0), pushed: pushed, pulled: pulled,
+            startedAt: startedAt, duration: (clock.now - t0).seconds, pushed: pushed, pulled: pulled,
             outcome: outcome, error: message)
         try? await store.appendHistory(run)
         let counts = try? await store.outboxCounts()
@@ -185,9 +185,7 @@ public actor OutboxSyncEngine: SyncEngine {
     }
 }
 
-/// Duration helpers.
-enum BenchClock {
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

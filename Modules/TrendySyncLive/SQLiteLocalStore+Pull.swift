@@ -6,54 +6,32 @@ import TrendySync
 
 /// Applying server state: change-feed pages and the bootstrap download.
 extension SQLiteLocalStore {
-    /// Whether a local change for the entity is waiting or in flight (local wins until pushed).
-    static func hasLocalChange(_ db: Database, _ entity: SyncEntity, _ id: String) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'failed' LIMIT 1"),
-            arguments: [entity.rawValue, id]) ?? false
-    }
-
-    static func isTombstoned(_ db: Database, _ entity: SyncEntity, _ id: String) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM tombstones WHERE entity = ? AND entity_id = ?"),
-            arguments: [entity.rawValue, id]) ?? false
-    }
-
-    /// The page's entities that a local change or a local delete protects, found with two
-    /// queries per page instead of two per change.
-    static func protectedKeys(_ db: Database, _ changes: [Change]) throws -> Set<String> {
-        let ids = Array(Set(changes.map(\.entityId)))
-        guard !ids.isEmpty else { return [] }
-        let marks = ids.map { _ in "?" }.joined(separator: ",")
+    /// The entities among `ids` that a waiting local change or a local delete protects from
+    /// server state, as `entity|id`: two queries for a whole page or download batch.
+    static func protectedKeys(_ db: Database, ids: some Collection<String>) throws -> Set<String> {
+        let unique = Array(Set(ids))
+        guard !unique.isEmpty else { return [] }
+        let marks = unique.map { _ in "?" }.joined(separator: ",")
         var keys: Set<String> = []
-        for row in try Row.fetchAll(
-            db,
-            sql: "SELECT entity, entity_id FROM outbox WHERE state != 'failed' AND entity_id IN (\(marks))",
-            arguments: StatementArguments(ids))
-        {
-            keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
-        }
-        for row in try Row.fetchAll(
-            db, sql: "SELECT entity, entity_id FROM tombstones WHERE entity_id IN (\(marks))",
-            arguments: StatementArguments(ids))
-        {
-            keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
+        for sql in [
+            "SELECT entity, entity_id FROM outbox WHERE state != 'failed' AND entity_id IN (\(marks))",
+            "SELECT entity, entity_id FROM tombstones WHERE entity_id IN (\(marks))",
+        ] {
+            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(unique)) {
+                keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
+            }
         }
         return keys
     }
 
     /// Stores a server entity unless a local change or a local delete takes precedence
-    /// (`protected`, when given, holds those entities as `entity|id`; else they are looked up).
-    static func upsert(_ db: Database, _ data: ChangeData, protected: Set<String>? = nil) throws -> Bool {
-        func blocked(_ entity: SyncEntity, _ id: String) throws -> Bool {
-            if let protected { return protected.contains("\(entity.rawValue)|\(id)") }
-            return try isTombstoned(db, entity, id) || hasLocalChange(db, entity, id)
-        }
+    /// (`protected` comes from ``protectedKeys(_:ids:)``).
+    static func upsert(_ db: Database, _ data: ChangeData, protected: Set<String>) throws -> Bool {
+        func blocked(_ entity: SyncEntity, _ id: String) -> Bool { protected.contains("\(entity.rawValue)|\(id)") }
         switch data {
         case .eventType(let t):
             let id = t.value.id.description
-            guard try !blocked(.eventType, id) else { return false }
+            guard !blocked(.eventType, id) else { return false }
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
@@ -62,7 +40,7 @@ extension SQLiteLocalStore {
             ).execute(arguments: [id, t.value.name, t.value.color, t.value.icon])
         case .event(let e):
             let id = e.value.id.description
-            guard try !blocked(.event, id) else { return false }
+            guard !blocked(.event, id) else { return false }
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
@@ -74,7 +52,7 @@ extension SQLiteLocalStore {
             ])
         case .geofence(let g):
             let id = g.value.id.description
-            guard try !blocked(.geofence, id) else { return false }
+            guard !blocked(.geofence, id) else { return false }
             try db.cachedStatement(
                 sql:
                     "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
@@ -101,7 +79,7 @@ extension SQLiteLocalStore {
     func apply(_ page: ChangesPage) async throws -> Int {
         try await db.write { db in
             var applied = 0
-            let protected = try Self.protectedKeys(db, page.changes)
+            let protected = try Self.protectedKeys(db, ids: page.changes.map(\.entityId))
             for change in page.changes {
                 let entity: SyncEntity
                 switch change.entityType {
@@ -134,18 +112,13 @@ extension SQLiteLocalStore {
 
     /// Stores one downloaded batch.
     func bootstrap(_ items: [ChangeData]) async throws {
+        let keyed = items.compactMap { item in item.entityKey.map { (item, $0) } }
         try await db.write { db in
-            for item in items {
-                _ = try Self.upsert(db, item)
-                let (entity, id): (String, String)
-                switch item {
-                case .event(let e): (entity, id) = ("event", e.value.id.description)
-                case .eventType(let t): (entity, id) = ("event_type", t.value.id.description)
-                case .geofence(let g): (entity, id) = ("geofence", g.value.id.description)
-                case .onboarding: continue
-                }
+            let protected = try Self.protectedKeys(db, ids: keyed.map(\.1.id))
+            for (item, key) in keyed {
+                _ = try Self.upsert(db, item, protected: protected)
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
-                    .execute(arguments: [entity, id])
+                    .execute(arguments: [key.entity.rawValue, key.id])
             }
         }
     }
@@ -162,6 +135,18 @@ extension SQLiteLocalStore {
             }
             try db.execute(sql: "DELETE FROM bootstrap_seen")
             try Self.setCursor(db, cursor, force: true)
+        }
+    }
+}
+
+extension ChangeData {
+    /// The local entity kind and id this data is about (nil for onboarding, which Sync does not store).
+    var entityKey: (entity: SyncEntity, id: String)? {
+        switch self {
+        case .event(let e): (.event, e.value.id.description)
+        case .eventType(let t): (.eventType, t.value.id.description)
+        case .geofence(let g): (.geofence, g.value.id.description)
+        case .onboarding: nil
         }
     }
 }

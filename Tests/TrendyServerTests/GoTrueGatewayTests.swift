@@ -89,7 +89,7 @@ struct GoTrueGatewayTests {
             let afterRefresh = try #require(auth.currentSession)
             #expect(afterRefresh.refreshToken != session.refreshToken)
             #expect(store.load() == afterRefresh)
-            // A token the server rejects (expired past the margin) is refreshed and retried once.
+            // Long past expiry: the controller refreshes before sending (the 401 path is in TokenRetryTests).
             h.clock.advance(500)
             #expect(try await api.syncSummary().eventTypeCount == 1)
             // Reusing the first, rotated refresh token now is theft: the server revokes the session.

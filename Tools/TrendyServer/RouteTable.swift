@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import TrendyAPI
+import TrendyModels
 
 /// One registered route: its method, OpenAPI path and handler.
 struct RouteEntry: Sendable {
@@ -23,7 +24,7 @@ extension TrendyServer {
         let guardian = APIGuard(store: store, tokens: tokens, limiter: apiLimiter, now: now)
         let api = APIRoutes(
             store: store, guardian: guardian, idempotency: Idempotency(store: store, now: now), now: now,
-            version: Self.version)
+            version: Self.version, ids: UUIDv7Generator(now: now))
         let auth = AuthRoutes(
             store: store, tokens: tokens, passwords: Passwords(cost: configuration.bcryptCost), limiter: authLimiter,
             faults: faults, configuration: configuration, now: now, logger: logger)

@@ -12,20 +12,18 @@ func withProgress<T: Sendable>(_ env: AppEnvironment, _ out: Output, _ body: () 
     let tty = isatty(STDERR_FILENO) == 1
     let updates = env.sync.statusUpdates()
     let printer = Task {
-        var lastLine = ""
-        var lastPhase = ""
+        var last: (line: String, phase: String, tenth: Int) = ("", "", -1)
         for await status in updates {
             let line = status.bannerText
+            var tenth = -1
+            if case .pushing(let done, let total) = status.phase { tenth = total > 0 ? done * 10 / total : 10 }
             if tty {
-                if line != lastLine { FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8)) }
-            } else if status.phase.name != lastPhase || line.hasPrefix("Syncing") && line != lastLine {
-                if case .pushing(let done, let total) = status.phase, done != total, done % max(1, total / 10) != 0 {
-                    continue
-                }
+                if line != last.line { FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8)) }
+            } else if status.phase.name != last.phase || tenth != last.tenth {
+                // Without a terminal: one line per phase, and per tenth of a push.
                 FileHandle.standardError.write(Data("\(line)\n".utf8))
             }
-            lastLine = line
-            lastPhase = status.phase.name
+            last = (line, status.phase.name, tenth)
         }
     }
     let result = await body()
@@ -154,7 +152,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandRunner(global).run { env, out in
-            if let engine = env.sync as? OutboxSyncEngine { await engine.refreshCounts() }
+            await env.sync.refreshCounts()
             let history = try await env.sync.history()
             var status = env.sync.status
             if let last = history.first, last.outcome != "ok" {

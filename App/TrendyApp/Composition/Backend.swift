@@ -49,7 +49,12 @@ actor EmbeddedBackend {
                 return try await server.start()
             }
         }
-        return try await starting!.value.baseURL
+        do {
+            return try await starting!.value.baseURL
+        } catch {
+            starting = nil  // a failed start is retried by the next request
+            throw error
+        }
     }
 
     func stop() async {

@@ -12,6 +12,8 @@ struct APIRoutes: Sendable {
     let idempotency: Idempotency
     let now: @Sendable () -> Date
     let version: String
+    /// Ids for event types created without one.
+    let ids: UUIDv7Generator
 
     /// An id from the path; anything that is not a UUIDv7 cannot exist, so it is a 404.
     func pathId(_ context: ServerRequestContext, _ what: String) throws -> String {
@@ -61,7 +63,7 @@ struct APIRoutes: Sendable {
         let body = try JSONIO.decode(EventTypeCreate.self, from: buffer)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             let type = EventType(
-                id: body.id ?? UUIDv7Generator(now: now).next(), name: body.name.trimmingCharacters(in: .whitespaces),
+                id: body.id ?? ids.next(), name: body.name.trimmingCharacters(in: .whitespaces),
                 color: body.color ?? "#3B82F6", icon: body.icon ?? "circle")
             try validate { () throws(ValidationError) in try type.validate() }
             let (stored, created) = try await storeCall {
