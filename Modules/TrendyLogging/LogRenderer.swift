@@ -25,9 +25,6 @@ public struct LogRenderer: Sendable {
 
     /// `2026-11-22T10:00:00.123Z`, built from `gmtime_r` (an order of magnitude cheaper than a
     /// format style on the hot path).
-    /// The timestamp text (exposed for benchmarks).
-    public static func timestampText(_ date: Date) -> String { timestamp(date) }
-
     static func timestamp(_ date: Date) -> String {
         let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(totalMs >= 0 ? totalMs / 1000 : (totalMs - 999) / 1000)

@@ -232,3 +232,29 @@ struct AuthControllerTests {
         }
     }
 }
+
+@Suite(.timeLimit(.minutes(1)))
+struct SignUpTests {
+    @Test func signUpSavesTheSessionAndTellsEveryListener() async throws {
+        let rig = AuthRig(stored: nil)
+        let recorder = EventRecorder(rig.auth.events())
+        let s = rig.session(n: 1, in: 3_600)
+        rig.gateway.onSignUp(.session(s))
+        #expect(try await rig.auth.signUp(email: " Alice@Example.com ", password: "password-1") == s)
+        #expect(rig.store.load() == s)
+        #expect(rig.auth.currentUserId == "user-a")
+        await rig.until { recorder.all.count == 2 }
+        #expect(recorder.all == [.initialSession(nil), .signedIn(s)])
+        recorder.cancel()
+    }
+
+    @Test func aRefusedSignUpChangesNothing() async throws {
+        let rig = AuthRig(stored: nil)
+        rig.gateway.onSignUp(.failure(.userAlreadyExists))
+        await #expect(throws: AuthError.userAlreadyExists) {
+            try await rig.auth.signUp(email: "alice@example.com", password: "password-1")
+        }
+        #expect(rig.store.load() == nil)
+        #expect(rig.auth.currentSession == nil)
+    }
+}

@@ -70,12 +70,6 @@ public final class TrendyServer: Sendable {
         return fresh
     }
 
-    /// Updates the rate limits while running.
-    public func updateRateLimits(api: RateLimit? = nil, auth: RateLimit? = nil) {
-        if let api { apiLimiter.update(api) }
-        if let auth { authLimiter.update(auth) }
-    }
-
     /// Builds the router with every route.
     func router() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)

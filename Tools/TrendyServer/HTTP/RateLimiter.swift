@@ -18,19 +18,17 @@ final class RateLimiter: Sendable {
         var limit: Int
     }
 
-    let limit: Mutex<RateLimit>
+    let limit: RateLimit
     let buckets = Mutex<[String: Bucket]>([:])
     let now: @Sendable () -> Double
 
     init(_ limit: RateLimit, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        self.limit = Mutex(limit)
+        self.limit = limit
         self.now = now
     }
 
-    func update(_ newLimit: RateLimit) { limit.withLock { $0 = newLimit } }
-
     func check(_ key: String) -> Decision {
-        let l = limit.withLock { $0 }
+        let l = limit
         let t = now()
         return buckets.withLock { all in
             if all.count > 10_000 {
