@@ -49,6 +49,11 @@ let package = Package(
         ),
 
         .target(
+            name: "TrendyFiles",
+            path: "Modules/TrendyFiles",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TrendyAPI",
             dependencies: ["TrendyModels"],
             path: "Modules/TrendyAPI",
@@ -85,6 +90,7 @@ let package = Package(
             name: "TrendyAuthLive",
             dependencies: [
                 "TrendyAuth",
+                "TrendyFiles",
                 "TrendyAPI",
                 "TrendyModels",
                 "TrendyLogging",
@@ -123,13 +129,33 @@ let package = Package(
 
         .target(
             name: "TrendyOnboarding",
-            dependencies: ["TrendyModels"],
+            dependencies: [
+                "TrendyModels", "TrendyAPI", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Modules/TrendyOnboarding",
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TrendyOnboardingLive",
+            dependencies: [
+                "TrendyOnboarding", "TrendyAPI", "TrendyFiles", "TrendyLogging",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendyOnboardingLive",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyOnboardingTesting",
+            dependencies: ["TrendyOnboarding"],
+            path: "Modules/TrendyOnboardingTesting",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TrendyRouting",
-            dependencies: ["TrendyModels", "TrendyOnboarding"],
+            dependencies: [
+                "TrendyModels", "TrendyOnboarding", "TrendyAuth", "TrendyLogging",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Modules/TrendyRouting",
             swiftSettings: swiftSettings
         ),
@@ -148,6 +174,9 @@ let package = Package(
                 "TrendyAuthLive",
                 "TrendySync",
                 "TrendySyncLive",
+                "TrendyOnboarding",
+                "TrendyOnboardingLive",
+                "TrendyRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -207,6 +236,9 @@ let package = Package(
                 "TrendyServer",
                 "TrendySync",
                 "TrendySyncLive",
+                "TrendyOnboarding",
+                "TrendyOnboardingLive",
+                "TrendyRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -246,8 +278,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "TrendyOnboardingTests",
+            dependencies: [
+                "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI", "TrendyAPILive",
+                "TrendyAPITesting", "TrendyModels", "TrendyLogging", "TrendyServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TrendyOnboardingTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrendyRoutingTests",
-            dependencies: ["TrendyRouting", "TrendyOnboarding", "TrendyModels"],
+            dependencies: [
+                "TrendyRouting", "TrendyOnboarding", "TrendyOnboardingTesting", "TrendyAuth", "TrendyAuthTesting",
+                "TrendyModels", "TrendyAPI", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TrendyRoutingTests",
             swiftSettings: swiftSettings
         ),

@@ -4,6 +4,7 @@ import TrendyApp
 @main
 enum TrendyMain {
     static func main() async {
-        await TrendyCommand.main(nil)
+        // The launch measures from here.
+        await LaunchClock.$mainStarted.withValue(ContinuousClock.now) { await TrendyCommand.main(nil) }
     }
 }

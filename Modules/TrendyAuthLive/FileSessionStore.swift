@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAuth
+import TrendyFiles
 import TrendyLogging
 import TrendyModels
 
@@ -20,68 +21,26 @@ public final class FileSessionStore: SessionStore {
 
     /// Reads the file synchronously (a single `read`, then decoding).
     public func load() -> AuthSession? {
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno != ENOENT {
-                logger.warning(
-                    "Cannot read the session file; treating as signed out",
-                    metadata: ["reason": .string(String(cString: strerror(errno)))])
-            }
+        let bytes: [UInt8]
+        do {
+            guard let read = try OwnerOnlyFile.read(file, limit: 1 << 20) else { return nil }
+            bytes = read
+        } catch {
+            logger.warning(
+                "Cannot read the session file; treating as signed out", metadata: ["reason": .string(error.description)]
+            )
             return nil
-        }
-        defer { close(fd) }
-        var bytes = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes.append(contentsOf: chunk[0..<n])
-            if bytes.count > 1 << 20 {
-                logger.warning("The session file is implausibly large; treating as signed out")
-                return nil
-            }
         }
         return SessionFileFormat.decode(bytes, logger: logger)
     }
 
     /// Writes the session atomically with owner-only permissions.
     public func save(_ session: AuthSession) throws {
-        let directory = file.deletingLastPathComponent()
-        try FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let data = try SessionFileFormat.encode(session)
-        let temporary = directory.appendingPathComponent(
-            ".\(file.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        var ok = data.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temporary.path, file.path) == 0 else {
-            let code = errno
-            unlink(temporary.path)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        try OwnerOnlyFile.write(try SessionFileFormat.encode(session), to: file)
     }
 
     /// Deletes the file (missing is fine).
-    public func clear() throws {
-        if unlink(file.path) != 0, errno != ENOENT {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-    }
+    public func clear() throws { try OwnerOnlyFile.remove(file) }
 }
 
 /// The session file's format: `{"version":1,"session":{...}}`.

@@ -1,4 +1,5 @@
 import TrendyModels
+import TrendyOnboarding
 
 /// Which screen the app shows.
 public enum AppRoute: Sendable, Hashable, CustomStringConvertible {
@@ -33,27 +34,26 @@ public struct LaunchSnapshot: Sendable, Hashable {
     public var cachedOnboarding: CachedOnboarding?
     /// Whether any user completed onboarding on this device.
     public var deviceSawCompletedUser: Bool
+    /// The onboarding step a signed-out person was on (welcome or auth).
+    public var signedOutStep: OnboardingStep
 
     /// Creates a snapshot.
-    public init(userId: String?, cachedOnboarding: CachedOnboarding?, deviceSawCompletedUser: Bool) {
+    public init(
+        userId: String?, cachedOnboarding: CachedOnboarding?, deviceSawCompletedUser: Bool,
+        signedOutStep: OnboardingStep = .welcome
+    ) {
         self.userId = userId
         self.cachedOnboarding = cachedOnboarding
         self.deviceSawCompletedUser = deviceSawCompletedUser
+        self.signedOutStep = signedOutStep
     }
-}
-
-/// A user's onboarding status as cached on the device.
-public enum CachedOnboarding: Sendable, Hashable {
-    /// Finished.
-    case completed
-    /// Mid-way, at this step.
-    case inProgress(OnboardingStep)
 }
 
 /// The first route, decided synchronously from local state.
 public enum InitialRoute {
     /// Completed user → main screen; user mid-way → their step; signed out on a device that saw
-    /// a completed user → login; otherwise welcome. Loading only on a true cache miss (a session
+    /// a completed user → login; otherwise the signed-out step (welcome, or auth when the person
+    /// had got that far). Loading only on a true cache miss (a session
     /// with no cached status).
     public static func decide(_ s: LaunchSnapshot) -> AppRoute {
         if s.userId != nil {
@@ -63,6 +63,6 @@ public enum InitialRoute {
             case nil: return .loading
             }
         }
-        return s.deviceSawCompletedUser ? .login : .onboarding(.welcome)
+        return s.deviceSawCompletedUser ? .login : .onboarding(min(s.signedOutStep, .auth))
     }
 }

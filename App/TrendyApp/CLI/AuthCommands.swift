@@ -22,6 +22,22 @@ extension AuthError {
     }
 }
 
+extension TrendyAPIError {
+    /// The CLI's error for an API failure.
+    var cli: CLIError {
+        switch self {
+        case .transport: return CLIError(code: "offline", message: description, exitCode: .unavailable)
+        case .rateLimited: return CLIError(code: "rate_limited", message: description, exitCode: .temporaryFailure)
+        case .unauthorized: return CLIError(code: "not_signed_in", message: description, exitCode: .noPermission)
+        case .validation, .badRequest, .payloadTooLarge:
+            return CLIError(code: "invalid", message: description, exitCode: .dataError)
+        case .notFound: return CLIError(code: "not_found", message: description, exitCode: .dataError)
+        case .conflict: return CLIError(code: "conflict", message: description, exitCode: .dataError)
+        case .server, .decoding: return CLIError(code: "server_error", message: description, exitCode: .failure)
+        }
+    }
+}
+
 /// Reads a password: from standard input with `--password-stdin`, else from a no-echo prompt.
 enum PasswordInput {
     static func read(fromStandardInput: Bool, prompt: String) throws(CLIError) -> String {
@@ -72,6 +88,8 @@ struct SessionReport: Encodable {
     let expires_at: Date?
     let verified: Bool?
     let server: SyncSummary?
+    /// Where onboarding continues: `completed` or a step (sign-up and login only).
+    var onboarding: String? = nil
 }
 
 /// What signup and login share: read the password, authenticate, claim the local data, report.
@@ -84,11 +102,17 @@ func authenticate(
         let session: AuthSession
         do throws(AuthError) { session = try await action(env.auth, password) } catch { throw error.cli }
         try await claimLocalData(env, for: session)
+        // Signing in always fetches fresh onboarding status; a new account moves past the auth step.
+        let onboarding = await env.onboarding.signedIn(userId: session.user.id).status
+        let next = onboarding.map { $0.completed ? "completed" : $0.currentStep.rawValue } ?? "unknown"
         out.line("\(done) as \(session.user.email).")
+        out.line(
+            next == "completed"
+                ? "Welcome back. → trendy launch" : "Onboarding continues at \(next). → trendy onboarding next")
         out.document(
             SessionReport(
                 signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
-                verified: true, server: nil))
+                verified: true, server: nil, onboarding: next))
     }
 }
 

@@ -7,6 +7,9 @@ import TrendyAuth
 import TrendyAuthLive
 import TrendyLogging
 import TrendyModels
+import TrendyOnboarding
+import TrendyOnboardingLive
+import TrendyRouting
 import TrendySync
 import TrendySyncLive
 
@@ -57,7 +60,7 @@ public enum AppComposition {
             configuration: .init(endpoint: authEndpoint, apiKey: backend.apiKey), http: http, logger: logs.logger(.auth)
         )
         let auth = AuthController(
-            store: FileSessionStore(file: paths.sessionFile, logger: logs.logger(.auth)), gateway: gateway,
+            store: sessionStore(paths, logs), gateway: gateway,
             logger: logs.logger(.auth))
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, apiKey: backend.apiKey), http: http,
@@ -66,17 +69,40 @@ public enum AppComposition {
         let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
         let engine = OutboxSyncEngine(
             store: store, api: api, identity: { [auth] in auth.currentUserId }, logger: logs.logger(.sync))
+        let ids = UUIDv7Generator()
+        let onboarding = OnboardingController(
+            cache: FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)), api: api,
+            currentUserId: { [auth] in auth.currentUserId },
+            hasEventTypes: { [store] in ((try? await store.eventTypes()) ?? []).isEmpty == false }, ids: ids,
+            logger: logs.logger(.onboarding))
+        let routing = RouteCoordinator(auth: auth, onboarding: onboarding, logger: logs.logger(.routing))
         let modules: [any AppModule] = [
             LoggingModule(logs: logs, directory: paths.logDirectory),
             AuthModule(auth: auth),
             SyncModule(engine: engine),
+            OnboardingModule(onboarding: onboarding, auth: auth),
         ]
         return AppEnvironment(
-            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, modules: modules, auth: auth, api: api,
-            store: store, sync: engine,
+            paths: paths, logs: logs, ids: ids, now: Date.init, modules: modules, auth: auth, api: api,
+            store: store, sync: engine, onboarding: onboarding, routing: routing,
             close: {
                 try? await http.shutdown()
                 await embedded?.stop()
             })
+    }
+
+    /// The stored session, as the launch and ``AuthController`` read it.
+    static func sessionStore(_ paths: AppPaths, _ logs: LogSystem) -> FileSessionStore {
+        FileSessionStore(file: paths.sessionFile, logger: logs.logger(.auth))
+    }
+
+    /// What the first route is decided from, read synchronously from the session file and the
+    /// onboarding cache only: no database, no network, so it costs the same for any amount of data.
+    public static func launchSnapshot(paths: AppPaths, logs: LogSystem) -> LaunchSnapshot {
+        let user = sessionStore(paths, logs).load()?.user.id
+        let cache = FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)).load()
+        return LaunchSnapshot(
+            userId: user, cachedOnboarding: user.flatMap { cache.users[$0] }.map { CachedOnboarding($0.status) },
+            deviceSawCompletedUser: cache.deviceSawCompletedUser, signedOutStep: cache.signedOutStep)
     }
 }

@@ -4,6 +4,8 @@ import TrendyAPI
 import TrendyAuth
 import TrendyLogging
 import TrendyModels
+import TrendyOnboarding
+import TrendyRouting
 import TrendySync
 
 /// Every dependency of the app, protocol- or value-typed, built once by ``AppComposition``.
@@ -28,6 +30,10 @@ public struct AppEnvironment: Sendable {
     public var store: any LocalStore
     /// The sync engine.
     public var sync: any SyncEngine
+    /// Onboarding status: per-user cache, backend writes, analytics.
+    public var onboarding: any OnboardingStatusService
+    /// Which screen the app shows; performs session verification and status fetches.
+    public var routing: RouteCoordinator
     /// Releases what the environment holds (HTTP connections, the embedded backend).
     public var close: @Sendable () async -> Void
 
@@ -35,8 +41,11 @@ public struct AppEnvironment: Sendable {
     public init(
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
         modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
-        sync: any SyncEngine, close: @escaping @Sendable () async -> Void
+        sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
+        close: @escaping @Sendable () async -> Void
     ) {
+        self.onboarding = onboarding
+        self.routing = routing
         self.store = store
         self.sync = sync
         self.paths = paths

@@ -40,6 +40,9 @@ public struct AppPaths: Sendable, Equatable {
     /// The stored session (owner-only).
     public var sessionFile: URL { dataDirectory.appendingPathComponent("session.json") }
 
+    /// The onboarding cache: per-user status, device flag, analytics (owner-only).
+    public var onboardingFile: URL { dataDirectory.appendingPathComponent("onboarding.json") }
+
     /// Creates the data directory with owner-only permissions if it is missing.
     public func prepare() throws {
         try FileManager.default.createDirectory(

@@ -1,13 +1,12 @@
 import TrendyAPI
 import TrendyAuth
 
-/// Auth's contribution to the lifecycle: validate the session after launch and on foreground.
+/// Auth's contribution to the lifecycle: validate the session on foreground. At launch the
+/// route coordinator verifies it (after the route is decided), so launch adds nothing here.
 struct AuthModule: AppModule {
     let auth: any AuthService
 
     var name: String { "auth" }
-
-    func didLaunch() async { await auth.restore() }
 
     func willEnterForeground() async { await auth.restore() }
 

@@ -1,0 +1,114 @@
+import Foundation
+import TrendyAuth
+import TrendyModels
+import TrendyOnboarding
+import TrendyRouting
+import TrendySync
+
+/// The headless app's screen: renders the current route as text, re-renders when the route or
+/// the sync banner changes, and records every frame (identical consecutive frames are not
+/// repeated). Reads only the local store and caches — never the network.
+actor AppShell {
+    let env: AppEnvironment
+    let start: ContinuousClock.Instant
+    let tab: MainTab
+    let onFrame: @Sendable (Frame) -> Void
+    private(set) var frames: [Frame] = []
+    private(set) var route: AppRoute?
+    var banner: String?
+
+    init(
+        env: AppEnvironment, start: ContinuousClock.Instant, tab: MainTab, onFrame: @escaping @Sendable (Frame) -> Void
+    ) {
+        self.env = env
+        self.start = start
+        self.tab = tab
+        self.onFrame = onFrame
+    }
+
+    /// Shows `route`.
+    @discardableResult
+    func show(_ route: AppRoute) async -> Frame? {
+        self.route = route
+        return await render()
+    }
+
+    /// The sync status changed: re-render when the banner text did and a main tab is showing.
+    func syncChanged(_ status: SyncStatus) async {
+        guard status.bannerText != banner else { return }
+        banner = status.bannerText
+        if route == .authenticated { await render() }
+    }
+
+    /// Renders the current route; records and reports a frame unless it repeats the last one.
+    @discardableResult
+    func render() async -> Frame? {
+        guard let route else { return nil }
+        let content = await content(for: route)
+        let text = ScreenRenderer.render(content)
+        if let last = frames.last, last.text == text, last.route == route.description { return nil }
+        let frame = Frame(
+            index: frames.count + 1, route: route.description, screen: content.id, banner: content.banner,
+            elapsedMs: LaunchClock.milliseconds(since: start), text: text)
+        frames.append(frame)
+        onFrame(frame)
+        return frame
+    }
+
+    func content(for route: AppRoute) async -> ScreenContent {
+        switch route {
+        case .loading: return .loading
+        case .login: return .login(email: nil)
+        case .error(let message): return .error(message)
+        case .onboarding(let step): return .onboarding(step, await onboardingFacts())
+        case .authenticated:
+            if banner == nil { banner = env.sync.status.bannerText }
+            return .main(tab, await mainFacts(), banner: banner ?? "")
+        }
+    }
+
+    func onboardingFacts() async -> OnboardingFacts {
+        let types = (try? await env.store.eventTypes()) ?? []
+        let events = (try? await env.store.events(limit: 1_000, since: nil)) ?? []
+        var permissions: [PermissionKind: PermissionOutcome] = [:]
+        if let user = env.auth.currentUserId, let status = env.onboarding.cachedStatus(for: user) {
+            permissions = [
+                .notifications: status.notificationsStatus, .location: status.locationStatus,
+                .health: status.healthStatus,
+            ]
+        }
+        return OnboardingFacts(
+            email: env.auth.currentSession?.user.email, typeNames: types.map(\.value.name), eventCount: events.count,
+            permissions: permissions)
+    }
+
+    func mainFacts() async -> MainFacts {
+        let types = (try? await env.store.eventTypes()) ?? []
+        let names = Dictionary(types.map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
+        let now = env.now()
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let midnight = calendar.startOfDay(for: now)
+        let recentLimit = tab == .events ? 20 : 5
+        let recent = ((try? await env.store.events(limit: recentLimit, since: nil)) ?? []).map(\.value)
+        let today = ((try? await env.store.events(limit: 10_000, since: midnight)) ?? []).count
+        var facts = MainFacts(typeNames: names, recent: recent, today: today)
+        switch tab {
+        case .dashboard, .events: break
+        case .calendar:
+            let month = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
+            facts.month = month
+            for e in (try? await env.store.events(limit: 100_000, since: month)) ?? [] {
+                facts.days[calendar.component(.day, from: e.value.timestamp), default: 0] += 1
+            }
+        case .analytics:
+            var counts: [String: Int] = [:]
+            let since = now.addingTimeInterval(-30 * 86_400)
+            for e in (try? await env.store.events(limit: 100_000, since: since)) ?? [] {
+                counts[names[e.value.eventTypeId] ?? "?", default: 0] += 1
+            }
+            facts.perType = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        }
+        return facts
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import TrendyModels
+import TrendyOnboarding
+
+/// What a screen shows, gathered from the local store and the caches.
+enum ScreenContent: Sendable {
+    case loading
+    case onboarding(OnboardingStep, OnboardingFacts)
+    case login(email: String?)
+    case main(MainTab, MainFacts, banner: String)
+    case error(String)
+
+    /// The screen's id in frames.
+    var id: String {
+        switch self {
+        case .loading: "loading"
+        case .onboarding(let step, _): "onboarding.\(step.rawValue)"
+        case .login: "login"
+        case .main(let tab, _, _): tab.rawValue
+        case .error: "error"
+        }
+    }
+
+    var banner: String? {
+        if case .main(_, _, let banner) = self { return banner }
+        return nil
+    }
+}
+
+/// What the onboarding screens mention.
+struct OnboardingFacts: Sendable {
+    var email: String?
+    var typeNames: [String]
+    var eventCount: Int
+    var permissions: [PermissionKind: PermissionOutcome]
+}
+
+/// What the main tabs show.
+struct MainFacts: Sendable {
+    /// Type names by id.
+    var typeNames: [UUIDv7: String]
+    /// Newest first.
+    var recent: [Event]
+    /// Events since midnight.
+    var today: Int
+    /// Per day of the current month (calendar tab).
+    var days: [Int: Int] = [:]
+    /// Per type name over 30 days (analytics tab).
+    var perType: [(String, Int)] = []
+    /// The first day of the month shown (calendar tab).
+    var month: Date?
+}
+
+/// Renders screens as text. Pure: the same content always gives the same text.
+enum ScreenRenderer {
+    static let width = 60
+
+    static func render(_ content: ScreenContent, timeZone: TimeZone = .current) -> String {
+        switch content {
+        case .loading:
+            return box("Trendy", ["Loading your account…"])
+        case .onboarding(let step, let facts):
+            return onboarding(step, facts)
+        case .login(let email):
+            return box(
+                "Trendy · Sign in",
+                [
+                    "Welcome back. Sign in to see your events.",
+                    "",
+                    "→ trendy login --email \(email ?? "you@example.com")",
+                ])
+        case .error(let message):
+            return box("Trendy · Something went wrong", [message, "", "→ trendy status"])
+        case .main(let tab, let facts, let banner):
+            return main(tab, facts, banner, timeZone)
+        }
+    }
+
+    static func onboarding(_ step: OnboardingStep, _ f: OnboardingFacts) -> String {
+        let all = OnboardingStep.allCases
+        let position = (all.firstIndex(of: step) ?? 0) + 1
+        let filled = Int((OnboardingFlow.progress(at: step) * 10).rounded())
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 10 - filled)
+        var lines: [String]
+        switch step {
+        case .welcome:
+            lines = [
+                "Track the moments of your life: log by hand, import in bulk,",
+                "or let the places you go log for you.", "", "→ trendy onboarding next",
+            ]
+        case .auth:
+            lines = [
+                "Create your account, or sign in to an existing one.", "",
+                "→ trendy signup --email you@example.com", "→ trendy login --email you@example.com",
+            ]
+        case .createEventType:
+            lines = [
+                "What do you want to track? Create your first event type.", "",
+                "→ trendy onboarding next --type \"Coffee\"",
+            ]
+        case .logFirstEvent:
+            let types = f.typeNames.isEmpty ? "" : " (your types: \(f.typeNames.prefix(3).joined(separator: ", ")))"
+            lines = [
+                "Log your first event\(types).", "",
+                "→ trendy onboarding next --log \"\(f.typeNames.first ?? "Coffee")\"",
+            ]
+        case .permissions:
+            lines = ["Trendy works best with a few permissions. Each is optional:"]
+            for kind in PermissionKind.allCases {
+                lines.append("  \(kind.rawValue): \((f.permissions[kind] ?? .notRequested).rawValue)")
+            }
+            lines += ["", "→ trendy onboarding next   (asks for each)", "→ trendy onboarding skip"]
+        case .finish:
+            lines = [
+                "You are all set\(f.email.map { ", \($0)" } ?? "").",
+                "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.", "", "→ trendy onboarding next",
+            ]
+        }
+        let title = "Trendy · \(stepTitle(step))"
+        return box(title, ["step \(position) of \(all.count)  \(bar)", ""] + lines)
+    }
+
+    static func stepTitle(_ step: OnboardingStep) -> String {
+        switch step {
+        case .welcome: "Welcome"
+        case .auth: "Your account"
+        case .createEventType: "Create a type"
+        case .logFirstEvent: "Log your first event"
+        case .permissions: "Permissions"
+        case .finish: "Done"
+        }
+    }
+
+    static func main(_ tab: MainTab, _ f: MainFacts, _ banner: String, _ timeZone: TimeZone) -> String {
+        let tabs = MainTab.allCases.map { $0 == tab ? "[\($0.title)]" : $0.title }.joined(separator: "  ")
+        var lines = ["⟳ \(banner)", ""]
+        switch tab {
+        case .dashboard:
+            lines.append("Today: \(f.today) event(s) · \(f.typeNames.count) type(s)")
+            lines.append("")
+            lines.append(f.recent.isEmpty ? "No events yet. → trendy log <type>" : "Recent")
+            lines += f.recent.prefix(5).map { row($0, f, timeZone) }
+        case .events:
+            lines.append(f.recent.isEmpty ? "No events yet." : "Latest \(f.recent.count) event(s)")
+            lines += f.recent.map { row($0, f, timeZone) }
+        case .calendar:
+            lines += calendar(f, timeZone)
+        case .analytics:
+            lines.append("Last 30 days")
+            if f.perType.isEmpty { lines.append("  nothing logged") }
+            let top = f.perType.first?.1 ?? 1
+            for (name, count) in f.perType.prefix(8) {
+                let bar = String(repeating: "▇", count: max(1, count * 20 / max(top, 1)))
+                lines.append("  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(bar) \(count)")
+            }
+        }
+        return box("Trendy · \(tabs)", lines)
+    }
+
+    static func row(_ e: Event, _ f: MainFacts, _ timeZone: TimeZone) -> String {
+        var style = Date.FormatStyle(date: .numeric, time: .shortened).locale(Locale(identifier: "en_GB"))
+        style.timeZone = timeZone
+        let name = f.typeNames[e.eventTypeId] ?? "?"
+        return "  \(e.timestamp.formatted(style))  \(name)\(e.notes.map { " — \($0)" } ?? "")"
+    }
+
+    static func calendar(_ f: MainFacts, _ timeZone: TimeZone) -> [String] {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = timeZone
+        cal.firstWeekday = 2
+        guard let month = f.month, let range = cal.range(of: .day, in: .month, for: month) else { return [] }
+        var title = Date.FormatStyle().month(.wide).year().locale(Locale(identifier: "en_GB"))
+        title.timeZone = timeZone
+        var lines = [month.formatted(title), " Mo   Tu   We   Th   Fr   Sa   Su"]
+        let weekday = (cal.component(.weekday, from: month) + 5) % 7
+        var cells = Array(repeating: "     ", count: weekday)
+        for day in range {
+            let n = f.days[day] ?? 0
+            cells.append(n > 0 ? String(format: "%2d·%-2d", day, min(n, 99)) : String(format: "%2d   ", day))
+        }
+        while !cells.isEmpty {
+            lines.append(cells.prefix(7).joined())
+            cells.removeFirst(min(7, cells.count))
+        }
+        return lines
+    }
+
+    static func box(_ title: String, _ lines: [String]) -> String {
+        let rule = String(repeating: "─", count: width)
+        return (["┌ \(title)", "│"] + lines.map { $0.isEmpty ? "│" : "│ \($0)" } + ["└" + rule]).joined(separator: "\n")
+    }
+}
