@@ -93,8 +93,10 @@ public final class RouteCoordinator: Sendable {
     /// Applies one event and performs its effects.
     public func send(_ event: RouteEvent) {
         let effects = state.withLock { s -> [RouteEffect] in
+            let (before, wasLaunched) = (s.machine.route, s.machine.launched)
             let effects = s.machine.handle(event)
-            if effects.contains(where: { if case .logTransition = $0 { true } else { false } }) {
+            // Publish every change, and the first route even when it is the machine's initial one.
+            if s.machine.route != before || (!wasLaunched && s.machine.launched) {
                 for observer in s.observers.values { observer.yield(s.machine.route) }
             }
             return effects

@@ -91,12 +91,12 @@ struct OnboardingReport: Encodable {
 }
 
 /// Prints where someone stands, for people: the onboarding screen they are on.
-func printPosition(_ env: AppEnvironment, _ position: OnboardingActions.Position, _ out: Output) async {
+func printPosition(_ env: AppEnvironment, _ position: OnboardingActions.Position, _ out: Output) async throws {
     switch position {
     case .completed:
         out.line("Onboarding is complete. → trendy launch")
     case .signedOut(let step), .step(_, let step):
-        let facts = await AppShell(env: env, start: .now, tab: .dashboard, onFrame: { _ in }).onboardingFacts()
+        let facts = try await AppShell(env: env, start: .now, tab: .dashboard, onFrame: { _ in }).onboardingFacts()
         out.line(ScreenRenderer.render(.onboarding(step, facts)))
     }
 }
@@ -123,7 +123,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                     }
                 }
                 let position = await OnboardingActions(env: env).position()
-                await printPosition(env, position, out)
+                try await printPosition(env, position, out)
                 if let user = env.auth.currentUserId, let pending = env.onboarding.pendingWrite(for: user) {
                     out.line("A change is waiting to reach the server (\(pending.attempts) failed attempt(s)).")
                 }
@@ -157,7 +157,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                     answers: answers, interactive: !global.json && isatty(STDIN_FILENO) == 1)
                 let position = try await OnboardingActions(env: env).next(
                     typeName: type, logType: log, prompter: prompter)
-                await printPosition(env, position, out)
+                try await printPosition(env, position, out)
                 out.document(OnboardingReport(env, position, source: "cache"))
             }
         }
@@ -171,7 +171,7 @@ struct OnboardingCommand: AsyncParsableCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let position = try await OnboardingActions(env: env).back()
-                await printPosition(env, position, out)
+                try await printPosition(env, position, out)
                 out.document(OnboardingReport(env, position, source: "cache"))
             }
         }
@@ -185,7 +185,7 @@ struct OnboardingCommand: AsyncParsableCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let position = try await OnboardingActions(env: env).skip()
-                await printPosition(env, position, out)
+                try await printPosition(env, position, out)
                 out.document(OnboardingReport(env, position, source: "cache"))
             }
         }
@@ -201,7 +201,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                 guard let user = env.auth.currentUserId else {
                     env.onboarding.setSignedOutStep(.welcome)
                     let position = OnboardingActions.Position.signedOut(.welcome)
-                    await printPosition(env, position, out)
+                    try await printPosition(env, position, out)
                     out.document(OnboardingReport(env, position, source: "cache"))
                     return
                 }
@@ -211,7 +211,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                     throw error.cli
                 }
                 let position = await OnboardingActions(env: env).position()
-                await printPosition(env, position, out)
+                try await printPosition(env, position, out)
                 out.document(OnboardingReport(env, position, source: "server"))
             }
         }

@@ -33,18 +33,36 @@ actor AppShell {
         return await render()
     }
 
-    /// The sync status changed: re-render when the banner text did and a main tab is showing.
+    /// The sync status changed: re-render when the banner text did and a main tab is showing —
+    /// at once for a new phase, at most every `progressInterval` for progress within a phase.
     func syncChanged(_ status: SyncStatus) async {
         guard status.bannerText != banner else { return }
         banner = status.bannerText
-        if route == .authenticated { await render() }
+        guard route == .authenticated else { return }
+        let now = ContinuousClock.now
+        if status.phase.name == lastPhase, let last = lastBannerFrame, now - last < Self.progressInterval { return }
+        lastPhase = status.phase.name
+        lastBannerFrame = now
+        await render()
     }
+
+    /// How often progress within one sync phase re-renders the banner.
+    static let progressInterval = Duration.milliseconds(250)
+    var lastPhase: String?
+    var lastBannerFrame: ContinuousClock.Instant?
 
     /// Renders the current route; records and reports a frame unless it repeats the last one.
     @discardableResult
     func render() async -> Frame? {
         guard let route else { return nil }
-        let content = await content(for: route)
+        let content: ScreenContent
+        do {
+            content = try await self.content(for: route)
+        } catch {
+            // A read that failed (or was cancelled at shutdown) must not render wrong data.
+            env.logger(.app).debug("Frame skipped", metadata: ["error": .string(String(describing: error))])
+            return nil
+        }
         let text = ScreenRenderer.render(content)
         if let last = frames.last, last.text == text, last.route == route.description { return nil }
         let frame = Frame(
@@ -55,21 +73,21 @@ actor AppShell {
         return frame
     }
 
-    func content(for route: AppRoute) async -> ScreenContent {
+    func content(for route: AppRoute) async throws -> ScreenContent {
         switch route {
         case .loading: return .loading
         case .login: return .login(email: nil)
         case .error(let message): return .error(message)
-        case .onboarding(let step): return .onboarding(step, await onboardingFacts())
+        case .onboarding(let step): return .onboarding(step, try await onboardingFacts())
         case .authenticated:
             if banner == nil { banner = env.sync.status.bannerText }
-            return .main(tab, await mainFacts(), banner: banner ?? "")
+            return .main(tab, try await mainFacts(), banner: banner ?? "")
         }
     }
 
-    func onboardingFacts() async -> OnboardingFacts {
-        let types = (try? await env.store.eventTypes()) ?? []
-        let events = (try? await env.store.events(limit: 1_000, since: nil)) ?? []
+    func onboardingFacts() async throws -> OnboardingFacts {
+        let types = try await env.store.eventTypes()
+        let events = try await env.store.events(limit: 1_000, since: nil)
         var permissions: [PermissionKind: PermissionOutcome] = [:]
         if let user = env.auth.currentUserId, let status = env.onboarding.cachedStatus(for: user) {
             permissions = [
@@ -82,29 +100,29 @@ actor AppShell {
             permissions: permissions)
     }
 
-    func mainFacts() async -> MainFacts {
-        let types = (try? await env.store.eventTypes()) ?? []
+    func mainFacts() async throws -> MainFacts {
+        let types = try await env.store.eventTypes()
         let names = Dictionary(types.map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
         let now = env.now()
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let midnight = calendar.startOfDay(for: now)
         let recentLimit = tab == .events ? 20 : 5
-        let recent = ((try? await env.store.events(limit: recentLimit, since: nil)) ?? []).map(\.value)
-        let today = ((try? await env.store.events(limit: 10_000, since: midnight)) ?? []).count
+        let recent = try await env.store.events(limit: recentLimit, since: nil).map(\.value)
+        let today = try await env.store.events(limit: 10_000, since: midnight).count
         var facts = MainFacts(typeNames: names, recent: recent, today: today)
         switch tab {
         case .dashboard, .events: break
         case .calendar:
             let month = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             facts.month = month
-            for e in (try? await env.store.events(limit: 100_000, since: month)) ?? [] {
+            for e in try await env.store.events(limit: 100_000, since: month) {
                 facts.days[calendar.component(.day, from: e.value.timestamp), default: 0] += 1
             }
         case .analytics:
             var counts: [String: Int] = [:]
             let since = now.addingTimeInterval(-30 * 86_400)
-            for e in (try? await env.store.events(limit: 100_000, since: since)) ?? [] {
+            for e in try await env.store.events(limit: 100_000, since: since) {
                 counts[names[e.value.eventTypeId] ?? "?", default: 0] += 1
             }
             facts.perType = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }

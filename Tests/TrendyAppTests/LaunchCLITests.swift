@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+import TrendyLogging
+import TrendyServer
+
+/// `trendy launch` and `trendy onboarding` as the real binary against the real dev server.
+@Suite(.timeLimit(.minutes(3)))
+struct LaunchCLITests {
+    static func withServer(_ body: (TrendyServer, RunningServer) async throws -> Void) async throws {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = nil
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "l", count: 40)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        let running = try await server.start()
+        do {
+            try await body(server, running)
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+    }
+
+    static let unreachable = "http://127.0.0.1:9"
+
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, api: String?, stdin: String? = nil) async throws
+        -> TrendyProcess.Result
+    {
+        var full = args + ["--data-dir", dir.path]
+        if let api { full += ["--api-url", api] }
+        return try await TrendyProcess.runAsync(full, stdin: stdin)
+    }
+
+    func json(_ r: TrendyProcess.Result) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// Launches with `--json` and returns the frames' routes and the report.
+    func launch(_ dir: TemporaryDataDirectory, api: String?, _ extra: [String] = []) async throws
+        -> (routes: [String], frames: [[String: Any]], report: [String: Any])
+    {
+        let r = try await trendy(["launch", "--json"] + extra, dir, api: api)
+        #expect(r.status == 0, "\(r.stderr)")
+        let report = json(r)
+        let frames = report["frames"] as? [[String: Any]] ?? []
+        return (frames.compactMap { $0["route"] as? String }, frames, report)
+    }
+
+    /// Signs up and finishes onboarding through the CLI.
+    func onboard(_ dir: TemporaryDataDirectory, _ api: String, email: String) async throws {
+        #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
+        let signup = try await trendy(
+            ["signup", "--email", email, "--password-stdin", "--json"], dir, api: api, stdin: "password-launch-1\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        #expect(json(signup)["onboarding"] as? String == "create_event_type")
+        for args in [
+            ["--type", "Coffee"], ["--log", "Coffee"], ["--notifications", "allow", "--location", "deny"], [],
+        ] {
+            let r = try await trendy(["onboarding", "next", "--json"] + args, dir, api: api)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
+        let status = json(try await trendy(["onboarding", "status", "--json"], dir, api: api))
+        #expect(status["completed"] as? Bool == true)
+        #expect(status["source"] as? String == "server")
+        #expect(
+            (status["permissions"] as? [String: String]) == [
+                "notifications": "granted", "location": "denied", "health": "skipped",
+            ])
+        let analytics = (status["analytics"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(analytics == ["onboarding_started", "onboarding_completed"])
+    }
+
+    @Test func aFreshInstallShowsWelcomeOnly() async throws {
+        let dir = TemporaryDataDirectory()
+        let (routes, frames, report) = try await launch(dir, api: Self.unreachable)
+        #expect(routes == ["onboarding(welcome)"])
+        #expect((frames.first?["text"] as? String)?.contains("Welcome") == true)
+        #expect(report["route_decided_ms"] is Double && report["first_frame_ms"] is Double)
+    }
+
+    @Test func aReturningCompletedUserSeesOnlyTheMainScreenAndASignedOutOneOnlyLogin() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            try await onboard(dir, api, email: "launch-1@example.com")
+            let returning = try await launch(dir, api: api)
+            #expect(Set(returning.routes) == ["authenticated"])
+            #expect(returning.frames.allSatisfy { $0["screen"] as? String == "dashboard" })
+            #expect((returning.frames.last?["banner"] as? String)?.hasPrefix("Up to date") == true)
+            // The same with the server unreachable: the cache decides, nothing waits for the network.
+            #expect(Set(try await launch(dir, api: Self.unreachable).routes) == ["authenticated"])
+
+            #expect(try await trendy(["logout"], dir, api: api).status == 0)
+            #expect(try await launch(dir, api: api).routes == ["login"])
+            // Signing in again on this device: the completed account goes straight to the main screen.
+            let login = try await trendy(
+                ["login", "--email", "launch-1@example.com", "--password-stdin", "--json"], dir, api: api,
+                stdin: "password-launch-1\n")
+            #expect(json(login)["onboarding"] as? String == "completed")
+            #expect(Set(try await launch(dir, api: api).routes) == ["authenticated"])
+        }
+    }
+
+    @Test func aSecondDeviceWithACompletedAccountSkipsOnboarding() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            try await onboard(TemporaryDataDirectory(), api, email: "launch-2@example.com")
+            let second = TemporaryDataDirectory()
+            #expect(try await launch(second, api: api).routes == ["onboarding(welcome)"])
+            let login = try await trendy(
+                ["login", "--email", "launch-2@example.com", "--password-stdin", "--json"], second, api: api,
+                stdin: "password-launch-1\n")
+            #expect(json(login)["onboarding"] as? String == "completed", "\(login.stderr)")
+            let relaunch = try await launch(second, api: api)
+            #expect(Set(relaunch.routes) == ["authenticated"])
+        }
+    }
+
+    @Test func aKilledOnboardingResumesAtItsStepAndTheRulesHold() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
+            #expect(try await launch(dir, api: api).routes == ["onboarding(auth)"])
+            let early = try await trendy(["onboarding", "next"], dir, api: api)
+            #expect(early.status == 77)
+            #expect(early.stderr.contains("trendy signup"))
+            _ = try await trendy(
+                ["signup", "--email", "launch-3@example.com", "--password-stdin"], dir, api: api,
+                stdin: "password-launch-1\n")
+            let noType = try await trendy(["onboarding", "next"], dir, api: api)
+            #expect(noType.status == 64)
+            #expect(try await trendy(["onboarding", "back"], dir, api: api).status == 1)
+            #expect(try await trendy(["onboarding", "skip"], dir, api: api).status == 1)
+            #expect(try await trendy(["onboarding", "next", "--type", "Tea"], dir, api: api).status == 0)
+            #expect(try await trendy(["onboarding", "next", "--log", "Tea"], dir, api: api).status == 0)
+            // The process ends here, mid-onboarding: the next launch resumes at permissions.
+            #expect(try await launch(dir, api: api).routes == ["onboarding(permissions)"])
+            #expect(try await launch(dir, api: Self.unreachable).routes == ["onboarding(permissions)"])
+            let back = try await trendy(["onboarding", "back", "--json"], dir, api: api)
+            #expect(json(back)["step"] as? String == "log_first_event")
+            _ = try await trendy(["onboarding", "next"], dir, api: api)
+            let skipped = json(try await trendy(["onboarding", "skip", "--json"], dir, api: api))
+            #expect(skipped["step"] as? String == "finish")
+            #expect((skipped["permissions"] as? [String: String])?["location"] == "skipped")
+            #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
+            #expect(Set(try await launch(dir, api: api).routes) == ["authenticated"])
+        }
+    }
+
+    @Test func aSlowSessionRestoreNeverShowsLogin() async throws {
+        try await Self.withServer { server, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            try await onboard(dir, api, email: "launch-4@example.com")
+            var faults = FaultConfiguration()
+            faults.latencyMilliseconds = 1_500
+            server.faults.update(faults)
+            let launch = try await launch(dir, api: api)
+            #expect(Set(launch.routes) == ["authenticated"])
+            #expect(launch.report["final_route"] as? String == "authenticated")
+        }
+    }
+
+    @Test func aRejectedSessionGoesToLoginAndKeepsPendingChanges() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            try await onboard(dir, api, email: "launch-5@example.com")
+            #expect(try await trendy(["sync"], dir, api: api).status == 0)
+            #expect(try await trendy(["log", "Coffee", "--note", "keep me"], dir, api: api).status == 0)
+            // Another device holding the same session signs out everywhere: the server revokes it.
+            let other = TemporaryDataDirectory()
+            try FileManager.default.createDirectory(at: other.url, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                at: dir.url.appendingPathComponent("session.json"), to: other.url.appendingPathComponent("session.json")
+            )
+            #expect(try await trendy(["logout", "--scope", "global"], other, api: api).status == 0)
+
+            let launch = try await launch(dir, api: api)
+            // Frames may repeat a route (the banner changes); the route sequence is main screen, then login.
+            let sequence = launch.routes.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+            #expect(sequence == ["authenticated", "login"])
+            #expect(launch.report["final_route"] as? String == "login")
+            let events = try await trendy(["events", "--json"], dir, api: api)
+            #expect(events.stdout.contains("keep me"))
+            let status = json(try await trendy(["status", "--json"], dir, api: api))
+            #expect(status["pending"] as? Int == 1)
+        }
+    }
+
+    @Test func fiveThousandPendingChangesStillGiveTheMainScreenFirstWithoutTheNetwork() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            try await onboard(dir, api, email: "launch-6@example.com")
+            #expect(try await trendy(["sync"], dir, api: api).status == 0)
+            let csv = dir.url.appendingPathComponent("import.csv")
+            var lines = ["type,timestamp,notes"]
+            for i in 0..<5_000 {
+                lines.append(
+                    "Coffee,2026-01-01T" + String(format: "%02d:%02d:%02d", i / 3_600, i / 60 % 60, i % 60) + "Z,n\(i)")
+            }
+            try lines.joined(separator: "\n").write(to: csv, atomically: true, encoding: .utf8)
+            let imported = try await trendy(["import", csv.path], dir, api: Self.unreachable)
+            #expect(imported.status == 0, "\(imported.stderr)")
+
+            let offline = try await launch(dir, api: Self.unreachable, ["--no-wait"])
+            #expect(offline.routes == ["authenticated"])
+            #expect(offline.frames.first?["banner"] as? String == "5,000 pending")
+            #expect((offline.frames.first?["text"] as? String)?.contains("Coffee") == true)
+
+            let online = try await launch(dir, api: api)
+            #expect(online.frames.first?["banner"] as? String == "5,000 pending")
+            #expect(Set(online.routes) == ["authenticated"])
+            let banners = online.frames.compactMap { $0["banner"] as? String }
+            #expect(banners.contains { $0.hasPrefix("Syncing ") })
+            #expect(online.report["pending"] as? Int == 0)
+        }
+    }
+}
