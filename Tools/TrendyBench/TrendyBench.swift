@@ -19,10 +19,10 @@ struct TrendyBench: AsyncParsableCommand {
     @Flag(help: "Print results as JSON.")
     var json = false
 
-    @Option(help: "Sync: events in the big store (default 1,000,000); push/pull use at most 20,000.")
+    @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
-    static let suites = ["logging", "auth", "server", "sync"]
+    static let suites = ["logging", "auth", "server", "sync", "launch"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -40,6 +40,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "auth": r = AuthBenchmarks.run(smoke: smoke)
             case "server": r = try await ServerBenchmarks.run(smoke: smoke)
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
+            case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
             default: r = []
             }
             if smoke {

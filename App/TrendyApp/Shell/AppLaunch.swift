@@ -13,6 +13,7 @@ struct AppLaunch {
     struct Report: Encodable {
         var route: String
         var finalRoute: String
+        var commandStartedMs: Double
         var routeDecidedMs: Double
         var firstFrameMs: Double
         var frames: [Frame]
@@ -23,6 +24,7 @@ struct AppLaunch {
         enum CodingKeys: String, CodingKey {
             case route, frames, waited, pending, banner
             case finalRoute = "final_route"
+            case commandStartedMs = "command_started_ms"
             case routeDecidedMs = "route_decided_ms"
             case firstFrameMs = "first_frame_ms"
         }
@@ -37,15 +39,21 @@ struct AppLaunch {
     /// The first step of a launch: the route, from the session file and the onboarding cache
     /// only, and when it was decided.
     static func decide(paths: AppPaths, start: ContinuousClock.Instant) -> Decision {
+        let commandStartedMs = LaunchClock.milliseconds(since: start)
         let snapshot = AppComposition.launchSnapshot(paths: paths, logs: .disabled())
         let route = InitialRoute.decide(snapshot)
-        return Decision(snapshot: snapshot, route: route, elapsedMs: LaunchClock.milliseconds(since: start))
+        return Decision(
+            snapshot: snapshot, route: route, commandStartedMs: commandStartedMs,
+            elapsedMs: LaunchClock.milliseconds(since: start))
     }
 
     /// The route decided before anything else was built.
     struct Decision: Sendable {
         var snapshot: LaunchSnapshot
         var route: AppRoute
+        /// When the command began (argument parsing done), since `main` started.
+        var commandStartedMs: Double
+        /// When the route was decided, since `main` started.
         var elapsedMs: Double
     }
 
@@ -90,8 +98,10 @@ struct AppLaunch {
         let frames = await shell.frames
         let status = env.sync.status
         return Report(
-            route: route.description, finalRoute: env.routing.route.description, routeDecidedMs: routeDecidedMs,
-            firstFrameMs: firstFrameMs, frames: frames, waited: wait, pending: status.pendingCount,
+            route: route.description, finalRoute: env.routing.route.description,
+            commandStartedMs: decision.commandStartedMs,
+            routeDecidedMs: routeDecidedMs, firstFrameMs: firstFrameMs, frames: frames, waited: wait,
+            pending: status.pendingCount,
             banner: status.bannerText)
     }
 }
