@@ -138,7 +138,7 @@ let package = Package(
         .target(
             name: "TrendyOnboardingLive",
             dependencies: [
-                "TrendyOnboarding", "TrendyAPI", "TrendyFiles", "TrendyLogging",
+                "TrendyOnboarding", "TrendyAPI", "TrendyFiles", "TrendyLogging", "TrendyModels",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/TrendyOnboardingLive",

@@ -43,6 +43,42 @@ public final class FileOnboardingCache: OnboardingCache {
         }
     }
 
+    /// What the launch decision needs, read without `JSONDecoder` (this runs before the first
+    /// frame, where a cold decoder costs more than the file read): the user's position, the
+    /// device flag and the signed-out step. Falls back to ``load()`` on anything unusual.
+    public func launchFacts(for userId: String?) -> LaunchFacts {
+        guard let bytes = try? OwnerOnlyFile.read(file, limit: 8 << 20) else { return slowLaunchFacts(userId) }
+        guard let object = WireJSONReader.parse(bytes), object["version"]?.number == 1, let state = object["state"],
+            let device = state["device_saw_completed_user"]?.bool,
+            let signedOut = state["signed_out_step"]?.string.flatMap(OnboardingStep.init(rawValue:))
+        else { return slowLaunchFacts(userId) }
+        var position: CachedOnboarding?
+        if let userId, let status = state["users"]?[userId]?["status"] {
+            guard let completed = status["completed"]?.bool,
+                let step = status["current_step"]?.string.flatMap(OnboardingStep.init(rawValue:))
+            else { return slowLaunchFacts(userId) }
+            position = completed ? .completed : .inProgress(step)
+        }
+        return LaunchFacts(position: position, deviceSawCompletedUser: device, signedOutStep: signedOut)
+    }
+
+    func slowLaunchFacts(_ userId: String?) -> LaunchFacts {
+        let state = load()
+        return LaunchFacts(
+            position: userId.flatMap { state.users[$0] }.map { CachedOnboarding($0.status) },
+            deviceSawCompletedUser: state.deviceSawCompletedUser, signedOutStep: state.signedOutStep)
+    }
+
+    /// The cache's part of the launch decision.
+    public struct LaunchFacts: Sendable, Equatable {
+        /// The user's cached position, if any.
+        public var position: CachedOnboarding?
+        /// Whether any user completed onboarding on this device.
+        public var deviceSawCompletedUser: Bool
+        /// The signed-out person's step.
+        public var signedOutStep: OnboardingStep
+    }
+
     /// Writes the whole state atomically (0600).
     public func save(_ state: OnboardingCacheState) throws {
         let encoder = TrendyJSON.encoder()

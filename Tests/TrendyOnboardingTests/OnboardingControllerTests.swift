@@ -5,8 +5,9 @@ import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
-import TrendyOnboardingLive
 import TrendyOnboardingTesting
+
+@testable import TrendyOnboardingLive
 
 @Suite(.timeLimit(.minutes(1)))
 struct OnboardingControllerTests {
@@ -211,6 +212,12 @@ struct FileOnboardingCacheTests {
         try cache.save(state)
         #expect(cache.load() == state)
         #expect(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int == 0o600)
+        // The launch's fast read agrees with the full decode.
+        #expect(
+            cache.launchFacts(for: "u")
+                == .init(position: .inProgress(.welcome), deviceSawCompletedUser: true, signedOutStep: .welcome))
+        #expect(cache.launchFacts(for: "other").position == nil)
+        #expect(cache.launchFacts(for: nil) == cache.slowLaunchFacts(nil))
     }
 
     @Test(arguments: ["{not json", #"{"version":9,"state":{}}"#, ""])
@@ -223,6 +230,8 @@ struct FileOnboardingCacheTests {
         let logs = LogSystem(sinks: [sink])
         let cache = FileOnboardingCache(file: file, logger: logs.logger(.onboarding))
         #expect(cache.load() == .empty)
+        #expect(
+            cache.launchFacts(for: "u") == .init(position: nil, deviceSawCompletedUser: false, signedOutStep: .welcome))
         #expect(sink.records.contains { $0.level == .warning })
     }
 }

@@ -100,9 +100,10 @@ public enum AppComposition {
     /// onboarding cache only: no database, no network, so it costs the same for any amount of data.
     public static func launchSnapshot(paths: AppPaths, logs: LogSystem) -> LaunchSnapshot {
         let user = sessionStore(paths, logs).load()?.user.id
-        let cache = FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)).load()
+        let facts = FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)).launchFacts(
+            for: user)
         return LaunchSnapshot(
-            userId: user, cachedOnboarding: user.flatMap { cache.users[$0] }.map { CachedOnboarding($0.status) },
-            deviceSawCompletedUser: cache.deviceSawCompletedUser, signedOutStep: cache.signedOutStep)
+            userId: user, cachedOnboarding: facts.position, deviceSawCompletedUser: facts.deviceSawCompletedUser,
+            signedOutStep: facts.signedOutStep)
     }
 }
