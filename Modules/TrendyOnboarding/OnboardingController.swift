@@ -211,37 +211,41 @@ public final class OnboardingController: OnboardingStatusService, Sendable {
         return cachedStatus(for: userId) ?? status
     }
 
-    /// Sends the signed-in user's pending write; a failure keeps it for the next try.
+    /// Sends the signed-in user's pending write; a failure keeps it for the next try. One flush
+    /// runs at a time: a change merged in while a write is in flight goes out in the same flush,
+    /// right after it, so a concurrent caller can return at once.
     @discardableResult public func flushPending() async -> Bool {
         guard let userId = currentUserId() else { return true }
-        guard
-            flushing.withLock({ busy in
-                busy
-                    ? false
-                    : {
-                        busy = true
-                        return true
-                    }()
-            })
-        else { return false }
+        let claimed = flushing.withLock { busy in
+            defer { busy = true }
+            return !busy
+        }
+        guard claimed else { return false }
         defer { flushing.withLock { $0 = false } }
-        guard let pending = pendingWrite(for: userId) else { return true }
+        while let pending = pendingWrite(for: userId) {
+            guard await send(pending, for: userId) else { return false }
+        }
+        return true
+    }
+
+    /// One write to the backend; true when it was accepted.
+    func send(_ pending: PendingOnboardingWrite, for userId: String) async -> Bool {
         do {
             let server = try await api.updateOnboarding(pending.update, idempotencyKey: pending.idempotencyKey)
-            return mutate { s -> Bool in
-                guard var record = s.users[userId] else { return true }
+            mutate { s in
+                guard var record = s.users[userId] else { return }
                 if record.pending?.idempotencyKey == pending.idempotencyKey {
                     record.pending = nil
                     record.status = server
                 } else if let newer = record.pending {
-                    // More changes arrived while this write was in flight; they go out next time.
+                    // More changes arrived while this write was in flight; they go out next.
                     record.status = newer.update.apply(to: server, now: now())
                 }
                 record.fetchedAt = now()
                 s.users[userId] = record
                 if record.status.completed { s.deviceSawCompletedUser = true }
-                return record.pending == nil
             }
+            return true
         } catch {
             logger.notice(
                 "Onboarding write kept for a retry",

@@ -78,6 +78,8 @@ public protocol LocalStore: Sendable {
 
     /// Newest events first, at most `limit`, optionally only those at or after `since`.
     func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>]
+    /// How many events there are at or after `since` (an index range count; nothing is decoded).
+    func eventCount(since: Date) async throws -> Int
     /// One event.
     func event(id: UUIDv7) async throws -> LocalRecord<Event>?
     /// Creates an event.

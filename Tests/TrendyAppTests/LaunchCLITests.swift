@@ -147,6 +147,12 @@ struct LaunchCLITests {
             #expect((skipped["permissions"] as? [String: String])?["location"] == "skipped")
             #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
             #expect(Set(try await launch(dir, api: api).routes) == ["authenticated"])
+            // Reset needs the server: offline it fails with 69 and changes nothing here.
+            let offlineReset = try await trendy(["onboarding", "reset"], dir, api: Self.unreachable)
+            #expect(offlineReset.status == 69)
+            #expect(Set(try await launch(dir, api: Self.unreachable).routes) == ["authenticated"])
+            let reset = try await trendy(["onboarding", "reset", "--json"], dir, api: api)
+            #expect(json(reset)["step"] as? String == "create_event_type")
         }
     }
 

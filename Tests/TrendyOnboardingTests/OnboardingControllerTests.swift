@@ -98,6 +98,23 @@ struct OnboardingControllerTests {
         }
     }
 
+    @Test func aChangeMadeWhileAWriteIsInFlightGoesOutInTheSameFlush() async throws {
+        try await OnboardingHarness.with { h in
+            let c = h.controller()
+            _ = await c.signedIn(userId: h.userId)
+            h.api.hold("updateOnboarding")
+            let first = Task { await c.advance(userId: h.userId, to: .logFirstEvent) }
+            while h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            // The second write finds a flush in flight and leaves its change to it.
+            await c.advance(userId: h.userId, to: .permissions)
+            #expect(c.pendingWrite(for: h.userId)?.update.currentStep == .permissions)
+            h.api.releaseHeld()
+            _ = await first.value
+            #expect(c.pendingWrite(for: h.userId) == nil)
+            #expect(try await h.direct.onboardingStatus().currentStep == .permissions)
+        }
+    }
+
     @Test func aSlowServerFallsBackToTheCacheAfterTheTimeout() async throws {
         try await OnboardingHarness.with { h in
             let c = h.controller(timeout: .milliseconds(200))

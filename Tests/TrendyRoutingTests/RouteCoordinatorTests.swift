@@ -161,9 +161,13 @@ struct RouteCoordinatorTests {
     }
 
     @Test func launchRunsOnce() async {
-        let rig = Rig(session: false, cached: nil)
-        #expect(rig.routing.launch() == .onboarding(.welcome))
-        #expect(rig.routing.launch() == .onboarding(.welcome))
+        let rig = Rig(session: true, cached: Self.completed)
+        rig.gateway.onUser(.success(Self.alice), .success(Self.alice))
+        #expect(rig.routing.launch() == .authenticated)
+        #expect(rig.routing.launch() == .authenticated)
+        await rig.routing.settle()
+        // A second launch would verify the session a second time.
+        #expect(rig.gateway.calls("user") == 1)
         rig.routing.stop()
     }
 }

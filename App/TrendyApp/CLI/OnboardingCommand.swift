@@ -68,10 +68,9 @@ struct OnboardingReport: Encodable {
         signed_in = user_id != nil
         let step: OnboardingStep
         switch position {
-        case .signedOut(let s), .step(_, let s): step = s
-        case .completed: step = .finish
+        case .signedOut(let s), .step(_, let s): (step, completed) = (s, false)
+        case .completed: (step, completed) = (.finish, true)
         }
-        if case .completed = position { completed = true } else { completed = false }
         self.step = position.label
         progress = completed ? 1 : OnboardingFlow.progress(at: step)
         can_go_back = OnboardingActions.canGoBack(position)
@@ -87,6 +86,19 @@ struct OnboardingReport: Encodable {
         device_saw_completed_user = env.onboarding.deviceSawCompletedUser
         let user = user_id
         analytics = env.onboarding.analyticsEvents().filter { user == nil || $0.userId == user }
+    }
+}
+
+/// Runs one onboarding command: `action` says where the person now stands and where the status
+/// came from (`server` or `cache`); the screen is printed for people, the report with `--json`.
+func runOnboardingCommand(
+    _ global: GlobalOptions,
+    _ action: @escaping (AppEnvironment, Output) async throws -> (OnboardingActions.Position, source: String)
+) async throws {
+    try await CommandRunner(global).run { env, out in
+        let (position, source) = try await action(env, out)
+        try await printPosition(env, position, out)
+        out.document(OnboardingReport(env, position, source: source))
     }
 }
 
@@ -112,22 +124,19 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await CommandRunner(global).run { env, out in
+            try await runOnboardingCommand(global) { env, out in
                 var source = "cache"
                 if let user = env.auth.currentUserId {
                     switch await env.onboarding.refresh(userId: user) {
                     case .fresh: source = "server"
                     case .cached(_, let reason), .unavailable(let reason):
-                        source = "cache"
                         out.line("(offline: showing the status saved on this device — \(reason))")
                     }
                 }
-                let position = await OnboardingActions(env: env).position()
-                try await printPosition(env, position, out)
                 if let user = env.auth.currentUserId, let pending = env.onboarding.pendingWrite(for: user) {
                     out.line("A change is waiting to reach the server (\(pending.attempts) failed attempt(s)).")
                 }
-                out.document(OnboardingReport(env, position, source: source))
+                return (await OnboardingActions(env: env).position(), source)
             }
         }
     }
@@ -148,17 +157,14 @@ struct OnboardingCommand: AsyncParsableCommand {
         @Option(help: "permissions: allow, deny or skip health.") var health: PermissionAnswer?
 
         func run() async throws {
-            try await CommandRunner(global).run { env, out in
-                var answers: [PermissionKind: PermissionAnswer] = [:]
-                answers[.notifications] = notifications
-                answers[.location] = location
-                answers[.health] = health
-                let prompter = CLIPermissionPrompter(
-                    answers: answers, interactive: !global.json && isatty(STDIN_FILENO) == 1)
-                let position = try await OnboardingActions(env: env).next(
-                    typeName: type, logType: log, prompter: prompter)
-                try await printPosition(env, position, out)
-                out.document(OnboardingReport(env, position, source: "cache"))
+            let answers: [PermissionKind: PermissionAnswer] = [
+                .notifications: notifications, .location: location, .health: health,
+            ].compactMapValues { $0 }
+            let prompter = CLIPermissionPrompter(
+                answers: answers, interactive: !global.json && isatty(STDIN_FILENO) == 1)
+            let (type, log) = (type, log)
+            try await runOnboardingCommand(global) { env, _ in
+                (try await OnboardingActions(env: env).next(typeName: type, logType: log, prompter: prompter), "cache")
             }
         }
     }
@@ -169,11 +175,7 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await CommandRunner(global).run { env, out in
-                let position = try await OnboardingActions(env: env).back()
-                try await printPosition(env, position, out)
-                out.document(OnboardingReport(env, position, source: "cache"))
-            }
+            try await runOnboardingCommand(global) { env, _ in (try await OnboardingActions(env: env).back(), "cache") }
         }
     }
 
@@ -183,36 +185,27 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await CommandRunner(global).run { env, out in
-                let position = try await OnboardingActions(env: env).skip()
-                try await printPosition(env, position, out)
-                out.document(OnboardingReport(env, position, source: "cache"))
-            }
+            try await runOnboardingCommand(global) { env, _ in (try await OnboardingActions(env: env).skip(), "cache") }
         }
     }
 
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "reset", abstract: "Start onboarding over (needs the server).")
+            commandName: "reset", abstract: "Start onboarding over (needs the server when signed in).")
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await CommandRunner(global).run { env, out in
+            try await runOnboardingCommand(global) { env, _ in
                 guard let user = env.auth.currentUserId else {
                     env.onboarding.setSignedOutStep(.welcome)
-                    let position = OnboardingActions.Position.signedOut(.welcome)
-                    try await printPosition(env, position, out)
-                    out.document(OnboardingReport(env, position, source: "cache"))
-                    return
+                    return (.signedOut(.welcome), "cache")
                 }
                 do throws(TrendyAPIError) {
                     _ = try await env.onboarding.reset(userId: user)
                 } catch {
                     throw error.cli
                 }
-                let position = await OnboardingActions(env: env).position()
-                try await printPosition(env, position, out)
-                out.document(OnboardingReport(env, position, source: "server"))
+                return (await OnboardingActions(env: env).position(), "server")
             }
         }
     }

@@ -1,16 +1,14 @@
 import TrendySync
 import TrendySyncLive
 
-/// Sync's contribution to the lifecycle: counts at launch, a pass after launch and on foreground.
+/// Sync's contribution to the lifecycle: a pass after launch and on foreground. (The launch loads
+/// the counts itself, before the first frame.)
 struct SyncModule: AppModule {
     let engine: OutboxSyncEngine
 
     var name: String { "sync" }
 
-    func didLaunch() async {
-        await engine.refreshCounts()
-        _ = await engine.sync(full: false)
-    }
+    func didLaunch() async { _ = await engine.sync(full: false) }
 
     func willEnterForeground() async { _ = await engine.sync(full: false) }
 

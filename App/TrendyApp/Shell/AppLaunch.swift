@@ -98,7 +98,7 @@ struct AppLaunch {
         let frames = await shell.frames
         let status = env.sync.status
         return Report(
-            route: route.description, finalRoute: env.routing.route.description,
+            route: decision.route.description, finalRoute: env.routing.route.description,
             commandStartedMs: decision.commandStartedMs,
             routeDecidedMs: routeDecidedMs, firstFrameMs: firstFrameMs, frames: frames, waited: wait,
             pending: status.pendingCount,

@@ -16,6 +16,8 @@ actor AppShell {
     private(set) var frames: [Frame] = []
     private(set) var route: AppRoute?
     var banner: String?
+    /// Renders started so far; a render that finishes after a newer one started is dropped.
+    var renders = 0
 
     init(
         env: AppEnvironment, start: ContinuousClock.Instant, tab: MainTab, onFrame: @escaping @Sendable (Frame) -> Void
@@ -55,6 +57,8 @@ actor AppShell {
     @discardableResult
     func render() async -> Frame? {
         guard let route else { return nil }
+        renders += 1
+        let generation = renders
         let content: ScreenContent
         do {
             content = try await self.content(for: route)
@@ -63,6 +67,9 @@ actor AppShell {
             env.logger(.app).debug("Frame skipped", metadata: ["error": .string(String(describing: error))])
             return nil
         }
+        // The actor is re-entered while the reads are awaited: if a newer render started meanwhile
+        // (new route or banner), this frame is stale and must not be drawn after it.
+        guard generation == renders else { return nil }
         let text = ScreenRenderer.render(content)
         if let last = frames.last, last.text == text, last.route == route.description { return nil }
         let frame = Frame(
@@ -109,7 +116,7 @@ actor AppShell {
         let midnight = calendar.startOfDay(for: now)
         let recentLimit = tab == .events ? 20 : 5
         let recent = try await env.store.events(limit: recentLimit, since: nil).map(\.value)
-        let today = try await env.store.events(limit: 10_000, since: midnight).count
+        let today = try await env.store.eventCount(since: midnight)
         var facts = MainFacts(typeNames: names, recent: recent, today: today)
         switch tab {
         case .dashboard, .events: break
