@@ -160,6 +160,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "TrendyGeofence",
+            dependencies: [
+                "TrendyModels", "TrendySync", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendyGeofence",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyGeofenceLive",
+            dependencies: [
+                "TrendyGeofence", "TrendySync", "TrendySyncLive", "TrendyModels", "TrendyFiles", "TrendyLogging",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendyGeofenceLive",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -177,6 +196,8 @@ let package = Package(
                 "TrendyOnboarding",
                 "TrendyOnboardingLive",
                 "TrendyRouting",
+                "TrendyGeofence",
+                "TrendyGeofenceLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -236,21 +236,7 @@ public final class SQLiteLocalStore: LocalStore {
     public func updateEvent(_ event: Event) async throws {
         try validate { () throws(ValidationError) in try event.validate() }
         let at = now()
-        try await db.write { db in
-            try Self.requireType(db, event)
-            let body = try Self.encode(event)
-            try db.execute(
-                sql: """
-                    UPDATE local_events SET event_type_id = ?, timestamp_ms = ?, source_type = ?, body = ?,
-                    sync_status = 'pending' WHERE id = ?
-                    """,
-                arguments: [
-                    event.eventTypeId.description, Self.milliseconds(event.timestamp), event.sourceType.rawValue, body,
-                    event.id.description,
-                ])
-            guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
-            try Outbox.enqueue(db, .event, event.id.description, .update, payload: body, now: at)
-        }
+        try await db.write { db in try Self.replaceEvent(db, event, now: at) }
     }
 
     /// Implements `LocalStore.deleteEvent`.

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import TrendyGeofence
+import TrendyModels
 
 extension MainTab: ExpressibleByArgument {}
 
@@ -24,11 +26,26 @@ struct LaunchCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "The main tab to show: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
     @Flag(help: "Stop after the first frame instead of letting the background work finish.") var noWait = false
+    @Option(
+        help: ArgumentHelp(
+            "Launch as the system does for a region crossing: enter|exit:<geofence-id>[@<time>].",
+            discussion: "The crossing is stored durably before anything else starts, then handled exactly once "
+                + "when the geofence manager is up, keeping its time (default: now). Repeatable."))
+    var regionEvent: [RegionEventArgument] = []
 
     func run() async throws {
         let start = LaunchClock.mainStarted ?? .now
-        let decision = AppLaunch.decide(
-            paths: global.paths(environment: ProcessInfo.processInfo.environment), start: start)
+        let paths = global.paths(environment: ProcessInfo.processInfo.environment)
+        for event in regionEvent {
+            do { try AppComposition.captureRegionEvent(event.crossing, paths: paths) } catch {
+                let cli = CLIError(
+                    code: "cannot_capture", message: "cannot store the region event: \(error.localizedDescription)",
+                    exitCode: .cannotCreate)
+                Output(json: global.json).fail(cli)
+                throw ExitCode(cli.exitCode.rawValue)
+            }
+        }
+        let decision = AppLaunch.decide(paths: paths, start: start)
         let json = global.json
         try await CommandRunner(global).run { env, out in
             let launch = AppLaunch(tab: tab, wait: !noWait, onFrame: { frame in if !json { printFrame(frame) } })
@@ -41,4 +58,26 @@ struct LaunchCommand: AsyncParsableCommand {
             out.document(report)
         }
     }
+}
+
+/// `enter:<geofence-id>[@<time>]` or `exit:...`; the id may also be the region identifier
+/// (`trendy.geofence.<id>`).
+struct RegionEventArgument: ExpressibleByArgument {
+    let crossing: RegionCrossing
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let kind = CrossingKind(rawValue: parts[0].lowercased()) else { return nil }
+        var rest = parts[1]
+        var time = Date()
+        if let at = rest.firstIndex(of: "@") {
+            guard let parsed = TrendyJSON.parseDate(String(rest[rest.index(after: at)...])) else { return nil }
+            time = parsed
+            rest = String(rest[..<at])
+        }
+        guard let id = UUIDv7(rest) ?? RegionNamespace().geofenceId(from: rest) else { return nil }
+        crossing = RegionCrossing(geofenceId: id, kind: kind, occurredAt: time, source: .background)
+    }
+
+    static var defaultValueDescription: String { "enter|exit:<geofence-id>[@<time>]" }
 }

@@ -5,6 +5,8 @@ import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
 import TrendyAuthLive
+import TrendyGeofence
+import TrendyGeofenceLive
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -76,16 +78,30 @@ public enum AppComposition {
             hasEventTypes: { [store] in ((try? await store.eventTypes()) ?? []).isEmpty == false }, ids: ids,
             logger: logs.logger(.onboarding))
         let routing = RouteCoordinator(auth: auth, onboarding: onboarding, logger: logs.logger(.routing))
+        let location = SimulatedRegionMonitor(file: paths.locationFile, logger: logs.logger(.geofence))
+        let geofence = GeofenceManager(
+            monitor: location, store: store,
+            ledger: SQLiteVisitLedger(store: store, ids: ids, logger: logs.logger(.geofence)),
+            inbox: regionInbox(paths, logs), logger: logs.logger(.geofence),
+            localWriteHappened: { [engine] in await engine.localWriteHappened() })
+        // Geofence comes before Sync: crossings captured by a background launch are recorded
+        // before the launch's sync pass, which then pushes their events.
         let modules: [any AppModule] = [
             LoggingModule(logs: logs, directory: paths.logDirectory),
+            GeofenceModule(geofence: geofence, location: location),
             AuthModule(auth: auth),
-            SyncModule(engine: engine),
+            SyncModule(
+                engine: engine,
+                afterPass: { run in if run.pulled > 0 { await geofence.geofencesMayHaveChanged() } }),
             OnboardingModule(onboarding: onboarding, auth: auth),
         ]
         return AppEnvironment(
             paths: paths, logs: logs, ids: ids, now: Date.init, modules: modules, auth: auth, api: api,
-            store: store, sync: engine, onboarding: onboarding, routing: routing,
+            store: store, sync: engine, onboarding: onboarding, routing: routing, geofence: geofence,
+            location: location,
             close: {
+                await geofence.stop()
+                await location.flush()
                 try? await http.shutdown()
                 await embedded?.stop()
             })
@@ -94,6 +110,18 @@ public enum AppComposition {
     /// The stored session, as the launch and ``AuthController`` read it.
     static func sessionStore(_ paths: AppPaths, _ logs: LogSystem) -> FileSessionStore {
         FileSessionStore(file: paths.sessionFile, logger: logs.logger(.auth))
+    }
+
+    /// The durable buffer for crossings that arrive before the app is up.
+    static func regionInbox(_ paths: AppPaths, _ logs: LogSystem) -> FileRegionEventInbox {
+        FileRegionEventInbox(directory: paths.regionInbox, logger: logs.logger(.geofence))
+    }
+
+    /// Stores a crossing the system woke the app for, before any other start-up work: only the
+    /// data directory and one `fsync`ed file, so it is on disk even if the launch dies next.
+    public static func captureRegionEvent(_ crossing: RegionCrossing, paths: AppPaths) throws {
+        try paths.prepare()
+        try regionInbox(paths, .disabled()).append(crossing)
     }
 
     /// What the first route is decided from, read synchronously from the session file and the

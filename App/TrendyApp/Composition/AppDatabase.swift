@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TrendyGeofenceLive
 import TrendySyncLive
 
 /// The install's SQLite database: WAL, foreign keys, and every module's migrations, registered
@@ -8,6 +9,7 @@ enum AppDatabase {
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         SyncSchema.register(in: &migrator)
+        GeofenceSchema.register(in: &migrator)
         return migrator
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import TrendyAPI
 import TrendyAuth
+import TrendyGeofence
+import TrendyGeofenceLive
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -34,6 +36,10 @@ public struct AppEnvironment: Sendable {
     public var onboarding: any OnboardingStatusService
     /// Which screen the app shows; performs session verification and status fetches.
     public var routing: RouteCoordinator
+    /// Geofencing: planned regions, crossings to events, health.
+    public var geofence: any GeofenceService
+    /// The simulated platform location and region monitor (what `trendy location` drives).
+    public var location: SimulatedRegionMonitor
     /// Releases what the environment holds (HTTP connections, the embedded backend).
     public var close: @Sendable () async -> Void
 
@@ -42,8 +48,10 @@ public struct AppEnvironment: Sendable {
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
         modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
         sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
-        close: @escaping @Sendable () async -> Void
+        geofence: any GeofenceService, location: SimulatedRegionMonitor, close: @escaping @Sendable () async -> Void
     ) {
+        self.geofence = geofence
+        self.location = location
         self.onboarding = onboarding
         self.routing = routing
         self.store = store

@@ -43,6 +43,11 @@ public struct AppPaths: Sendable, Equatable {
     /// The onboarding cache: per-user status, device flag, analytics (owner-only).
     public var onboardingFile: URL { dataDirectory.appendingPathComponent("onboarding.json") }
 
+    /// Crossings captured by background launches, waiting for the geofence manager.
+    public var regionInbox: URL { dataDirectory.appendingPathComponent("region-inbox") }
+    /// The simulated platform's location state: permission, last location, monitored regions.
+    public var locationFile: URL { dataDirectory.appendingPathComponent("location.json") }
+
     /// Creates the data directory with owner-only permissions if it is missing.
     public func prepare() throws {
         try FileManager.default.createDirectory(

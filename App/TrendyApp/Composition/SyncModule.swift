@@ -5,12 +5,14 @@ import TrendySyncLive
 /// the counts itself, before the first frame.)
 struct SyncModule: AppModule {
     let engine: OutboxSyncEngine
+    /// Runs after each pass this module starts (the geofence manager re-plans when geofences came in).
+    var afterPass: @Sendable (SyncRun) async -> Void = { _ in }
 
     var name: String { "sync" }
 
-    func didLaunch() async { _ = await engine.sync(full: false) }
+    func didLaunch() async { await afterPass(await engine.sync(full: false)) }
 
-    func willEnterForeground() async { _ = await engine.sync(full: false) }
+    func willEnterForeground() async { await afterPass(await engine.sync(full: false)) }
 
     func health() async -> ModuleHealth {
         let s = engine.status

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import TrendyGeofence
+import TrendyGeofenceLive
+import TrendyModels
+
+extension LocationAuthorization: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument.replacingOccurrences(of: "-", with: "_")) }
+}
+
+/// `--speed`: a factor, or `max` for no waiting.
+struct ReplaySpeed: ExpressibleByArgument {
+    let factor: Double?
+
+    init?(argument: String) {
+        if argument == "max" {
+            factor = nil
+            return
+        }
+        guard let v = Double(argument), v.isFinite, v > 0 else { return nil }
+        factor = v
+    }
+
+    init(factor: Double?) { self.factor = factor }
+}
+
+/// The result of moving the simulated device.
+struct LocationResult: Encodable {
+    let fixes: Int
+    let events: Int
+    let seconds: Double
+    let crossings: [HandledCrossing]
+    let created: Int
+    let closed: Int
+}
+
+/// Feeds fixes into the simulated monitor with the geofence manager running, waiting after each
+/// fix that produced events until they are handled, then prints what happened.
+func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?, out: Output) async throws {
+    await env.geofence.start()
+    let geofence = env.geofence
+    let summary = try await LocationReplayer(speed: speed).replay(
+        fixes, into: env.location, afterEvents: { await geofence.waitUntilProcessed($0) })
+    await geofence.waitUntilProcessed(await env.location.lastSequence)
+    let crossings = await geofence.handledThisRun()
+    let names = Dictionary(
+        try await env.store.geofences().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
+    printCrossings(crossings, names: names, out: out)
+    let created = crossings.filter { $0.outcome == "created" }.count
+    let closed = crossings.filter { $0.outcome == "closed" }.count
+    out.line(
+        String(
+            format: "%d fix(es) in %.2f s · %d crossing(s): %d event(s) logged, %d closed", summary.fixes,
+            summary.seconds, crossings.count, created, closed))
+    out.document(
+        LocationResult(
+            fixes: summary.fixes, events: summary.events, seconds: summary.seconds, crossings: crossings,
+            created: created, closed: closed))
+}
+
+struct LocationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "location",
+        abstract: "Drive the simulated device location (this is how geofences are crossed on Linux).",
+        discussion: """
+            The simulated platform keeps the permission, the last location and the monitored regions \
+            between runs, like a phone does. Crossings become events in the local store; `trendy sync` \
+            sends them.
+            """,
+        subcommands: [Set.self, Replay.self, Show.self, Permission.self],
+        defaultSubcommand: Show.self)
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Move the device to a point.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Latitude, -90 ... 90.") var latitude: Double
+        @Argument(help: "Longitude, -180 ... 180.") var longitude: Double
+        @Option(help: "When the device got there: ISO-8601 or now.") var at: String?
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let point = Coordinate(latitude: latitude, longitude: longitude)
+                do { try point.validate() } catch {
+                    throw CLIError(code: "invalid_location", message: String(describing: error), exitCode: .usage)
+                }
+                let time = try parseTime(at, now: env.now())
+                try await moveDevice(env, fixes: [LocationFix(point, time: time)], speed: nil, out: out)
+            }
+        }
+    }
+
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "replay", abstract: "Replay a GPX track (trkpt, rtept or wpt points, in order).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The .gpx file.") var track: String
+        @Option(help: "Times faster than real time (e.g. 60), or max for no waiting.")
+        var speed = ReplaySpeed(factor: nil)
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                guard let data = FileManager.default.contents(atPath: track) else {
+                    throw CLIError(code: "no_input", message: "cannot read \(track)", exitCode: .noInput)
+                }
+                let fixes: [LocationFix]
+                do { fixes = try GPXTrack.parse([UInt8](data)) } catch {
+                    throw CLIError(
+                        code: "invalid_gpx", message: "\(track): \(String(describing: error))", exitCode: .dataError)
+                }
+                try await moveDevice(env, fixes: fixes, speed: speed.factor, out: out)
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "The simulated location, permission and monitored regions.")
+        @OptionGroup var global: GlobalOptions
+
+        struct Result: Encodable {
+            let location: Coordinate?
+            let authorization: LocationAuthorization
+            let monitored: [MonitoredRegion]
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let result = Result(
+                    location: await env.location.lastKnownLocation(), authorization: await env.location.authorization(),
+                    monitored: await env.location.monitoredRegions())
+                out.line("Location: \(result.location?.description ?? "unknown")")
+                out.line("Permission: \(result.authorization.rawValue)")
+                out.line("Monitored regions: \(result.monitored.count) of \(env.location.capacity)")
+                for r in result.monitored { out.line("  \(r.identifier)  \(r.center)  \(Int(r.radius)) m") }
+                out.document(result)
+            }
+        }
+    }
+
+    struct Permission: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "permission",
+            abstract: "Change the location permission as a person would in Settings.",
+            discussion: "One of: always, when-in-use, denied, restricted, not-determined.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "always, when-in-use, denied, restricted or not-determined.")
+        var status: LocationAuthorization
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                await env.geofence.start()
+                await env.location.setAuthorization(status)
+                await env.geofence.waitUntilProcessed(await env.location.lastSequence)
+                out.line("Location permission: \(status.rawValue)")
+                if let advice = GeofenceHealth.advice(for: status) { out.line("→ \(advice)") }
+                out.document(["authorization": status.rawValue])
+            }
+        }
+    }
+}

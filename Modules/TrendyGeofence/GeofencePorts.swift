@@ -1,0 +1,48 @@
+import Foundation
+import TrendyModels
+
+/// Records crossings and the per-geofence visit state, together with the events they create, in
+/// one transaction each (the live ledger shares the install database with Sync, so events go
+/// through the outbox in the same commit). Handling a crossing id twice does nothing the second
+/// time; two deliveries at once serialize.
+public protocol GeofenceVisitLedger: Sendable {
+    /// The recorded state of every geofence that has one.
+    func states() async throws -> [UUIDv7: RegionVisitState]
+    /// Handles one crossing exactly once (see ``VisitRules``).
+    func record(_ crossing: RegionCrossing) async throws -> CrossingOutcome
+    /// The last handled crossing per geofence, with its outcome name.
+    func lastCrossings() async throws -> [UUIDv7: HandledCrossing]
+}
+
+/// A crossing the ledger handled.
+public struct HandledCrossing: Sendable, Hashable, Codable {
+    /// The crossing.
+    public var crossing: RegionCrossing
+    /// ``CrossingOutcome/name``.
+    public var outcome: String
+    /// When it was handled.
+    public var handledAt: Date
+
+    /// Creates a value.
+    public init(crossing: RegionCrossing, outcome: String, handledAt: Date) {
+        self.crossing = crossing
+        self.outcome = outcome
+        self.handledAt = handledAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case crossing, outcome
+        case handledAt = "handled_at"
+    }
+}
+
+/// A durable buffer for crossings that arrive before the app is up (a background launch): written
+/// first thing, read when the manager starts, each entry removed once the ledger has it.
+public protocol RegionEventInbox: Sendable {
+    /// Stores `crossing` durably (it survives a crash right after this returns).
+    func append(_ crossing: RegionCrossing) throws
+    /// Everything stored, oldest first; unreadable entries are reported, not returned.
+    func pending() throws -> [RegionCrossing]
+    /// Forgets a handled crossing.
+    func remove(id: String) throws
+}

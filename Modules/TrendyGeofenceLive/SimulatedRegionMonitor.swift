@@ -1,0 +1,243 @@
+import Foundation
+import Logging
+import TrendyFiles
+import TrendyGeofence
+import TrendyModels
+
+/// One location fix: where and when.
+public struct LocationFix: Sendable, Hashable {
+    /// Where.
+    public var coordinate: Coordinate
+    /// When (nil when the source has no times: the delivery time is used).
+    public var time: Date?
+
+    /// Creates a fix.
+    public init(_ coordinate: Coordinate, time: Date? = nil) {
+        self.coordinate = coordinate
+        self.time = time
+    }
+}
+
+/// Why the simulated monitor refused a request.
+public enum RegionMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The platform's region limit is reached.
+    case capacityExceeded(Int)
+
+    /// A sentence for people.
+    public var description: String {
+        switch self {
+        case .capacityExceeded(let n): "the platform monitors at most \(n) regions"
+        }
+    }
+}
+
+/// A ``RegionMonitor`` driven by a location stream, so geofencing runs on Linux: enter and exit
+/// are computed only for monitored regions (the capacity limit is real), with hysteresis so a
+/// device standing on an edge does not flap. Like the platform, it remembers the monitored
+/// regions, the permission and the last location across launches (in one owner-only file).
+///
+/// Hysteresis: a region is entered when the device is within its radius and left only when it is
+/// farther than the radius plus a margin (10% of the radius, at least 25 m, at most 200 m). A
+/// region registered while the device is inside reports no entry (as on iOS); ask with
+/// ``requestState(identifier:)``. A region registered before any location was known reports an
+/// entry on the first fix inside it.
+public actor SimulatedRegionMonitor: RegionMonitor {
+    struct Tracked: Sendable {
+        var region: MonitoredRegion
+        var vector: UnitVector
+        var inside: Bool?
+    }
+
+    struct Stored: Codable {
+        var authorization: LocationAuthorization
+        var location: Coordinate?
+        var locationAt: Date?
+        var regions: [StoredRegion]
+
+        enum CodingKeys: String, CodingKey {
+            case authorization, location, regions
+            case locationAt = "location_at"
+        }
+    }
+
+    struct StoredRegion: Codable {
+        var region: MonitoredRegion
+        var inside: Bool?
+    }
+
+    /// Implements ``RegionMonitor/capacity``.
+    public nonisolated let capacity: Int
+    let file: URL?
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let stream: AsyncStream<RegionMonitorEvent>
+    let continuation: AsyncStream<RegionMonitorEvent>.Continuation
+
+    var authorizationStatus: LocationAuthorization = .notDetermined
+    var location: Coordinate?
+    var locationVector: UnitVector?
+    var locationAt: Date?
+    var tracked: [Tracked] = []
+    var sequence: UInt64 = 0
+    var dirty = false
+
+    /// Loads the simulated platform state from `file` (nil: in memory only); a damaged file starts
+    /// fresh with a warning, as a reinstall would.
+    public init(
+        file: URL?, capacity: Int = 20, logger: Logger, now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.file = file
+        self.capacity = capacity
+        self.logger = logger
+        self.now = now
+        (stream, continuation) = AsyncStream.makeStream(of: RegionMonitorEvent.self)
+        guard let file else { return }
+        do {
+            guard let bytes = try OwnerOnlyFile.read(file, limit: 4 * 1024 * 1024) else { return }
+            let stored = try TrendyJSON.decoder().decode(Stored.self, from: Data(bytes))
+            authorizationStatus = stored.authorization
+            location = stored.location
+            locationVector = stored.location.map(UnitVector.init)
+            locationAt = stored.locationAt
+            tracked = stored.regions.map {
+                Tracked(region: $0.region, vector: UnitVector($0.region.center), inside: $0.inside)
+            }
+        } catch {
+            logger.warning(
+                "Simulated location state unreadable; starting fresh",
+                metadata: ["file": .string(file.lastPathComponent), "error": .string(String(describing: error))])
+        }
+    }
+
+    /// Writes the state to its file if it changed.
+    public func flush() {
+        guard dirty, let file else { return }
+        let stored = Stored(
+            authorization: authorizationStatus, location: location, locationAt: locationAt,
+            regions: tracked.map { StoredRegion(region: $0.region, inside: $0.inside) })
+        do {
+            try OwnerOnlyFile.write(try TrendyJSON.encoder().encode(stored), to: file)
+            dirty = false
+        } catch {
+            logger.error("Cannot save the simulated location state", metadata: ["error": .error(error)])
+        }
+    }
+
+    func changed() {
+        dirty = true
+        flush()
+    }
+
+    @discardableResult
+    func emit(_ kind: RegionMonitorEventKind, at: Date) -> UInt64 {
+        sequence += 1
+        continuation.yield(RegionMonitorEvent(sequence: sequence, kind: kind, at: at, location: location))
+        return sequence
+    }
+
+    static func exitMargin(_ radius: Double) -> Double { min(200, max(25, radius * 0.1)) }
+
+    /// Inside, outside or in the band between, by the hysteresis rule.
+    static func state(distance: Double, radius: Double, was: Bool?) -> Bool {
+        if distance <= radius { return true }
+        if was == true, distance <= radius + exitMargin(radius) { return true }
+        return false
+    }
+
+    // MARK: RegionMonitor
+
+    /// Implements ``RegionMonitor/monitoredRegions()``.
+    public func monitoredRegions() -> [MonitoredRegion] { tracked.map(\.region) }
+
+    /// Implements ``RegionMonitor/startMonitoring(_:)``.
+    public func startMonitoring(_ region: MonitoredRegion) throws {
+        let inside = locationVector.map { UnitVector(region.center).distance(to: $0) <= region.radius }
+        let entry = Tracked(region: region, vector: UnitVector(region.center), inside: inside)
+        if let i = tracked.firstIndex(where: { $0.region.identifier == region.identifier }) {
+            tracked[i] = entry
+        } else {
+            guard tracked.count < capacity else { throw RegionMonitorError.capacityExceeded(capacity) }
+            tracked.append(entry)
+        }
+        changed()
+    }
+
+    /// Implements ``RegionMonitor/stopMonitoring(identifier:)``.
+    public func stopMonitoring(identifier: String) {
+        let before = tracked.count
+        tracked.removeAll { $0.region.identifier == identifier }
+        if tracked.count != before { changed() }
+    }
+
+    /// Implements ``RegionMonitor/requestState(identifier:)``.
+    public func requestState(identifier: String) {
+        guard let i = tracked.firstIndex(where: { $0.region.identifier == identifier }) else { return }
+        var state = RegionState.unknown
+        if let here = locationVector, authorizationStatus.allowsMonitoring {
+            let t = tracked[i]
+            let inside = Self.state(distance: t.vector.distance(to: here), radius: t.region.radius, was: t.inside)
+            tracked[i].inside = inside
+            state = inside ? .inside : .outside
+        }
+        emit(.determined(identifier: identifier, state: state), at: locationAt ?? now())
+    }
+
+    /// Implements ``RegionMonitor/events()``: one stream for the monitor's lifetime.
+    public nonisolated func events() -> AsyncStream<RegionMonitorEvent> { stream }
+
+    /// Implements ``RegionMonitor/authorization()``.
+    public func authorization() -> LocationAuthorization { authorizationStatus }
+
+    /// Implements ``RegionMonitor/requestWhenInUseAuthorization()``: the simulated person allows.
+    public func requestWhenInUseAuthorization() -> LocationAuthorization {
+        if authorizationStatus == .notDetermined { setAuthorization(.whenInUse) }
+        return authorizationStatus
+    }
+
+    /// Implements ``RegionMonitor/requestAlwaysAuthorization()``: the simulated person upgrades.
+    public func requestAlwaysAuthorization() -> LocationAuthorization {
+        if authorizationStatus == .whenInUse { setAuthorization(.always) }
+        return authorizationStatus
+    }
+
+    /// Implements ``RegionMonitor/lastKnownLocation()``.
+    public func lastKnownLocation() -> Coordinate? { location }
+
+    // MARK: Simulation
+
+    /// Changes the permission as the person would in Settings.
+    public func setAuthorization(_ status: LocationAuthorization) {
+        guard status != authorizationStatus else { return }
+        authorizationStatus = status
+        changed()
+        emit(.authorizationChanged(status), at: now())
+    }
+
+    /// Moves the device. Returns the sequence number of the last event this produced, if any.
+    @discardableResult
+    public func update(_ fix: LocationFix) -> UInt64? {
+        let here = UnitVector(fix.coordinate)
+        location = fix.coordinate
+        locationVector = here
+        let at = fix.time ?? now()
+        locationAt = at
+        dirty = true
+        guard authorizationStatus.allowsMonitoring else { return nil }
+        var last: UInt64?
+        for i in tracked.indices {
+            let t = tracked[i]
+            let inside = Self.state(distance: t.vector.distance(to: here), radius: t.region.radius, was: t.inside)
+            // A region registered before any location was known: the first fix inside is an arrival.
+            let was = t.inside ?? false
+            guard inside != was || t.inside == nil else { continue }
+            tracked[i].inside = inside
+            guard inside != was else { continue }
+            let id = t.region.identifier
+            last = emit(inside ? .entered(identifier: id) : .exited(identifier: id), at: at)
+        }
+        return last
+    }
+
+    /// The last sequence number handed out.
+    public var lastSequence: UInt64 { sequence }
+}

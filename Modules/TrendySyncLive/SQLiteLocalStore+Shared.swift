@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import TrendyModels
+import TrendySync
+
+/// Hooks for other live modules whose tables must commit together with local writes (the geofence
+/// ledger writes an event, its outbox entry and the visit state in one transaction).
+extension SQLiteLocalStore {
+    /// The install database.
+    package var database: any DatabaseWriter { db }
+
+    /// Inserts an event and its outbox entry inside the caller's transaction; the type must exist.
+    package static func insertEvent(_ db: Database, _ event: Event, now: Date) throws {
+        do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
+        try requireType(db, event)
+        try insert(db, event, now: now)
+    }
+
+    /// Replaces an event's fields inside the caller's transaction and queues the update.
+    package static func replaceEvent(_ db: Database, _ event: Event, now: Date) throws {
+        do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
+        try requireType(db, event)
+        let body = try encode(event)
+        try db.execute(
+            sql: """
+                UPDATE local_events SET event_type_id = ?, timestamp_ms = ?, source_type = ?, body = ?,
+                sync_status = 'pending' WHERE id = ?
+                """,
+            arguments: [
+                event.eventTypeId.description, milliseconds(event.timestamp), event.sourceType.rawValue, body,
+                event.id.description,
+            ])
+        guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
+        try Outbox.enqueue(db, .event, event.id.description, .update, payload: body, now: now)
+    }
+
+    /// One stored event, inside the caller's transaction.
+    package static func storedEvent(_ db: Database, id: UUIDv7) throws -> Event? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT body, sync_status FROM local_events WHERE id = ?"),
+            arguments: [id.description]
+        ).map { try event($0).value }
+    }
+
+    /// Whether an event type exists, inside the caller's transaction.
+    package static func eventTypeExists(_ db: Database, id: UUIDv7) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM local_event_types WHERE id = ?"), arguments: [id.description])
+            == true
+    }
+
+    /// One stored geofence, inside the caller's transaction.
+    package static func storedGeofence(_ db: Database, id: UUIDv7) throws -> Geofence? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT body FROM local_geofences WHERE id = ?"), arguments: [id.description]
+        ).map { try decode(Geofence.self, $0) }
+    }
+}
