@@ -5,6 +5,7 @@ import TrendyGeofenceLive
 import TrendyModels
 
 extension LocationAuthorization: ExpressibleByArgument {
+    /// Accepts `when-in-use` as well as `when_in_use`.
     public init?(argument: String) { self.init(rawValue: argument.replacingOccurrences(of: "-", with: "_")) }
 }
 
