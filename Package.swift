@@ -330,6 +330,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "TrendyGeofenceTests",
+            dependencies: [
+                "TrendyGeofence", "TrendyGeofenceLive", "TrendySync", "TrendySyncLive", "TrendyModels", "TrendyLogging",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TrendyGeofenceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "TrendyServerTests",
             dependencies: [
                 "TrendyServer",

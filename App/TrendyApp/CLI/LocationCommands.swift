@@ -40,9 +40,10 @@ struct LocationResult: Encodable {
 func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?, out: Output) async throws {
     await env.geofence.start()
     let geofence = env.geofence
+    let location = env.location
     let summary = try await LocationReplayer(speed: speed).replay(
-        fixes, into: env.location, afterEvents: { await geofence.waitUntilProcessed($0) })
-    await geofence.waitUntilProcessed(await env.location.lastSequence)
+        fixes, into: location, afterEvents: { _ in await location.settled(by: geofence) })
+    await location.settled(by: geofence)
     let crossings = await geofence.handledThisRun()
     let names = Dictionary(
         try await env.store.geofences().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
@@ -151,7 +152,7 @@ struct LocationCommand: AsyncParsableCommand {
             try await CommandRunner(global).run { env, out in
                 await env.geofence.start()
                 await env.location.setAuthorization(status)
-                await env.geofence.waitUntilProcessed(await env.location.lastSequence)
+                await env.location.settled(by: env.geofence)
                 out.line("Location permission: \(status.rawValue)")
                 if let advice = GeofenceHealth.advice(for: status) { out.line("→ \(advice)") }
                 out.document(["authorization": status.rawValue])
