@@ -118,7 +118,7 @@ let package = Package(
         .target(
             name: "TrendySyncLive",
             dependencies: [
-                "TrendySync", "TrendyAPI", "TrendyModels", "TrendyLogging",
+                "TrendySync", "TrendyAPI", "TrendyModels", "TrendyLogging", "TrendyFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,6 +198,7 @@ let package = Package(
                 "TrendyRouting",
                 "TrendyGeofence",
                 "TrendyGeofenceLive",
+                "TrendyFiles",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -260,6 +261,8 @@ let package = Package(
                 "TrendyOnboarding",
                 "TrendyOnboardingLive",
                 "TrendyRouting",
+                "TrendyGeofence",
+                "TrendyGeofenceLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAPI
+import TrendyFiles
 import TrendyLogging
 import TrendyModels
 import TrendySync
@@ -15,6 +16,10 @@ public actor OutboxSyncEngine: SyncEngine {
         public var batchSize = 50
         /// Changes per feed page (and events per bootstrap page).
         public var pageSize = 500
+        /// Held for each run of passes, so two processes of one install (a background launch and a
+        /// foreground command) never sync the same database at once: a bootstrap in one would
+        /// drop rows the other just pushed, and each would reset the other's in-flight entries.
+        public var passLock: ProcessLock?
         /// Creates the defaults.
         public init() {}
     }
@@ -76,6 +81,21 @@ public actor OutboxSyncEngine: SyncEngine {
     }
 
     func passes(full: Bool) async -> SyncRun {
+        guard let lock = configuration.passLock else { return await unlockedPasses(full: full) }
+        do {
+            return try await lock.withLock { await self.unlockedPasses(full: full) }
+        } catch {
+            logger.warning("Sync pass skipped", metadata: ["error": .string(String(describing: error))])
+            followUp = false
+            let run = SyncRun(
+                startedAt: now(), duration: 0, pushed: 0, pulled: 0, outcome: "busy",
+                error: String(describing: error))
+            broadcaster.update { $0.phase = .error(String(describing: error)) }
+            return run
+        }
+    }
+
+    func unlockedPasses(full: Bool) async -> SyncRun {
         var run = await pass(full: full)
         while followUp, run.outcome == "ok" {
             followUp = false

@@ -22,7 +22,7 @@ struct TrendyBench: AsyncParsableCommand {
     @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
-    static let suites = ["logging", "auth", "server", "sync", "launch"]
+    static let suites = ["logging", "auth", "server", "sync", "launch", "geofence"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -41,6 +41,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "server": r = try await ServerBenchmarks.run(smoke: smoke)
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
+            case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             default: r = []
             }
             if smoke {

@@ -62,20 +62,24 @@ struct GeofenceCommand: AsyncParsableCommand {
             commandName: "add", abstract: "Add a geofence; asks for location access the first time.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Its name, e.g. Gym.") var name: String
-        @Argument(help: "Latitude of the centre, -90 ... 90.") var latitude: Double
-        @Argument(help: "Longitude of the centre, -180 ... 180.") var longitude: Double
         @Option(help: "Radius in metres, 50 ... 10000.") var radius = 100.0
         @Option(help: "The event type logged on arrival (name or id).") var type: String
         @Option(help: "An event type logged on leaving, instead of closing the arrival event.") var exitType: String?
         @Flag(help: "Save it without monitoring it.") var inactive = false
+        @Argument(
+            parsing: .allUnrecognized,
+            help: ArgumentHelp("The centre: 52.52 13.405, 52.52,13.405 or -33.86 151.2.", valueName: "lat lon"))
+        var point: [String] = []
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
+                let center = try parseCoordinate(point)
+                let (latitude, longitude) = (center.latitude, center.longitude)
                 let entry = try await resolveType(env, type)
                 let exit = try await exitType.asyncMap { try await resolveType(env, $0) }
                 let geofence = Geofence(
                     id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces),
-                    center: Coordinate(latitude: latitude, longitude: longitude), radius: radius,
+                    center: center, radius: radius,
                     entryEventTypeId: entry.id, exitEventTypeId: exit?.id, isActive: !inactive)
                 try await storeCall { try await env.store.createGeofence(geofence) }
                 if await env.location.authorization() == .notDetermined {

@@ -55,6 +55,11 @@ struct LaunchCommand: AsyncParsableCommand {
                     format: "route %@ decided in %.2f ms · first frame at %.1f ms · %d frame(s)%@", report.route,
                     report.routeDecidedMs, report.firstFrameMs, report.frames.count,
                     report.finalRoute == report.route ? "" : " · now \(report.finalRoute)"))
+            for c in report.crossings {
+                out.line(
+                    "region \(c.crossing.kind.rawValue) \(c.crossing.geofenceId) at "
+                        + "\(ISO8601.format(c.crossing.occurredAt)) → \(c.outcome)")
+            }
             out.document(report)
         }
     }

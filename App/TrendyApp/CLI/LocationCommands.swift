@@ -25,6 +25,24 @@ struct ReplaySpeed: ExpressibleByArgument {
     init(factor: Double?) { self.factor = factor }
 }
 
+/// Reads `<lat> <lon>` or `<lat>,<lon>` (negative values included: they are taken as values, not
+/// options) and checks the ranges.
+func parseCoordinate(_ words: [String]) throws(CLIError) -> Coordinate {
+    let parts = words.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        .filter { !$0.isEmpty }
+    guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
+        throw CLIError(
+            code: "invalid_location",
+            message: "expected a latitude and a longitude like 52.52 13.405, got '\(words.joined(separator: " "))'",
+            exitCode: .usage)
+    }
+    let point = Coordinate(latitude: lat, longitude: lon)
+    do { try point.validate() } catch {
+        throw CLIError(code: "invalid_location", message: error.description, exitCode: .usage)
+    }
+    return point
+}
+
 /// The result of moving the simulated device.
 struct LocationResult: Encodable {
     let fixes: Int
@@ -75,16 +93,16 @@ struct LocationCommand: AsyncParsableCommand {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "set", abstract: "Move the device to a point.")
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "Latitude, -90 ... 90.") var latitude: Double
-        @Argument(help: "Longitude, -180 ... 180.") var longitude: Double
         @Option(help: "When the device got there: ISO-8601 or now.") var at: String?
+        @Argument(
+            parsing: .allUnrecognized,
+            help: ArgumentHelp(
+                "Latitude and longitude: 52.52 13.405, 52.52,13.405 or -33.86 151.2.", valueName: "lat lon"))
+        var point: [String] = []
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let point = Coordinate(latitude: latitude, longitude: longitude)
-                do { try point.validate() } catch {
-                    throw CLIError(code: "invalid_location", message: String(describing: error), exitCode: .usage)
-                }
+                let point = try parseCoordinate(point)
                 let time = try parseTime(at, now: env.now())
                 try await moveDevice(env, fixes: [LocationFix(point, time: time)], speed: nil, out: out)
             }

@@ -5,6 +5,7 @@ import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
 import TrendyAuthLive
+import TrendyFiles
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyLogging
@@ -69,8 +70,11 @@ public enum AppComposition {
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
         let database = try AppDatabase.open(at: paths.database)
         let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
+        var syncConfiguration = OutboxSyncEngine.Configuration()
+        syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let engine = OutboxSyncEngine(
-            store: store, api: api, identity: { [auth] in auth.currentUserId }, logger: logs.logger(.sync))
+            store: store, api: api, identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
+            logger: logs.logger(.sync))
         let ids = UUIDv7Generator()
         let onboarding = OnboardingController(
             cache: FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)), api: api,

@@ -1,4 +1,5 @@
 import Foundation
+import TrendyGeofence
 import TrendyLogging
 import TrendyModels
 import TrendyRouting
@@ -20,9 +21,11 @@ struct AppLaunch {
         var waited: Bool
         var pending: Int
         var banner: String
+        /// Region crossings handled during the launch (captured by `--region-event` or earlier).
+        var crossings: [HandledCrossing]
 
         enum CodingKeys: String, CodingKey {
-            case route, frames, waited, pending, banner
+            case route, frames, waited, pending, banner, crossings
             case finalRoute = "final_route"
             case commandStartedMs = "command_started_ms"
             case routeDecidedMs = "route_decided_ms"
@@ -33,8 +36,6 @@ struct AppLaunch {
     var tab: MainTab = .dashboard
     var wait = true
     var onFrame: @Sendable (Frame) -> Void = { _ in }
-    /// Runs after the first frame and before the start-up hooks (the geofence buffer uses it).
-    var afterFirstFrame: @Sendable (AppEnvironment) async -> Void = { _ in }
 
     /// The first step of a launch: the route, from the session file and the onboarding cache
     /// only, and when it was decided.
@@ -85,7 +86,6 @@ struct AppLaunch {
         let bannerFrames = Task { for await status in statuses { await shell.syncChanged(status) } }
 
         if wait {
-            await afterFirstFrame(env)
             for module in env.modules { await module.didLaunch() }
             await env.routing.settle()
             await env.sync.refreshCounts()
@@ -102,6 +102,6 @@ struct AppLaunch {
             commandStartedMs: decision.commandStartedMs,
             routeDecidedMs: routeDecidedMs, firstFrameMs: firstFrameMs, frames: frames, waited: wait,
             pending: status.pendingCount,
-            banner: status.bannerText)
+            banner: status.bannerText, crossings: await env.geofence.handledThisRun())
     }
 }
