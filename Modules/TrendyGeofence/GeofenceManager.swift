@@ -47,6 +47,9 @@ public actor GeofenceManager: GeofenceService {
     var plannedFingerprint: Int?
     var started = false
     var handled: [HandledCrossing] = []
+    /// The saved geofences as last read, prepared for planning. Re-read for every reconcile
+    /// except a refresh-region exit (the device moved; the geofences did not change).
+    var cached: (geofences: [Geofence], prepared: [PlannerGeofence])?
 
     /// Creates a manager.
     /// - Parameters:
@@ -147,7 +150,7 @@ public actor GeofenceManager: GeofenceService {
                         geofenceId: id, kind: .exit, occurredAt: event.at, location: event.location, source: .monitor))
             case .determined(let identifier, let state):
                 guard let id = ns.geofenceId(from: identifier), state != .unknown else { return }
-                let recorded = try await ledger.states()[id]?.inside ?? false
+                let recorded = try await ledger.state(of: id)?.inside ?? false
                 if (state == .inside) != recorded {
                     // A crossing the app missed (it was registered while the device was already
                     // inside, or a delivery was lost): record it now.
@@ -201,8 +204,16 @@ public actor GeofenceManager: GeofenceService {
         }
         report.authorized = true
         do {
-            let geofences = try await store.geofences().map(\.value)
-            let plan = try await currentPlan(geofences)
+            let geofences: [Geofence]
+            let prepared: [PlannerGeofence]
+            if reason == .refreshExit, let cached {
+                (geofences, prepared) = cached
+            } else {
+                geofences = try await store.geofences().map(\.value)
+                prepared = geofences.map(PlannerGeofence.init)
+                cached = (geofences, prepared)
+            }
+            let plan = try await currentPlan(prepared)
             for identifier in plan.remove { await monitor.stopMonitoring(identifier: identifier) }
             for region in plan.add { try await monitor.startMonitoring(region) }
             plannedFingerprint = Self.fingerprint(geofences)
@@ -228,10 +239,10 @@ public actor GeofenceManager: GeofenceService {
         return report
     }
 
-    func currentPlan(_ geofences: [Geofence]) async throws -> RegionPlan {
+    func currentPlan(_ geofences: [PlannerGeofence]) async throws -> RegionPlan {
         let inside = Set(try await ledger.states().values.filter(\.inside).map(\.geofenceId))
         return planner.plan(
-            geofences: geofences.map(PlannerGeofence.init), location: await monitor.lastKnownLocation(),
+            geofences: geofences, location: await monitor.lastKnownLocation(),
             monitored: await monitor.monitoredRegions(), inside: inside)
     }
 
@@ -276,7 +287,7 @@ public actor GeofenceManager: GeofenceService {
         let geofences = (try? await store.geofences().map(\.value)) ?? []
         let states = (try? await ledger.states()) ?? [:]
         let last = (try? await ledger.lastCrossings()) ?? [:]
-        let plan = try? await currentPlan(geofences)
+        let plan = try? await currentPlan(geofences.map(PlannerGeofence.init))
         let active = Set(geofences.filter(\.isActive).map(\.id))
         let ours = monitored.filter { ns.owns($0.identifier) }
         let monitoredIds = Set(ours.compactMap { ns.geofenceId(from: $0.identifier) })

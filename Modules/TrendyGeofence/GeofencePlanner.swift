@@ -66,7 +66,7 @@ public struct RegionPlan: Sendable, Hashable {
     public var keep: [String]
     /// The geofences chosen, nearest first.
     public var selected: [UUIDv7]
-    /// Active geofences left out for lack of capacity.
+    /// Active geofences left out for lack of capacity, in input order.
     public var unmonitored: [UUIDv7]
     /// The refresh region, when one is planned.
     public var refresh: MonitoredRegion?
@@ -121,52 +121,51 @@ public struct GeofencePlanner: Sendable {
         let slots = max(0, capacity - foreign)
         let here = location.map(UnitVector.init)
 
-        var selected: [Ranked] = []
+        // One pass: each active geofence's key (one distance each), and how many are occupied.
+        var keys: [RankKey] = []
+        var positions: [Int] = []
+        keys.reserveCapacity(geofences.count)
+        positions.reserveCapacity(geofences.count)
+        var insideCount = 0
+        for (position, g) in geofences.enumerated() where g.isActive {
+            let key = Self.key(g, here: here, inside: inside)
+            if key.group == 0 { insideCount += 1 }
+            keys.append(key)
+            positions.append(position)
+        }
+
+        var selected: [Int] = []
         var unmonitored: [UUIDv7] = []
         var refresh: MonitoredRegion?
-        var activeCount = 0
-        for g in geofences where g.isActive { activeCount += 1 }
-
-        if activeCount <= slots {
-            for g in geofences where g.isActive {
-                selected.append(Ranked(geofence: g, key: Self.key(g, here: here, inside: inside)))
-            }
-            selected.sort { $0.key < $1.key }
+        if keys.count <= slots {
+            selected = keys.indices.sorted { keys[$0] < keys[$1] }.map { positions[$0] }
         } else {
             let wantRefresh = here != nil && slots >= 2
-            var insideCount = 0
-            if !inside.isEmpty || here != nil {
-                for g in geofences where g.isActive && Self.key(g, here: here, inside: inside).group == 0 {
-                    insideCount += 1
-                }
-            }
             // The refresh slot gives way when the device is inside more geofences than fit otherwise.
             let geofenceSlots = wantRefresh && insideCount < slots ? slots - 1 : slots
             var best = TopK(limit: geofenceSlots)
             var nearestLeftOut: RankKey?
-            for g in geofences where g.isActive {
-                let key = Self.key(g, here: here, inside: inside)
-                if let dropped = best.insert(Ranked(geofence: g, key: key)) {
-                    if nearestLeftOut.map({ dropped.key < $0 }) ?? true { nearestLeftOut = dropped.key }
-                    unmonitored.append(dropped.geofence.id)
+            for k in keys.indices {
+                if let dropped = best.insert(key: keys[k], index: k) {
+                    if nearestLeftOut.map({ keys[dropped] < $0 }) ?? true { nearestLeftOut = keys[dropped] }
+                    unmonitored.append(geofences[positions[dropped]].id)
                 }
             }
-            selected = best.items
+            selected = best.indices.map { positions[$0] }
             if wantRefresh, geofenceSlots < slots, let location {
                 let reach = nearestLeftOut?.distance ?? maximumRefreshRadius
                 refresh = MonitoredRegion(
                     identifier: namespace.refreshIdentifier, center: location,
                     radius: min(maximumRefreshRadius, max(minimumRefreshRadius, reach)))
             }
-            unmonitored.sort { $0.description < $1.description }
         }
 
         var wanted: [String: MonitoredRegion] = [:]
         var order: [MonitoredRegion] = []
-        for r in selected {
+        for position in selected {
+            let g = geofences[position]
             let region = MonitoredRegion(
-                identifier: namespace.identifier(for: r.geofence.id), center: r.geofence.center,
-                radius: r.geofence.radius)
+                identifier: namespace.identifier(for: g.id), center: g.center, radius: g.radius)
             wanted[region.identifier] = region
             order.append(region)
         }
@@ -187,18 +186,19 @@ public struct GeofencePlanner: Sendable {
         }
         let add = order.filter { !kept.contains($0.identifier) }
         return RegionPlan(
-            add: add, remove: remove, keep: keep, selected: selected.map(\.geofence.id), unmonitored: unmonitored,
+            add: add, remove: remove, keep: keep, selected: selected.map { geofences[$0].id }, unmonitored: unmonitored,
             refresh: refresh)
     }
 
     /// Group 0: the device is inside; then by distance to the edge (or newest first without a
     /// location); then by id.
     static func key(_ g: PlannerGeofence, here: UnitVector?, inside: Set<UUIDv7>) -> RankKey {
+        let recordedInside = !inside.isEmpty && inside.contains(g.id)
         guard let here else {
-            return RankKey(group: inside.contains(g.id) ? 0 : 1, distance: 0, id: g.id, newestFirst: true)
+            return RankKey(group: recordedInside ? 0 : 1, distance: 0, id: g.id, newestFirst: true)
         }
         let edge = max(0, g.vector.distance(to: here) - g.radius)
-        let isInside = edge == 0 || inside.contains(g.id)
+        let isInside = edge == 0 || recordedInside
         return RankKey(group: isInside ? 0 : 1, distance: isInside ? 0 : edge, id: g.id, newestFirst: false)
     }
 }
@@ -216,33 +216,34 @@ struct RankKey: Comparable, Sendable {
     }
 }
 
-struct Ranked: Sendable {
-    var geofence: PlannerGeofence
-    var key: RankKey
-}
-
-/// The `limit` smallest items seen, kept sorted; most inserts are one comparison with the worst.
+/// The `limit` smallest keys seen (by their index in the caller's key list), kept sorted; most
+/// inserts are one comparison with the worst.
 struct TopK {
     let limit: Int
-    private(set) var items: [Ranked] = []
+    private(set) var indices: [Int] = []
+    private var keys: [RankKey] = []
 
     init(limit: Int) {
         self.limit = limit
-        items.reserveCapacity(limit + 1)
+        indices.reserveCapacity(limit + 1)
+        keys.reserveCapacity(limit + 1)
     }
 
-    /// Inserts `item`; returns the item that no longer fits (possibly `item` itself).
-    mutating func insert(_ item: Ranked) -> Ranked? {
-        if items.count == limit {
-            guard let worst = items.last, item.key < worst.key else { return item }
+    /// Inserts `key`; returns the index that no longer fits (possibly `index` itself).
+    mutating func insert(key: RankKey, index: Int) -> Int? {
+        if keys.count == limit {
+            guard let worst = keys.last, key < worst else { return index }
         }
         var lo = 0
-        var hi = items.count
+        var hi = keys.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if items[mid].key < item.key { lo = mid + 1 } else { hi = mid }
+            if keys[mid] < key { lo = mid + 1 } else { hi = mid }
         }
-        items.insert(item, at: lo)
-        return items.count > limit ? items.removeLast() : nil
+        keys.insert(key, at: lo)
+        indices.insert(index, at: lo)
+        guard keys.count > limit else { return nil }
+        keys.removeLast()
+        return indices.removeLast()
     }
 }

@@ -8,6 +8,8 @@ import TrendyModels
 public protocol GeofenceVisitLedger: Sendable {
     /// The recorded state of every geofence that has one.
     func states() async throws -> [UUIDv7: RegionVisitState]
+    /// The recorded state of one geofence.
+    func state(of geofence: UUIDv7) async throws -> RegionVisitState?
     /// Handles one crossing exactly once (see ``VisitRules``).
     func record(_ crossing: RegionCrossing) async throws -> CrossingOutcome
     /// The last handled crossing per geofence, with its outcome name.

@@ -48,6 +48,16 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
         }
     }
 
+    /// Implements ``GeofenceVisitLedger/state(of:)``.
+    public func state(of geofence: UUIDv7) async throws -> RegionVisitState? {
+        try await db.read { db in
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM geofence_visit_states WHERE geofence_id = ?"),
+                arguments: [geofence.description]
+            ).flatMap(Self.state)
+        }
+    }
+
     /// Implements ``GeofenceVisitLedger/lastCrossings()``.
     public func lastCrossings() async throws -> [UUIDv7: HandledCrossing] {
         try await db.read { db in

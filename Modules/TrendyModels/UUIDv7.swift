@@ -110,8 +110,18 @@ public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConve
 
     /// Ids order by their bytes, which is creation order.
     public static func < (lhs: UUIDv7, rhs: UUIDv7) -> Bool {
-        withUnsafeBytes(of: lhs.uuid.uuid) { l in
-            withUnsafeBytes(of: rhs.uuid.uuid) { r in l.lexicographicallyPrecedes(r) }
+        let l = lhs.halves
+        let r = rhs.halves
+        return l.high != r.high ? l.high < r.high : l.low < r.low
+    }
+
+    /// The 16 bytes as two big-endian integers: comparing them compares the bytes in order.
+    var halves: (high: UInt64, low: UInt64) {
+        withUnsafeBytes(of: uuid.uuid) { b in
+            (
+                UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 
