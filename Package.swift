@@ -325,7 +325,7 @@ let package = Package(
             name: "TrendySyncTests",
             dependencies: [
                 "TrendySync", "TrendySyncLive", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting", "TrendyModels",
-                "TrendyLogging", "TrendyServer",
+                "TrendyLogging", "TrendyServer", "TrendyFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],

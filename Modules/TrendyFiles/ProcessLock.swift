@@ -29,6 +29,7 @@ public final class ProcessLock: Sendable {
 
     /// Runs `body` holding the lock, waiting up to `timeout` for another holder (polling, so no
     /// thread blocks).
+    @discardableResult
     public func withLock<T: Sendable>(
         isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(300),
         _ body: () async throws -> T

@@ -99,7 +99,11 @@ struct GeofenceCLITests {
                 ["login", "--email", "walker@example.com", "--password-stdin"], other, api,
                 stdin: "password-geofence-1\n")
             #expect(login.status == 0, "\(login.stderr)")
+            #expect(try await trendy(["location", "permission", "always"], other, api).status == 0)
             #expect(try await trendy(["sync"], other, api).status == 0)
+            // The synced geofences are monitored there too.
+            let shown = object(try await trendy(["location", "show", "--json"], other, api))
+            #expect((shown["monitored"] as? [[String: Any]])?.count == 2)
             let events = array(try await trendy(["events", "list", "--json"], other, api))
             #expect(events.count == 2)
             let byType = Dictionary(
