@@ -229,6 +229,26 @@ struct GeofenceCLITests {
         #expect(list.isEmpty)
     }
 
+    @Test func allowingLocationDuringOnboardingGrantsAlwaysInTwoSteps() async throws {
+        try await LaunchCLITests.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            #expect(try await trendy(["onboarding", "next"], dir, api).status == 0)
+            let signup = try await trendy(
+                ["signup", "--email", "onboard-geo@example.com", "--password-stdin"], dir, api,
+                stdin: "password-geofence-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            for args in [["--type", "Gym"], ["--log", "Gym"], ["--notifications", "skip", "--location", "allow"]] {
+                let r = try await trendy(["onboarding", "next"] + args, dir, api)
+                #expect(r.status == 0, "\(args): \(r.stderr)")
+            }
+            let shown = object(try await trendy(["location", "show", "--json"], dir, api))
+            #expect(shown["authorization"] as? String == "always")
+            let status = object(try await trendy(["onboarding", "status", "--json"], dir, api))
+            #expect((status["permissions"] as? [String: String])?["location"] == "granted")
+        }
+    }
+
     @Test func healthSaysWhatToDoWhenLocationAccessIsOff() async throws {
         let dir = TemporaryDataDirectory()
         let offline = LaunchCLITests.unreachable

@@ -1,5 +1,7 @@
 import Foundation
 import TrendyAPI
+import TrendyGeofence
+import TrendyGeofenceLive
 import TrendyModels
 import TrendyOnboarding
 
@@ -47,7 +49,8 @@ struct OnboardingActions {
             await env.onboarding.complete(userId: user)
             return .completed(userId: user)
         case .step(let user, let step):
-            return try await perform(step, user: user, typeName: typeName, logType: logType, prompter: prompter)
+            let platform = PlatformPermissionPrompter(person: prompter, geofence: env.geofence, location: env.location)
+            return try await perform(step, user: user, typeName: typeName, logType: logType, prompter: platform)
         }
     }
 
@@ -137,5 +140,30 @@ struct OnboardingActions {
             await env.onboarding.recordPermission(userId: user, kind, .skipped)
         }
         return .step(userId: user, await env.onboarding.advance(userId: user, to: .finish).currentStep)
+    }
+}
+
+/// The onboarding's location prompt goes to the platform: allowing runs the geofence manager's
+/// two-step request ("while using", then "always"), refusing leaves the platform at "denied".
+/// Other permissions are the person's answer alone. A permission already decided on the platform
+/// is not asked again.
+struct PlatformPermissionPrompter: PermissionPrompter {
+    let person: any PermissionPrompter
+    let geofence: any GeofenceService
+    let location: SimulatedRegionMonitor
+
+    func prime(_ kind: PermissionKind, explanation: String) async -> Bool {
+        await person.prime(kind, explanation: explanation)
+    }
+
+    func requestSystemPermission(_ kind: PermissionKind) async -> Bool {
+        guard kind == .location else { return await person.requestSystemPermission(kind) }
+        let current = await location.authorization()
+        guard current == .notDetermined else { return current.allowsMonitoring }
+        guard await person.requestSystemPermission(kind) else {
+            await location.setAuthorization(.denied)
+            return false
+        }
+        return await geofence.requestAuthorization().allowsMonitoring
     }
 }
