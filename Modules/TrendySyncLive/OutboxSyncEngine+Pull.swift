@@ -30,23 +30,38 @@ extension OutboxSyncEngine {
         } else if try await store.cursor() == nil {
             applied += try await bootstrap(user: user)
         }
+        // Pipelined: the next page is requested as soon as this one arrives (its cursor is known),
+        // so the server's read and the local apply overlap instead of taking turns.
+        var cursor = try await store.cursor() ?? 0
+        var page = try await changesPage(since: cursor)
         while true {
-            try ensureSameUser(user)
-            let cursor = try await store.cursor() ?? 0
-            let page = try await call { () throws(TrendyAPIError) in
-                try await api.changes(since: cursor, limit: configuration.pageSize)
-            }
             try ensureSameUser(user)
             guard page.nextCursor >= cursor else {
                 logger.error("The server's cursor went backwards; ignoring the page")
                 break
             }
-            applied += try await store.apply(page)
+            let more = page.hasMore && !page.changes.isEmpty
+            let nextCursor = page.nextCursor
+            let next: Task<ChangesPage, any Error>? = more ? Task { try await self.changesPage(since: nextCursor) } : nil
+            do {
+                applied += try await store.apply(page)
+            } catch {
+                next?.cancel()
+                throw error
+            }
             let progress = applied
             broadcaster.update { $0.phase = .pulling(applied: progress) }
-            if !page.hasMore || page.changes.isEmpty { break }
+            guard let next else { break }
+            cursor = nextCursor
+            page = try await next.value
         }
         return applied
+    }
+
+    func changesPage(since cursor: Int64) async throws -> ChangesPage {
+        try await call { () throws(TrendyAPIError) in
+            try await api.changes(since: cursor, limit: configuration.pageSize)
+        }
     }
 
     /// Downloads everything, then sets the cursor to the latest taken before the download

@@ -27,53 +27,87 @@ extension OutboxSyncEngine {
         let total = try await store.outboxCounts().pending
         var done = 0
         broadcaster.update { $0.phase = .pushing(done: 0, total: total) }
-        while true {
-            try ensureSameUser(user)
-            try checkBreaker()
-            let (work, waitUntil) = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
-            guard !work.isEmpty else {
-                if let waitUntil {
-                    throw Stop(
-                        outcome: "error", message: "waiting to retry until \(waitUntil)",
-                        phase: .error("retrying after a failure"))
+        // Pipelined: while one unit of work is on the wire, the next is taken from the outbox,
+        // and a delivered unit is marked complete while the next one is sent. Sending stays
+        // strictly in outbox order; a unit taken early is released untouched if the pass stops.
+        var completion: Task<Void, any Error>?
+        var taken = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
+        do {
+            while true {
+                try ensureSameUser(user)
+                try checkBreaker()
+                let (work, waitUntil) = taken
+                guard !work.isEmpty else {
+                    try await completion?.value
+                    if let waitUntil {
+                        throw Stop(
+                            outcome: "error", message: "waiting to retry until \(waitUntil)",
+                            phase: .error("retrying after a failure"))
+                    }
+                    return done
                 }
-                return done
-            }
-            let outcome = await send(work)
-            guard identity() == user else {
-                try await store.release(work)
-                throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
-            }
-            switch outcome {
-            case .delivered(let replaced):
-                try await store.complete(work, replacedIds: replaced)
-                breaker.recordSuccess()
-            case .mixed(let delivered, let replaced, let refused):
-                try await store.complete(delivered, replacedIds: replaced)
-                for (entry, message) in refused {
-                    try await store.fail(entry, error: message)
-                    logger.warning("The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
-                }
-                breaker.recordSuccess()
-            case .refused(let message):
-                for entry in work { try await store.fail(entry, error: message) }
-                logger.warning("The server refused a change", metadata: ["reason": .string(message)])
-                breaker.recordSuccess()
-            case .transient(let message):
-                for entry in work { try await store.retryLater(entry, error: message, now: now()) }
-                throw Stop(outcome: "error", message: message, phase: .error(message))
-            case .rateLimited(let retryAfter):
-                try await store.release(work)
                 let at = now()
-                let until = breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
-                throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
-            case .unauthorized(let message):
-                try await store.release(work)
-                throw Stop(outcome: "error", message: message, phase: .error(message))
+                let batchSize = configuration.batchSize
+                let following = Task { try await self.store.nextWork(now: at, batchSize: batchSize) }
+                let outcome = await send(work)
+                // The previous unit's bookkeeping ran meanwhile; its errors surface here.
+                let previous = completion
+                completion = nil
+                do { try await previous?.value } catch {
+                    try? await store.release(work + ((try? await following.value)?.entries ?? []))
+                    throw error
+                }
+                let next: (entries: [OutboxEntry], waitUntil: Date?)
+                do { next = try await following.value } catch {
+                    try? await store.release(work)
+                    throw error
+                }
+                taken = next
+                guard identity() == user else {
+                    try await store.release(work + next.entries)
+                    throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
+                }
+                switch outcome {
+                case .delivered(let replaced):
+                    let store = store
+                    completion = Task { try await store.complete(work, replacedIds: replaced) }
+                    breaker.recordSuccess()
+                case .mixed(let delivered, let replaced, let refused):
+                    try await store.complete(delivered, replacedIds: replaced)
+                    for (entry, message) in refused {
+                        try await store.fail(entry, error: message)
+                        logger.warning(
+                            "The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
+                    }
+                    breaker.recordSuccess()
+                case .refused(let message):
+                    for entry in work { try await store.fail(entry, error: message) }
+                    logger.warning("The server refused a change", metadata: ["reason": .string(message)])
+                    breaker.recordSuccess()
+                case .transient(let message):
+                    try await store.release(next.entries)
+                    for entry in work { try await store.retryLater(entry, error: message, now: now()) }
+                    throw Stop(outcome: "error", message: message, phase: .error(message))
+                case .rateLimited(let retryAfter):
+                    try await store.release(work + next.entries)
+                    let at = now()
+                    let until =
+                        breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
+                    throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+                case .unauthorized(let message):
+                    try await store.release(work + next.entries)
+                    throw Stop(outcome: "error", message: message, phase: .error(message))
+                }
+                done += work.count
+                let progress = done
+                broadcaster.update { $0.phase = .pushing(done: progress, total: max(total, progress)) }
             }
-            done += work.count
-            let progress = done
-            broadcaster.update { $0.phase = .pushing(done: progress, total: max(total, progress)) }
+        } catch {
+            // Whatever stopped the pass, a unit already taken goes back untouched, and a
+            // completion in flight is allowed to finish (its unit did reach the server).
+            try? await completion?.value
+            if !taken.entries.isEmpty { try? await store.release(taken.entries) }
+            throw error
         }
     }
 

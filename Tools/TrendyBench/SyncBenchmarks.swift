@@ -13,11 +13,88 @@ import TrendySyncLive
 /// bare client, pull-and-apply, main-actor responsiveness during a sync, and peak memory.
 enum SyncBenchmarks {
     struct Rig {
-        let server: TrendyServer
-        let running: RunningServer
         let http: HTTPClient
         let api: LiveTrendyAPIClient
         let userId: String
+        /// Where the server runs: `separate process` (the client gets its own core, as on a
+        /// phone) or `in process` when the `trendy-server` binary is not next to this one.
+        let placement: String
+        let stop: @Sendable () async -> Void
+    }
+
+    /// The `trendy-server` built next to this binary, if any.
+    static func serverBinary() -> URL? {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let candidate = here.appendingPathComponent("trendy-server")
+        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+    }
+
+    /// Starts `trendy-server` as a child process and waits for its "listening on" line.
+    static func spawnServer(_ binary: URL, db: URL) throws -> (Process, URL) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = [
+            "--port", "0", "--db", db.path, "--bcrypt-cost", "4", "--api-burst", "1000000", "--api-rate", "1000000",
+            "--auth-burst", "1000", "--log-level", "error",
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var buffer = Data()
+        let reader = out.fileHandleForReading
+        while true {
+            let chunk = reader.availableData
+            if chunk.isEmpty { throw BenchError.serverDidNotStart }
+            buffer.append(chunk)
+            let text = String(decoding: buffer, as: UTF8.self)
+            if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: "\n") {
+                guard let url = URL(string: String(text[range.upperBound..<end])) else { throw BenchError.serverDidNotStart }
+                // Keep draining so the child never blocks on a full pipe.
+                Thread.detachNewThread { while !reader.availableData.isEmpty {} }
+                return (process, url)
+            }
+        }
+    }
+
+    enum BenchError: Error { case serverDidNotStart }
+
+    static func rig(_ dir: URL) async throws -> Rig {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let baseURL: URL
+        let placement: String
+        let stopServer: @Sendable () async -> Void
+        if let binary = serverBinary() {
+            let (process, url) = try spawnServer(binary, db: dir.appendingPathComponent("server.sqlite"))
+            baseURL = url
+            placement = "separate process"
+            stopServer = {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        } else {
+            var c = ServerConfiguration()
+            c.port = 0
+            c.databasePath = dir.appendingPathComponent("server.sqlite").path
+            c.bcryptCost = 4
+            c.jwtSecret = String(repeating: "q", count: 40)
+            c.apiRateLimit = RateLimit(capacity: 1_000_000, refillPerSecond: 1_000_000)
+            let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+            let running = try await server.start()
+            baseURL = running.baseURL
+            placement = "in process"
+            stopServer = { await running.stop() }
+        }
+        let session = try await ServerBenchmarks.signUp(http, baseURL)
+        let api = LiveTrendyAPIClient(
+            configuration: .init(baseURL: baseURL, timeout: .seconds(120)), http: http,
+            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+        return Rig(
+            http: http, api: api, userId: session.user.id, placement: placement,
+            stop: {
+                try? await http.shutdown()
+                await stopServer()
+            })
     }
 
     static func makeStore(_ dir: URL, name: String) throws -> (SQLiteLocalStore, DatabasePool) {
@@ -28,23 +105,6 @@ enum SyncBenchmarks {
         let pool = try DatabasePool(path: dir.appendingPathComponent(name).path, configuration: config)
         try migrator.migrate(pool)
         return (SQLiteLocalStore(database: pool, logger: LogSystem.disabled().logger(.data)), pool)
-    }
-
-    static func rig(_ dir: URL) async throws -> Rig {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = dir.appendingPathComponent("server.sqlite").path
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "q", count: 40)
-        c.apiRateLimit = RateLimit(capacity: 1_000_000, refillPerSecond: 1_000_000)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-        let running = try await server.start()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let session = try await ServerBenchmarks.signUp(http, running.baseURL)
-        let api = LiveTrendyAPIClient(
-            configuration: .init(baseURL: running.baseURL, timeout: .seconds(120)), http: http,
-            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
-        return Rig(server: server, running: running, http: http, api: api, userId: session.user.id)
     }
 
     static func events(_ n: Int, type: UUIDv7, ids: UUIDv7Generator, start: Date) -> [Event] {
@@ -165,7 +225,7 @@ enum SyncBenchmarks {
             let lateness = await ticker.lateness
             results.append(
                 BenchResult(
-                    suite: "sync", name: "push_throughput", value: pushRate, unit: "events/s", baseline: baselineRate,
+                    suite: "sync", name: "push_throughput (server in \(rig.placement))", value: pushRate, unit: "events/s", baseline: baselineRate,
                     ratio: pushRate / baselineRate, target: "ratio ≥ 0.8", met: pushRate / baselineRate >= 0.8))
             results.append(
                 BenchResult(
@@ -189,11 +249,10 @@ enum SyncBenchmarks {
             let pullRate = Double(pulled.pulled) / BenchHarness.seconds(clock.now - q0)
             results.append(
                 BenchResult(
-                    suite: "sync", name: "pull_apply_throughput", value: pullRate, unit: "changes/s", baseline: nil,
+                    suite: "sync", name: "pull_apply_throughput (server in \(rig.placement))", value: pullRate, unit: "changes/s", baseline: nil,
                     ratio: nil, target: "≥ 50,000 changes/s", met: pullRate >= 50_000))
         }
-        try await rig.http.shutdown()
-        await rig.running.stop()
+        await rig.stop()
         results.append(
             BenchResult(
                 suite: "sync", name: "peak_rss_whole_suite", value: Double(peakRSSKilobytes()) / 1024, unit: "MB",
