@@ -22,7 +22,7 @@ struct TrendyBench: AsyncParsableCommand {
     @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
-    static let suites = ["logging", "auth", "server", "sync", "launch", "geofence"]
+    static let suites = ["logging", "auth", "server", "sync", "launch", "geofence", "memory"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -42,6 +42,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
+            case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
             default: r = []
             }
             if smoke {
