@@ -364,6 +364,7 @@ let package = Package(
             dependencies: [
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/TrendyAppTests",

@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+import Testing
+import TrendyLogging
+import TrendyServer
+
+/// The real `trendy` against the real server, killed with SIGKILL at random moments during
+/// imports, pushes, pulls, full re-downloads and geofence wake-ups; then restarted until it
+/// converges. Every event created locally must be on the server exactly once, nothing local may
+/// be lost, and SQLite's integrity check must pass.
+///
+/// `TRENDY_TORTURE_TRIALS` sets the number of kills (CI: 12; the full run: 50 or more).
+@Suite(.timeLimit(.minutes(10)))
+struct CrashTortureTests {
+    let cli = LaunchCLITests()
+
+    static var trials: Int {
+        Int(ProcessInfo.processInfo.environment["TRENDY_TORTURE_TRIALS"] ?? "") ?? 12
+    }
+
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+        -> TrendyProcess.Result
+    {
+        try await cli.trendy(args, dir, api: api, stdin: stdin)
+    }
+
+    func events(_ r: TrendyProcess.Result) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    /// Starts `trendy` with `arguments` and kills it after `delay`.
+    func killed(_ arguments: [String], after delay: Duration) async throws {
+        let process = Process()
+        process.executableURL = TrendyProcess.binary
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: delay)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    @Test func killedAtRandomMomentsItStillConvergesWithEveryEventOnTheServerExactlyOnce() async throws {
+        try await LaunchCLITests.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "torture@example.com", "--password-stdin"], dir, api, stdin: "torture-pass-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            for name in ["Walk", "Coffee"] { #expect(try await trendy(["types", "add", name], dir, api).status == 0) }
+            let fence = try await trendy(
+                ["geofence", "add", "Home", "52.52", "13.405", "--type", "Walk", "--json"], dir, api)
+            let home = try #require(cli.json(fence)["id"] as? String)
+
+            var rng = SystemRandomNumberGenerator()
+            var imports: [URL] = []
+            var expectedTimestamps = Set<String>()  // every event any trial tried to create
+            let base = Date(timeIntervalSince1970: 1_700_000_000)
+            var kinds: [String: Int] = [:]
+            for trial in 0..<Self.trials {
+                let common = ["--data-dir", dir.path, "--api-url", api]
+                let delay = Duration.milliseconds(Int.random(in: 20...600, using: &rng))
+                switch trial % 5 {
+                case 0:
+                    // An import of 400 new rows (one transaction of at most 1,000).
+                    let file = dir.url.appendingPathComponent("import-\(trial).csv")
+                    var text = "type,timestamp,notes\n"
+                    for i in 0..<400 {
+                        let t = ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(trial * 1_000 + i)))
+                        text += "Coffee,\(t),trial \(trial)\n"
+                        expectedTimestamps.insert(t)
+                    }
+                    try text.write(to: file, atomically: true, encoding: .utf8)
+                    imports.append(file)
+                    try await killed(["import", file.path] + common, after: delay)
+                    kinds["import", default: 0] += 1
+                case 1, 3:
+                    // A push (and the pull that follows it).
+                    try await killed(["sync"] + common, after: delay)
+                    kinds["sync", default: 0] += 1
+                case 2:
+                    // A full re-download.
+                    try await killed(["sync", "--full"] + common, after: delay)
+                    kinds["sync --full", default: 0] += 1
+                default:
+                    // A geofence wake-up: an enter, or the exit closing it.
+                    let day = trial / 5
+                    let t = base.addingTimeInterval(Double(10_000_000 + day * 86_400))
+                    let enter = "enter:\(home)@\(ISO8601DateFormatter().string(from: t))"
+                    let exit = "exit:\(home)@\(ISO8601DateFormatter().string(from: t.addingTimeInterval(3_600)))"
+                    try await killed(["launch", "--region-event", enter] + common, after: delay)
+                    // The system redelivers what the app did not finish; the second is a normal run.
+                    #expect(try await trendy(["launch", "--no-wait", "--region-event", enter], dir, api).status == 0)
+                    try await killed(["launch", "--region-event", exit] + common, after: delay)
+                    #expect(try await trendy(["launch", "--no-wait", "--region-event", exit], dir, api).status == 0)
+                    expectedTimestamps.insert(ISO8601DateFormatter().string(from: t))
+                    kinds["geofence", default: 0] += 1
+                }
+            }
+
+            // Restart: finish every import (idempotent), then sync until nothing is pending.
+            for file in imports {
+                let r = try await trendy(["import", file.path], dir, api)
+                #expect(r.status == 0, "\(r.stderr)")
+            }
+            #expect(try await trendy(["launch"], dir, api).status == 0)  // handles any captured crossing
+            var pending = -1
+            for _ in 0..<5 where pending != 0 {
+                _ = try await trendy(["sync"], dir, api)
+                pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? -1
+            }
+            #expect(pending == 0)
+
+            // Nothing local lost: every event any trial created is here, once.
+            let local = events(try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api))
+            let localTimes = local.compactMap { $0["timestamp"] as? String }.map { String($0.prefix(19)) + "Z" }
+            #expect(Set(localTimes) == expectedTimestamps, "missing \(expectedTimestamps.subtracting(localTimes).count)")
+            #expect(localTimes.count == Set(localTimes).count, "duplicates locally")
+            #expect(local.allSatisfy { $0["sync_status"] as? String == "synced" })
+
+            // On the server exactly once: a second device downloads everything.
+            let other = TemporaryDataDirectory()
+            #expect(
+                try await trendy(
+                    ["login", "--email", "torture@example.com", "--password-stdin"], other, api,
+                    stdin: "torture-pass-1\n"
+                ).status == 0)
+            #expect(try await trendy(["sync"], other, api).status == 0)
+            let remote = events(try await trendy(["events", "list", "--limit", "10000", "--json"], other, api))
+            #expect(Set(remote.compactMap { $0["id"] as? String }) == Set(local.compactMap { $0["id"] as? String }))
+            #expect(remote.count == local.count)
+            // Geofence visits are complete.
+            for e in remote where e["source_type"] as? String == "geofence" { #expect(e["end_date"] != nil) }
+
+            // The database survived every kill.
+            let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
+            let check = try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
+            #expect(check == ["ok"])
+            print("crash torture: \(Self.trials) kills \(kinds), \(local.count) events converged")
+        }
+    }
+}
