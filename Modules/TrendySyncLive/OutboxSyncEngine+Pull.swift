@@ -42,7 +42,8 @@ extension OutboxSyncEngine {
             }
             let more = page.hasMore && !page.changes.isEmpty
             let nextCursor = page.nextCursor
-            let next: Task<ChangesPage, any Error>? = more ? Task { try await self.changesPage(since: nextCursor) } : nil
+            let next: Task<ChangesPage, any Error>? =
+                more ? Task { try await self.changesPage(since: nextCursor) } : nil
             do {
                 applied += try await store.apply(page)
             } catch {

@@ -116,7 +116,8 @@ struct CrashTortureTests {
             // Nothing local lost: every event any trial created is here, once.
             let local = events(try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api))
             let localTimes = local.compactMap { $0["timestamp"] as? String }.map { String($0.prefix(19)) + "Z" }
-            #expect(Set(localTimes) == expectedTimestamps, "missing \(expectedTimestamps.subtracting(localTimes).count)")
+            #expect(
+                Set(localTimes) == expectedTimestamps, "missing \(expectedTimestamps.subtracting(localTimes).count)")
             #expect(localTimes.count == Set(localTimes).count, "duplicates locally")
             #expect(local.allSatisfy { $0["sync_status"] as? String == "synced" })
 

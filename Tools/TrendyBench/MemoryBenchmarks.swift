@@ -24,7 +24,8 @@ enum MemoryBenchmarks {
         }
         let data = dir.appendingPathComponent("data")
         let common = ["--data-dir", data.path, "--api-url", url.absoluteString]
-        _ = try child(trendy, ["signup", "--email", "memory@example.com", "--password-stdin"] + common,
+        _ = try child(
+            trendy, ["signup", "--email", "memory@example.com", "--password-stdin"] + common,
             stdin: "memory-password-1\n")
 
         // A CSV of `rows` events over two types, one a minute.

@@ -49,7 +49,9 @@ enum SyncBenchmarks {
             buffer.append(chunk)
             let text = String(decoding: buffer, as: UTF8.self)
             if let range = text.range(of: "listening on "), let end = text[range.upperBound...].firstIndex(of: "\n") {
-                guard let url = URL(string: String(text[range.upperBound..<end])) else { throw BenchError.serverDidNotStart }
+                guard let url = URL(string: String(text[range.upperBound..<end])) else {
+                    throw BenchError.serverDidNotStart
+                }
                 // Keep draining so the child never blocks on a full pipe.
                 Thread.detachNewThread { while !reader.availableData.isEmpty {} }
                 return (process, url)
@@ -225,7 +227,8 @@ enum SyncBenchmarks {
             let lateness = await ticker.lateness
             results.append(
                 BenchResult(
-                    suite: "sync", name: "push_throughput (server in \(rig.placement))", value: pushRate, unit: "events/s", baseline: baselineRate,
+                    suite: "sync", name: "push_throughput (server in \(rig.placement))", value: pushRate,
+                    unit: "events/s", baseline: baselineRate,
                     ratio: pushRate / baselineRate, target: "ratio ≥ 0.8", met: pushRate / baselineRate >= 0.8))
             results.append(
                 BenchResult(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TrendyLogging
 import TrendyModels
+import TrendySyncLive
 
 /// Shared plumbing for commands: builds the environment, prints results in human or JSON form,
 /// turns errors into a message and a documented exit code.
@@ -26,6 +27,9 @@ struct CommandRunner {
         } catch let error as CLIError {
             output.fail(error)
             throw ExitCode(error.exitCode.rawValue)
+        } catch  where LocalDatabaseRepair.isDamage(error) {
+            output.fail(Self.damaged(error))
+            throw ExitCode(TrendyExitCode.ioError.rawValue)
         } catch {
             let cli = CLIError(
                 code: "data_directory_unusable",
@@ -42,6 +46,10 @@ struct CommandRunner {
             failure = ExitCode(error.exitCode.rawValue)
         } catch let error as ExitCode {
             failure = error
+        } catch  where LocalDatabaseRepair.isDamage(error) {
+            env.logger(.data).error("The local database is damaged", metadata: ["error": .error(error)])
+            output.fail(Self.damaged(error))
+            failure = ExitCode(TrendyExitCode.ioError.rawValue)
         } catch {
             env.logger(.app).error("Command failed", metadata: ["error": .error(error)])
             let cli = CLIError(code: "internal_error", message: String(describing: error), exitCode: .software)
@@ -51,6 +59,17 @@ struct CommandRunner {
         await env.close()
         env.logs.shutdown()
         if let failure { throw failure }
+    }
+}
+
+extension CommandRunner {
+    /// What a person reads when the local database is damaged, and the way out.
+    static func damaged(_ error: any Error) -> CLIError {
+        CLIError(
+            code: "database_damaged",
+            message: "the local database is damaged (\(error)). Run `trendy repair`: it keeps every unsynced "
+                + "change it can still read and downloads the rest from the server with the next `trendy sync`.",
+            exitCode: .ioError)
     }
 }
 

@@ -12,7 +12,8 @@ public struct TrendyCommand: AsyncParsableCommand {
         subcommands: [
             VersionCommand.self, SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
-            StatusCommand.self, GeofenceCommand.self, LocationCommand.self, LaunchCommand.self, OnboardingCommand.self,
+            StatusCommand.self, GeofenceCommand.self, LocationCommand.self, LaunchCommand.self, RepairCommand.self,
+            OnboardingCommand.self,
             TourCommand.self, LogsCommand.self,
             ServeCommand.self,
         ]

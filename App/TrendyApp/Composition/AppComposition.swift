@@ -44,6 +44,9 @@ public enum AppComposition {
         let console = ConsoleSink(format: logging.consoleFormat, minimumLevel: logging.consoleLevel)
         let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
 
+        // Everything that can throw comes before the HTTP client, which must be shut down
+        // once created (a damaged database used to crash the program here).
+        let database = try AppDatabase.open(at: paths.database)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let apiEndpoint: ServiceEndpoint
         let authEndpoint: ServiceEndpoint
@@ -68,7 +71,6 @@ public enum AppComposition {
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
-        let database = try AppDatabase.open(at: paths.database)
         let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))

@@ -21,4 +21,10 @@ enum AppDatabase {
         try migrator().migrate(pool)
         return pool
     }
+
+    /// Moves a damaged database aside and rebuilds it from what can still be read (see
+    /// `LocalDatabaseRepair`).
+    static func repair(at url: URL) throws -> LocalDatabaseRepair.Report {
+        try LocalDatabaseRepair.repair(at: url, migrator: migrator())
+    }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import Testing
+import TrendyServer
+
+/// A damaged local database: a clear error, then `trendy repair` keeps the unsynced changes it
+/// can still read and the next sync brings back the rest from the server.
+@Suite(.timeLimit(.minutes(3)))
+struct RepairCLITests {
+    let cli = LaunchCLITests()
+
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+        -> TrendyProcess.Result
+    {
+        try await cli.trendy(args, dir, api: api, stdin: stdin)
+    }
+
+    func events(_ r: TrendyProcess.Result) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    /// Overwrites the root page of `table` with garbage, as a bad sector or a torn write would.
+    static func corrupt(_ table: String, in file: URL) throws {
+        let queue = try DatabaseQueue(path: file.path)
+        let (root, pageSize) = try queue.writeWithoutTransaction { db -> (Int, Int) in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            return (
+                try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [table]) ?? 0,
+                try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            )
+        }
+        try queue.close()
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seek(toOffset: UInt64((root - 1) * pageSize))
+        handle.write(Data((0..<pageSize).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        try handle.close()
+    }
+
+    @Test func aDamagedTableIsReportedAndRepairKeepsTheUnsyncedChanges() async throws {
+        try await LaunchCLITests.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "repair@example.com", "--password-stdin"], dir, api, stdin: "repair-pass-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            #expect(try await trendy(["types", "add", "Tea"], dir, api).status == 0)
+            for hour in 10...12 {
+                #expect(try await trendy(["log", "Tea", "--at", "2026-11-20T\(hour):00:00Z"], dir, api).status == 0)
+            }
+            #expect(try await trendy(["sync"], dir, api).status == 0)
+            // Two changes that exist only here.
+            for hour in 13...14 {
+                #expect(try await trendy(["log", "Tea", "--at", "2026-11-20T\(hour):00:00Z"], dir, api).status == 0)
+            }
+            try Self.corrupt("local_events", in: dir.url.appendingPathComponent("trendy.sqlite"))
+
+            let broken = try await trendy(["events", "list", "--json"], dir, api)
+            #expect(broken.status == 74)
+            #expect(broken.stdout.contains("database_damaged"))
+            #expect(broken.stdout.contains("trendy repair"))
+
+            let repair = try await trendy(["repair", "--json"], dir, api)
+            #expect(repair.status == 0, "\(repair.stderr)")
+            let report = cli.json(repair)
+            #expect(report["pending_changes"] as? Int == 2)
+            #expect((report["unreadable"] as? [String])?.contains("local_events") == true)
+            #expect(FileManager.default.fileExists(atPath: report["moved_to"] as? String ?? "/nonexistent"))
+
+            let sync = try await trendy(["sync", "--json"], dir, api)
+            #expect(sync.status == 0, "\(sync.stderr)")
+            let local = events(try await trendy(["events", "list", "--json"], dir, api))
+            #expect(local.count == 5)
+            #expect(local.allSatisfy { $0["sync_status"] as? String == "synced" })
+
+            let other = TemporaryDataDirectory()
+            #expect(
+                try await trendy(
+                    ["login", "--email", "repair@example.com", "--password-stdin"], other, api,
+                    stdin: "repair-pass-1\n"
+                ).status == 0)
+            #expect(try await trendy(["sync"], other, api).status == 0)
+            let remote = events(try await trendy(["events", "list", "--json"], other, api))
+            #expect(remote.count == 5)
+            let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
+            #expect(try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
+        }
+    }
+
+    @Test func aFileThatIsNotADatabaseGetsTheSameWayOut() async throws {
+        let dir = TemporaryDataDirectory()
+        let offline = LaunchCLITests.unreachable
+        #expect(try await trendy(["types", "add", "Tea"], dir, offline).status == 0)
+        let file = dir.url.appendingPathComponent("trendy.sqlite")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) }
+        try Data(repeating: 0x5A, count: 64 * 1024).write(to: file)
+        let broken = try await trendy(["types", "list"], dir, offline)
+        #expect(broken.status == 74)
+        #expect(broken.stderr.contains("trendy repair"))
+        let repair = try await trendy(["repair", "--json"], dir, offline)
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(cli.json(repair)["unreadable"] as? [String] == ["*"])
+        #expect(try await trendy(["types", "list"], dir, offline).status == 0)
+    }
+}
