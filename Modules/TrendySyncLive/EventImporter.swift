@@ -3,8 +3,9 @@ import Foundation
 import TrendyModels
 import TrendySync
 
-/// Reads events from CSV or JSON for bulk import. Malformed rows are reported with their line
-/// (CSV) or item (JSON) number; the rest is imported.
+/// Reads events from CSV or JSON for bulk import, handing them over in chunks so memory stays
+/// flat however long the file is (CSV streams; a JSON document is parsed whole). Malformed rows
+/// are reported with their line (CSV) or item (JSON) number; the rest is imported.
 ///
 /// CSV: a header row with `type,timestamp` and optionally `end_date,notes,all_day,external_id`.
 /// JSON: an array of objects (or `{"events": [...]}`) with the same keys.
@@ -43,11 +44,32 @@ public enum EventImporter {
         public var description: String
     }
 
-    /// Reads `url` by its extension (`.csv` or `.json`).
-    public static func read(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+    /// What reading a whole file found.
+    public struct Summary: Sendable {
+        /// Rows read, good and bad.
+        public var rows = 0
+        /// The first malformed rows (at most ``maximumErrorsKept``).
+        public var errors: [RowError] = []
+        /// How many rows were malformed in all.
+        public var errorCount = 0
+
+        mutating func add(_ e: RowError) {
+            errorCount += 1
+            if errors.count < EventImporter.maximumErrorsKept { errors.append(e) }
+        }
+    }
+
+    /// Malformed rows reported in detail; the rest are only counted.
+    public static let maximumErrorsKept = 1_000
+
+    /// Reads `url` by its extension (`.csv` or `.json`), calling `chunk` with up to `chunkSize`
+    /// good rows at a time, in file order.
+    public static func read(
+        _ url: URL, chunkSize: Int = 1_000, _ chunk: ([Row]) async throws -> Void
+    ) async throws -> Summary {
         switch url.pathExtension.lowercased() {
-        case "csv": return try readCSV(url)
-        case "json": return try readJSON(url)
+        case "csv": return try await readCSV(url, chunkSize: chunkSize, chunk)
+        case "json": return try await readJSON(url, chunkSize: chunkSize, chunk)
         default: throw FileError(description: "\(url.lastPathComponent): use a .csv or .json file")
         }
     }
@@ -92,7 +114,7 @@ public enum EventImporter {
                 externalId: value("external_id")))
     }
 
-    static func readCSV(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+    static func readCSV(_ url: URL, chunkSize: Int, _ chunk: ([Row]) async throws -> Void) async throws -> Summary {
         guard let stream = InputStream(url: url) else { throw FileError(description: "cannot open \(url.path)") }
         let reader: CSVReader
         do {
@@ -107,24 +129,31 @@ public enum EventImporter {
                 description: "\(url.lastPathComponent): the header row must name at least type and timestamp")
         }
         var rows: [Row] = []
-        var errors: [RowError] = []
+        rows.reserveCapacity(chunkSize)
+        var summary = Summary()
         var line = 1
         while let fields = reader.next() {
             line += 1
             if fields.allSatisfy({ $0.isEmpty }) { continue }
+            summary.rows += 1
             guard fields.count == header.count else {
-                errors.append(RowError(line: line, reason: "expected \(header.count) fields, found \(fields.count)"))
+                summary.add(RowError(line: line, reason: "expected \(header.count) fields, found \(fields.count)"))
                 continue
             }
             switch makeRow(line: line, fields: Dictionary(zip(header, fields), uniquingKeysWith: { a, _ in a })) {
             case .success(let r): rows.append(r)
-            case .failure(let e): errors.append(e)
+            case .failure(let e): summary.add(e)
+            }
+            if rows.count >= chunkSize {
+                try await chunk(rows)
+                rows.removeAll(keepingCapacity: true)
             }
         }
-        return (rows, errors)
+        if !rows.isEmpty { try await chunk(rows) }
+        return summary
     }
 
-    static func readJSON(_ url: URL) throws -> (rows: [Row], errors: [RowError]) {
+    static func readJSON(_ url: URL, chunkSize: Int, _ chunk: ([Row]) async throws -> Void) async throws -> Summary {
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw FileError(description: "cannot read \(url.path)") }
         let parsed: Any
@@ -142,10 +171,15 @@ public enum EventImporter {
             throw FileError(description: "\(url.lastPathComponent): expected an array of events or {\"events\": [...]}")
         }
         var rows: [Row] = []
-        var errors: [RowError] = []
+        var summary = Summary()
         for (index, item) in items.enumerated() {
+            summary.rows += 1
+            if rows.count >= chunkSize {
+                try await chunk(rows)
+                rows.removeAll(keepingCapacity: true)
+            }
             guard let object = item as? [String: Any] else {
-                errors.append(RowError(line: index + 1, reason: "item is not an object"))
+                summary.add(RowError(line: index + 1, reason: "item is not an object"))
                 continue
             }
             var fields: [String: String] = [:]
@@ -159,9 +193,10 @@ public enum EventImporter {
             }
             switch makeRow(line: index + 1, fields: fields) {
             case .success(let r): rows.append(r)
-            case .failure(let e): errors.append(e)
+            case .failure(let e): summary.add(e)
             }
         }
-        return (rows, errors)
+        if !rows.isEmpty { try await chunk(rows) }
+        return summary
     }
 }

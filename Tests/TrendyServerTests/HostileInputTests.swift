@@ -18,8 +18,11 @@ struct HostileInputTests {
                 ("/api/v1/events/batch", #"{"events":"# + deep + "}", nil),
                 ("/api/v1/event-types", deepObject, nil),
                 ("/api/v1/events/batch", #"{"events":[1,2,3]}"#, nil),
-                ("/api/v1/events/batch", #"{"events":"#
-                    + "[" + Array(repeating: "{}", count: 5_000).joined(separator: ",") + "]}", nil),
+                (
+                    "/api/v1/events/batch",
+                    #"{"events":"#
+                        + "[" + Array(repeating: "{}", count: 5_000).joined(separator: ",") + "]}", nil
+                ),
                 ("/api/v1/events", #"{"id":123,"event_type_id":[],"timestamp":{}}"#, nil),
                 ("/api/v1/geofences", #"{"latitude":"1e999","longitude":null}"#, nil),
                 ("/api/v1/event-types", nil, Data((0..<4_096).map { _ in rng.next() })),
@@ -27,7 +30,9 @@ struct HostileInputTests {
             ]
             for (path, text, data) in bodies {
                 let r = try await h.raw(.POST, path, body: text, bodyData: data, headers: auth)
-                #expect((400..<500).contains(r.status), "\(path) answered \(r.status) to \(String((text ?? "binary").prefix(40)))")
+                #expect(
+                    (400..<500).contains(r.status),
+                    "\(path) answered \(r.status) to \(String((text ?? "binary").prefix(40)))")
                 // A batch whose every item is refused answers with its per-item results instead.
                 let type = r.headers.first(name: "Content-Type")
                 #expect(

@@ -207,52 +207,53 @@ struct ImportCommand: AsyncParsableCommand {
             guard FileManager.default.isReadableFile(atPath: url.path) else {
                 throw CLIError(code: "no_input", message: "cannot read \(url.path)", exitCode: .noInput)
             }
-            let parsed: (rows: [EventImporter.Row], errors: [EventImporter.RowError])
-            do { parsed = try EventImporter.read(url) } catch {
-                throw CLIError(code: "bad_file", message: String(describing: error), exitCode: .dataError)
-            }
-            for e in parsed.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }
-            if parsed.errors.count > 20 {
-                FileHandle.standardError.write(Data("trendy: … and \(parsed.errors.count - 20) more\n".utf8))
-            }
             var types: [String: EventType] = [:]
             for t in try await env.store.eventTypes() { types[t.value.name.lowercased()] = t.value }
             var created: [String] = []
-            for name in Set(parsed.rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
-                let t = EventType(id: env.ids.next(), name: name)
-                try await storeCall { try await env.store.createEventType(t) }
-                types[name.lowercased()] = t
-                created.append(name)
-            }
-            let events = parsed.rows.compactMap { row -> Event? in
-                guard let t = types[row.typeName.lowercased()] else { return nil }
-                return Event(
-                    id: env.ids.next(), eventTypeId: t.id, timestamp: row.timestamp, endDate: row.endDate,
-                    notes: row.notes,
-                    isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId)
-            }
             var inserted = 0
             var duplicates = 0
+            var read = 0
             let tty = isatty(STDERR_FILENO) == 1 && !out.json
-            for start in stride(from: 0, to: events.count, by: 1_000) {
-                let chunk = Array(events[start..<min(start + 1_000, events.count)])
-                let s = try await storeCall { try await env.store.insertEvents(chunk) }
-                inserted += s.inserted
-                duplicates += s.duplicates
-                if tty {
-                    let done = min(start + 1_000, events.count)
-                    FileHandle.standardError.write(Data("\r\u{1B}[2KImporting \(done) of \(events.count)".utf8))
+            // Chunk by chunk: memory stays flat for any file size (D24).
+            let summary: EventImporter.Summary
+            do {
+                summary = try await EventImporter.read(url) { rows in
+                    for name in Set(rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
+                        let t = EventType(id: env.ids.next(), name: name)
+                        try await storeCall { try await env.store.createEventType(t) }
+                        types[name.lowercased()] = t
+                        created.append(name)
+                    }
+                    let events = rows.compactMap { row -> Event? in
+                        guard let t = types[row.typeName.lowercased()] else { return nil }
+                        return Event(
+                            id: env.ids.next(), eventTypeId: t.id, timestamp: row.timestamp, endDate: row.endDate,
+                            notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported,
+                            externalId: row.externalId)
+                    }
+                    let s = try await storeCall { try await env.store.insertEvents(events) }
+                    inserted += s.inserted
+                    duplicates += s.duplicates
+                    read += rows.count
+                    if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KImporting… \(read) rows".utf8)) }
                 }
+            } catch let error as EventImporter.FileError {
+                throw CLIError(code: "bad_file", message: String(describing: error), exitCode: .dataError)
             }
             if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+            for e in summary.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }
+            if summary.errorCount > 20 {
+                FileHandle.standardError.write(Data("trendy: … and \(summary.errorCount - 20) more\n".utf8))
+            }
+            let parsed = (rows: summary.rows, errors: summary.errors, errorCount: summary.errorCount)
             out.line(
-                "Imported \(inserted) event(s) from \(parsed.rows.count + parsed.errors.count) row(s); "
-                    + "\(duplicates) duplicate(s), \(parsed.errors.count) malformed row(s) skipped."
+                "Imported \(inserted) event(s) from \(parsed.rows) row(s); "
+                    + "\(duplicates) duplicate(s), \(parsed.errorCount) malformed row(s) skipped."
                     + (created.isEmpty ? "" : " Created types: \(created.joined(separator: ", ")).")
                     + (inserted > 0 ? " Run `trendy sync` to upload." : ""))
             out.document(
                 Result(
-                    rows: parsed.rows.count + parsed.errors.count, imported: inserted, duplicates: duplicates,
+                    rows: parsed.rows, imported: inserted, duplicates: duplicates,
                     created_types: created, errors: parsed.errors))
         }
     }
