@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TrendyLogging
+import TrendyServer
+
+/// Sessions misbehaving during long syncs, with the real binary and server: access tokens that
+/// live one second, and a session revoked from another device in the middle of a sync.
+@Suite(.timeLimit(.minutes(4)))
+struct AuthChaosTests {
+    let cli = LaunchCLITests()
+
+    static func withServer(_ body: (TrendyServer, RunningServer) async throws -> Void) async throws {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = nil
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "c", count: 40)
+        c.accessTokenLifetime = .seconds(1)
+        c.refreshReuseInterval = .seconds(0)
+        c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 100_000)
+        c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 10_000)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        let running = try await server.start()
+        do {
+            try await body(server, running)
+        } catch {
+            await running.stop()
+            throw error
+        }
+        await running.stop()
+    }
+
+    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+        -> TrendyProcess.Result
+    {
+        try await cli.trendy(args, dir, api: api, stdin: stdin)
+    }
+
+    func importEvents(_ n: Int, _ dir: TemporaryDataDirectory, _ api: String) async throws {
+        var text = "type,timestamp\n"
+        let base = Date(timeIntervalSince1970: 1_750_000_000)
+        for i in 0..<n { text += "Run,\(ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(i) * 60)))\n" }
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        let file = dir.url.appendingPathComponent("runs.csv")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await trendy(["import", file.path], dir, api).status == 0)
+    }
+
+    func serverCount(_ email: String, _ api: String) async throws -> Int {
+        let other = TemporaryDataDirectory()
+        let login = try await trendy(
+            ["login", "--email", email, "--password-stdin"], other, api, stdin: "chaos-pass-1\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try await trendy(["sync"], other, api).status == 0)
+        let list = try await trendy(["events", "list", "--limit", "10000", "--json"], other, api)
+        return ((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count ?? -1
+    }
+
+    @Test func oneSecondTokensDuringALongSyncAreRefreshedAndNothingIsSentTwice() async throws {
+        try await Self.withServer { server, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "short@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            try await importEvents(1_500, dir, api)
+            var faults = FaultConfiguration()
+            faults.latencyMilliseconds = 60  // 30 batches × 60 ms ≈ 2 s: the token expires during the push
+            server.faults.update(faults)
+            let sync = try await trendy(["sync", "--json"], dir, api)
+            #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
+            server.faults.update(FaultConfiguration())
+            #expect(cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int == 0)
+            #expect(try await serverCount("short@example.com", api) == 1_500)
+        }
+    }
+
+    @Test func aSessionRevokedMidSyncSignsOutKeepsLocalDataAndResumesAfterSignIn() async throws {
+        try await Self.withServer { server, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "revoked@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            try await importEvents(2_000, dir, api)
+            var faults = FaultConfiguration()
+            faults.latencyMilliseconds = 80
+            server.faults.update(faults)
+            async let longSync = trendy(["sync"], dir, api)
+            try await Task.sleep(for: .milliseconds(700))
+            // Another device signs every session of the account out.
+            let other = TemporaryDataDirectory()
+            #expect(
+                try await trendy(
+                    ["login", "--email", "revoked@example.com", "--password-stdin"], other, api,
+                    stdin: "chaos-pass-1\n"
+                ).status == 0)
+            #expect(try await trendy(["logout", "--scope", "global"], other, api).status == 0)
+            let interrupted = try await longSync
+            server.faults.update(FaultConfiguration())
+            #expect(interrupted.status != 0, "the sync finished before the revocation took effect")
+
+            // Signed out here, with every local event kept and the unsent ones still queued.
+            let who = try await trendy(["whoami", "--offline"], dir, api)
+            #expect(who.status == 77, "\(who.stdout)")
+            let list = try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api)
+            #expect(((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count == 2_000)
+            let pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? 0
+            #expect(pending > 0)
+
+            // Signing in again resumes: everything reaches the server once.
+            let login = try await trendy(
+                ["login", "--email", "revoked@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(try await trendy(["sync"], dir, api).status == 0)
+            #expect(cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int == 0)
+            #expect(try await serverCount("revoked@example.com", api) == 2_000)
+        }
+    }
+}
