@@ -39,7 +39,9 @@ struct AuthChaosTests {
     func importEvents(_ n: Int, _ dir: TemporaryDataDirectory, _ api: String) async throws {
         var text = "type,timestamp\n"
         let base = Date(timeIntervalSince1970: 1_750_000_000)
-        for i in 0..<n { text += "Run,\(ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(i) * 60)))\n" }
+        for i in 0..<n {
+            text += "Run,\(ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(i) * 60)))\n"
+        }
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let file = dir.url.appendingPathComponent("runs.csv")
         try text.write(to: file, atomically: true, encoding: .utf8)

@@ -19,10 +19,13 @@ struct TrendyBench: AsyncParsableCommand {
     @Flag(help: "Print results as JSON.")
     var json = false
 
+    @Option(help: "Load: simultaneous clients (default 50).")
+    var clients: Int?
+
     @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
-    static let suites = ["logging", "auth", "server", "sync", "launch", "geofence", "memory"]
+    static let suites = ["logging", "auth", "server", "sync", "launch", "geofence", "memory", "load"]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -43,6 +46,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
+            case "load": r = try await LoadBenchmarks.run(smoke: smoke, clients: clients)
             default: r = []
             }
             if smoke {
