@@ -6,12 +6,12 @@ extension ChangesPage {
     /// a delete (the common case); nil otherwise, and the caller decodes normally.
     public static func fastRead(_ data: Data) -> ChangesPage? {
         guard let root = WireJSONReader.parse(data), let items = root["changes"]?.array,
-            let next = root["next_cursor"]?.number, let hasMore = root["has_more"]?.bool
+            let next = root["next_cursor"]?.integer, let hasMore = root["has_more"]?.bool
         else { return nil }
         var changes: [Change] = []
         changes.reserveCapacity(items.count)
         for item in items {
-            guard let cursor = item["cursor"]?.number, let entityText = item["entity_type"]?.string,
+            guard let cursor = item["cursor"]?.integer, let entityText = item["entity_type"]?.string,
                 let entity = ChangeEntity(rawValue: entityText), let entityId = item["entity_id"]?.string,
                 let operationText = item["operation"]?.string, let operation = ChangeOperation(rawValue: operationText),
                 let createdText = item["created_at"]?.string, let createdAt = ISO8601.parse(createdText)
@@ -39,10 +39,10 @@ extension ChangesPage {
             }
             changes.append(
                 Change(
-                    cursor: Int64(cursor), entityType: entity, entityId: entityId, operation: operation, data: data,
+                    cursor: cursor, entityType: entity, entityId: entityId, operation: operation, data: data,
                     createdAt: createdAt))
         }
-        return ChangesPage(changes: changes, nextCursor: Int64(next), hasMore: hasMore)
+        return ChangesPage(changes: changes, nextCursor: next, hasMore: hasMore)
     }
 }
 
@@ -51,7 +51,8 @@ extension ListPage where Item == Timestamped<Event> {
     /// needs the full decoder.
     public static func fastRead(_ data: Data) -> ListPage<Timestamped<Event>>? {
         guard let root = WireJSONReader.parse(data), let items = root["items"]?.array,
-            let limit = root["limit"]?.number, let offset = root["offset"]?.number, let hasMore = root["has_more"]?.bool
+            let limit = root["limit"]?.integer, let offset = root["offset"]?.integer,
+            let hasMore = root["has_more"]?.bool
         else { return nil }
         var events: [Timestamped<Event>] = []
         events.reserveCapacity(items.count)

@@ -207,7 +207,7 @@ extension EventBatchResponse {
         var results: [EventBatchItemResult] = []
         results.reserveCapacity(items.count)
         for item in items {
-            guard let index = item["index"]?.number, let statusText = item["status"]?.string,
+            guard let index = item["index"]?.integer, let statusText = item["status"]?.string,
                 let status = EventBatchItemResult.Status(rawValue: statusText), status != .failed
             else { return nil }
             results.append(EventBatchItemResult(index: Int(index), id: item["id"]?.string, status: status))

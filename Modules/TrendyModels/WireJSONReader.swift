@@ -26,6 +26,14 @@ package enum WireJSONReader {
             if case .number(let n) = self { return n }
             return nil
         }
+        /// A whole number that fits exactly (JSON numbers are doubles; `1e999`, `NaN`-like input,
+        /// fractions and values beyond 2^53 are refused rather than trapping on conversion).
+        package var integer: Int64? {
+            guard case .number(let n) = self, n.isFinite, n == n.rounded(.towardZero),
+                abs(n) <= 9_007_199_254_740_992
+            else { return nil }
+            return Int64(n)
+        }
         package var bool: Bool? {
             if case .bool(let b) = self { return b }
             return nil
