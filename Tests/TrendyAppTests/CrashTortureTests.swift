@@ -139,6 +139,23 @@ struct CrashTortureTests {
             let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
             let check = try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
             #expect(check == ["ok"])
+            // Every log line written by all those runs (and their export) holds no secret and no
+            // unmasked email address.
+            let bundle = dir.url.appendingPathComponent("logs-export.txt")
+            #expect(try await trendy(["logs", "export", bundle.path], dir, api).status == 0)
+            let logs = try String(contentsOf: bundle, encoding: .utf8)
+            let session = try #require(
+                FileManager.default.contents(atPath: dir.url.appendingPathComponent("session.json").path))
+            let sessionObject = try JSONSerialization.jsonObject(with: session) as? [String: Any]
+            let stored = sessionObject?["session"] as? [String: Any]
+            for secret in [
+                "torture-pass-1", "torture@example.com", stored?["access_token"] as? String ?? "-",
+                stored?["refresh_token"] as? String ?? "-",
+            ] {
+                #expect(!logs.contains(secret), "a log holds \(secret.prefix(12))…")
+            }
+            #expect(logs.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"#, options: .regularExpression) == nil)
+            #expect(logs.range(of: #"[A-Za-z0-9._%+-]{2,}@example\.com"#, options: .regularExpression) == nil)
             print("crash torture: \(Self.trials) kills \(kinds), \(local.count) events converged")
         }
     }
