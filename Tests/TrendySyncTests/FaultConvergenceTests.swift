@@ -6,7 +6,8 @@ import TrendyServer
 import TrendySync
 
 /// The real engine against the real server with faults on: 5xx, latency with jitter, 429 bursts
-/// and dropped connections. Every event created locally must end up on the server exactly once.
+/// dropped connections, and answers cut off after the server did the work. Every event created
+/// locally must end up on the server exactly once.
 @Suite(.timeLimit(.minutes(2)))
 struct FaultConvergenceTests {
     @Test func everyLocalEventReachesTheServerExactlyOnce() async throws {
@@ -15,6 +16,7 @@ struct FaultConvergenceTests {
         faults.latencyMilliseconds = 2
         faults.jitterMilliseconds = 10
         faults.dropRate = 0.05
+        faults.cutRate = 0.05  // carried out, then the connection closes before the answer
         faults.forced429Count = 3
         faults.retryAfterSeconds = 1
         try await SyncHarness.with(faults: faults) { h in

@@ -22,7 +22,9 @@ struct AdminRoutes: Sendable {
         let buffer = try await JSONIO.body(request, context: context)
         let faults = try JSONIO.decode(FaultConfiguration.self, from: buffer)
         var issues: [FieldIssue] = []
-        for (field, rate) in [("error_rate", faults.errorRate), ("drop_rate", faults.dropRate)]
+        for (field, rate) in [
+            ("error_rate", faults.errorRate), ("drop_rate", faults.dropRate), ("cut_rate", faults.cutRate),
+        ]
         where !(0...1).contains(rate) {
             issues.append(FieldIssue(field: field, reason: "must be between 0 and 1"))
         }

@@ -75,6 +75,9 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
     public var retryAfterSeconds: Int = 1
     /// Fraction (0–1) of requests whose connection is closed without an answer.
     public var dropRate: Double = 0
+    /// Fraction (0–1) of requests that are carried out (a write is committed) and whose
+    /// connection is then closed before the answer is sent: the client cannot know it worked.
+    public var cutRate: Double = 0
     /// Overrides the access token lifetime for tokens issued from now on.
     public var accessTokenLifetimeSeconds: Int?
 
@@ -88,6 +91,7 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
         case forced429Count = "forced_429_count"
         case retryAfterSeconds = "retry_after_seconds"
         case dropRate = "drop_rate"
+        case cutRate = "cut_rate"
         case accessTokenLifetimeSeconds = "access_token_lifetime_seconds"
     }
 
@@ -100,6 +104,7 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
         forced429Count = try c.decodeIfPresent(Int.self, forKey: .forced429Count) ?? 0
         retryAfterSeconds = try c.decodeIfPresent(Int.self, forKey: .retryAfterSeconds) ?? 1
         dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
+        cutRate = try c.decodeIfPresent(Double.self, forKey: .cutRate) ?? 0
         accessTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .accessTokenLifetimeSeconds)
     }
 }

@@ -38,6 +38,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
     /// Fault: drops.
     @Option(help: "Fault: fraction of connections dropped without an answer (0-1).") public var faultDropRate = 0.0
     /// Fault: forced 429s.
+    @Option(help: "Fault: fraction of requests carried out, then cut off before the answer (0-1).")
+    public var faultCutRate = 0.0
     @Option(help: "Fault: answer the next N requests with 429.") public var fault429Count = 0
     /// Log level.
     @Option(help: "Log level (info, debug, ...).") public var logLevel = "info"
@@ -83,6 +85,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
         c.faults.latencyMilliseconds = faultLatencyMs
         c.faults.jitterMilliseconds = faultJitterMs
         c.faults.dropRate = faultDropRate
+        c.faults.cutRate = faultCutRate
         c.faults.forced429Count = fault429Count
         return c
     }

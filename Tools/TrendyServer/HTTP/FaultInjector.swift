@@ -10,6 +10,7 @@ public final class FaultInjector: Sendable {
         case fail
         case tooManyRequests(retryAfter: Int)
         case drop
+        case cutAfterWork
     }
 
     let state: Mutex<FaultConfiguration>
@@ -44,6 +45,8 @@ public final class FaultInjector: Sendable {
             out.append(.drop)
         } else if c.errorRate > 0, random() < c.errorRate {
             out.append(.fail)
+        } else if c.cutRate > 0, random() < c.cutRate {
+            out.append(.cutAfterWork)
         }
         return out
     }

@@ -78,6 +78,7 @@ struct FaultMiddleware: RouterMiddleware {
     ) async throws -> Response {
         let path = request.uri.path
         guard path != APIPaths.health, !path.hasPrefix("/admin/") else { return try await next(request, context) }
+        var cut = false
         for action in faults.actions() {
             switch action {
             case .none: break
@@ -91,8 +92,15 @@ struct FaultMiddleware: RouterMiddleware {
             case .drop:
                 try? await context.channel.close(mode: .all)
                 throw ConnectionDropped()
+            case .cutAfterWork:
+                cut = true
             }
         }
-        return try await next(request, context)
+        let response = try await next(request, context)
+        if cut {
+            try? await context.channel.close(mode: .all)
+            throw ConnectionDropped()
+        }
+        return response
     }
 }
