@@ -37,9 +37,10 @@ public struct ServerOptions: ParsableArguments, Sendable {
     @Option(help: "Fault: random extra latency up to this many ms.") public var faultJitterMs = 0.0
     /// Fault: drops.
     @Option(help: "Fault: fraction of connections dropped without an answer (0-1).") public var faultDropRate = 0.0
-    /// Fault: forced 429s.
+    /// Fault: answers cut off after the work was done.
     @Option(help: "Fault: fraction of requests carried out, then cut off before the answer (0-1).")
     public var faultCutRate = 0.0
+    /// Fault: forced 429s.
     @Option(help: "Fault: answer the next N requests with 429.") public var fault429Count = 0
     /// Log level.
     @Option(help: "Log level (info, debug, ...).") public var logLevel = "info"
