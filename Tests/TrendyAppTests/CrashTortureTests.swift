@@ -9,13 +9,13 @@ import TrendyServer
 /// converges. Every event created locally must be on the server exactly once, nothing local may
 /// be lost, and SQLite's integrity check must pass.
 ///
-/// `TRENDY_TORTURE_TRIALS` sets the number of kills (CI: 12; the full run: 50 or more).
+/// `TRENDY_TORTURE_TRIALS` sets the number of kills (CI and the default: 50).
 @Suite(.timeLimit(.minutes(10)))
 struct CrashTortureTests {
     let cli = LaunchCLITests()
 
     static var trials: Int {
-        Int(ProcessInfo.processInfo.environment["TRENDY_TORTURE_TRIALS"] ?? "") ?? 12
+        Int(ProcessInfo.processInfo.environment["TRENDY_TORTURE_TRIALS"] ?? "") ?? 50
     }
 
     func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
