@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import TrendyLogging
 import TrendyServer
 
 /// Sessions misbehaving during long syncs, with the real binary and server: access tokens that
@@ -10,24 +9,13 @@ struct AuthChaosTests {
     let cli = LaunchCLITests()
 
     static func withServer(_ body: (TrendyServer, RunningServer) async throws -> Void) async throws {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = nil
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "c", count: 40)
-        c.accessTokenLifetime = .seconds(1)
-        c.refreshReuseInterval = .seconds(0)
-        c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 100_000)
-        c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 10_000)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-        let running = try await server.start()
-        do {
-            try await body(server, running)
-        } catch {
-            await running.stop()
-            throw error
-        }
-        await running.stop()
+        try await LaunchCLITests.withServer(
+            configure: { c in
+                c.accessTokenLifetime = .seconds(1)
+                c.refreshReuseInterval = .seconds(0)
+                c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 100_000)
+                c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 10_000)
+            }, body)
     }
 
     func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws

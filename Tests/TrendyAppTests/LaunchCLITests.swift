@@ -6,12 +6,16 @@ import TrendyServer
 /// `trendy launch` and `trendy onboarding` as the real binary against the real dev server.
 @Suite(.timeLimit(.minutes(3)))
 struct LaunchCLITests {
-    static func withServer(_ body: (TrendyServer, RunningServer) async throws -> Void) async throws {
+    static func withServer(
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TrendyServer, RunningServer) async throws -> Void
+    ) async throws {
         var c = ServerConfiguration()
         c.port = 0
         c.databasePath = nil
         c.bcryptCost = 4
         c.jwtSecret = String(repeating: "l", count: 40)
+        configure(&c)
         let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
         let running = try await server.start()
         do {
