@@ -249,6 +249,20 @@ struct GeofenceCLITests {
         }
     }
 
+    @Test func theTourEndsWithAPlaceVisitedAndSynced() async throws {
+        let r = try await TrendyProcess.runAsync(["tour", "--events", "100", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        // Two documents: the data directory, then the chapters.
+        let start = try #require(r.stdout.range(of: "\n[")).lowerBound
+        let chapters = try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout[start...].utf8)) as? [[String: Any]])
+        let last = try #require(chapters.last)
+        #expect((last["title"] as? String)?.contains("geofence") == true)
+        let note = (last["notes"] as? [String])?.first ?? ""
+        #expect(note.contains("enter → created, exit → closed"), "\(note)")
+        #expect(note.contains("pushed 2"), "\(note)")
+    }
+
     @Test func healthSaysWhatToDoWhenLocationAccessIsOff() async throws {
         let dir = TemporaryDataDirectory()
         let offline = LaunchCLITests.unreachable

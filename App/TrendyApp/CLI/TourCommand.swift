@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import TrendyAuth
+import TrendyGeofence
+import TrendyGeofenceLive
 import TrendyModels
 import TrendyOnboarding
 
@@ -167,6 +169,34 @@ struct Tour {
                 return "imported \(summary.inserted) events locally; \(env.sync.status.pendingCount) changes pending"
             })
         chapters.append(try await launch("13. Relaunch: cached data at once, the sync runs with progress"))
+        chapters.append(
+            try await act("14. A place: allow location in Settings, add the café as a geofence, walk in and out") {
+                env in
+                await env.geofence.start()
+                await env.location.setAuthorization(.always)
+                await env.location.settled(by: env.geofence)
+                guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
+                let cafe = Coordinate(latitude: 52.5200, longitude: 13.4050)
+                let away = Coordinate(latitude: 52.5245, longitude: 13.4050)  // 500 m north
+                try await env.store.createGeofence(
+                    Geofence(id: env.ids.next(), name: "Café", center: cafe, radius: 100, entryEventTypeId: type.id))
+                await env.geofence.reconcile(.geofencesChanged)
+                let t = env.now()
+                let walk = [
+                    LocationFix(away, time: t.addingTimeInterval(-3_600)),
+                    LocationFix(cafe, time: t.addingTimeInterval(-3_000)),
+                    LocationFix(cafe, time: t.addingTimeInterval(-2_000)),
+                    LocationFix(away, time: t.addingTimeInterval(-600)),
+                ]
+                let geofence = env.geofence
+                let location = env.location
+                _ = try await LocationReplayer(speed: nil).replay(
+                    walk, into: location, afterEvents: { _ in await location.settled(by: geofence) })
+                let outcomes = await geofence.handledThisRun().map { "\($0.crossing.kind.rawValue) → \($0.outcome)" }
+                let run = await env.sync.sync(full: false)
+                return "crossings: \(outcomes.joined(separator: ", ")); a 40-minute Coffee visit logged and synced "
+                    + "(pushed \(run.pushed))"
+            })
         say("\nDone. Every launch above was cold: a new environment built from the files on disk.")
         return chapters
     }
