@@ -213,6 +213,7 @@ public actor GeofenceManager: GeofenceService {
                 prepared = geofences.map(PlannerGeofence.init)
                 cached = (geofences, prepared)
             }
+            try await closeVisitsWithoutAGeofence(geofences)
             let plan = try await currentPlan(prepared)
             for identifier in plan.remove { await monitor.stopMonitoring(identifier: identifier) }
             for region in plan.add { try await monitor.startMonitoring(region) }
@@ -237,6 +238,16 @@ public actor GeofenceManager: GeofenceService {
             logger.error("Reconcile failed", metadata: ["reason": .string(reason.rawValue), "error": .error(error)])
         }
         return report
+    }
+
+    /// A visit recorded as in progress whose geofence was switched off or deleted can never see
+    /// its exit (the region is no longer monitored): it ends now.
+    func closeVisitsWithoutAGeofence(_ geofences: [Geofence]) async throws {
+        let active = Set(geofences.filter(\.isActive).map(\.id))
+        for state in try await ledger.states().values where state.inside && !active.contains(state.geofenceId) {
+            _ = try await deliver(
+                RegionCrossing(geofenceId: state.geofenceId, kind: .exit, occurredAt: Date(), source: .state))
+        }
     }
 
     func currentPlan(_ geofences: [PlannerGeofence]) async throws -> RegionPlan {

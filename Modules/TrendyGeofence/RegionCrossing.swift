@@ -145,6 +145,18 @@ public enum VisitRules {
     public static func decide(
         _ crossing: RegionCrossing, state: RegionVisitState?, geofence: Geofence?, newId: () -> UUIDv7
     ) -> Decision {
+        // A visit in progress can always end, even when its geofence was switched off or deleted
+        // meanwhile (the manager closes such visits when it reconciles); nothing new starts there.
+        if crossing.kind == .exit, let state, state.inside, geofence == nil || geofence?.isActive == false {
+            guard state.lastTransitionAt.map({ crossing.occurredAt >= $0 }) ?? true else {
+                return .nothing(.ignored("older than the last recorded crossing"))
+            }
+            return .exit(
+                state: RegionVisitState(
+                    geofenceId: crossing.geofenceId, inside: false, lastTransitionAt: crossing.occurredAt,
+                    lastKind: .exit),
+                closeEventId: state.openEventId, end: crossing.occurredAt, exitEvent: nil)
+        }
         guard let geofence else { return .nothing(.ignored("unknown geofence \(crossing.geofenceId)")) }
         guard geofence.isActive else { return .nothing(.ignored("geofence \(geofence.name) is inactive")) }
         let current = state ?? RegionVisitState(geofenceId: geofence.id)

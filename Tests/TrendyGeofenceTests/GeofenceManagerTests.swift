@@ -66,6 +66,25 @@ import TrendyModels
         #expect(try await h.events().count == 1)
     }
 
+    @Test func switchingOffOrDeletingAGeofenceWhileInsideEndsTheVisit() async throws {
+        let h = try GeofenceHarness()
+        var gym = try await h.geofence("Gym", at: berlin)
+        let pool = try await h.geofence("Pool", at: north(of: berlin, 50))
+        await h.ready(at: north(of: berlin, 5_000))
+        await h.move(to: berlin, at: Date())
+        #expect(try await h.ledger.states().values.filter(\.inside).count == 2)
+        gym.isActive = false
+        try await h.store.updateGeofence(gym)
+        try await h.store.deleteGeofence(id: pool.id)
+        await h.manager.geofencesMayHaveChanged()
+        await h.settle()
+        #expect(try await h.ledger.states().values.filter(\.inside).isEmpty)
+        let events = try await h.events()
+        #expect(events.count == 2)
+        #expect(events.allSatisfy { $0.endDate != nil })
+        #expect(await h.monitor.monitoredRegions().isEmpty)
+    }
+
     @Test func hysteresisKeepsAnEdgeSitterInside() async throws {
         let h = try GeofenceHarness()
         let g = try await h.geofence("Edge", at: berlin, radius: 200)

@@ -140,7 +140,10 @@ import TrendySync
         var inactive = g
         inactive.isActive = false
         try await h.store.updateGeofence(inactive)
-        #expect(try await h.ledger.record(crossing(g, .exit, 20)).name == "ignored")
+        #expect(try await h.ledger.record(crossing(g, .enter, 20)).name == "ignored")
+        // Nothing new starts at an inactive geofence, but the visit in progress can end.
+        #expect(try await h.ledger.record(crossing(g, .exit, 20)).name == "closed")
+        #expect(try await h.ledger.record(crossing(g, .enter, 30)).name == "ignored")
         #expect(try await h.events().count == 1)
     }
 
