@@ -134,7 +134,10 @@ struct GeofenceCLITests {
                 (object(r)["crossings"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
             }
             #expect(outcomes.filter { $0 == "created" }.count == 1, "\(outcomes)")
-            #expect(outcomes.count == 3)
+            // The two at once share the inbox: one may also meet the other's crossing, which the
+            // ledger then reports as already handled.
+            #expect(outcomes.filter { $0 != "already_handled" }.count == 3, "\(outcomes)")
+            #expect(Set(outcomes).isSubset(of: ["created", "duplicate", "already_handled"]), "\(outcomes)")
 
             let exit = try await trendy(
                 ["launch", "--json", "--region-event", "exit:trendy.geofence.\(gym)@2026-11-22T08:30:00Z"], dir, api)
