@@ -76,7 +76,7 @@ extension SQLiteLocalStore {
 
     /// Applies one page of the feed and moves the cursor, in one transaction. Returns how many
     /// changes altered local state.
-    func apply(_ page: ChangesPage) async throws -> Int {
+    package func apply(_ page: ChangesPage) async throws -> Int {
         try await db.write { db in
             var applied = 0
             let protected = try Self.protectedKeys(db, ids: page.changes.map(\.entityId))

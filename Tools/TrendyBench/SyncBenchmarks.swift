@@ -254,13 +254,36 @@ enum SyncBenchmarks {
             let r0 = clock.now
             var cursor: Int64 = 0
             var read = 0
+            var sample: ChangesPage?
             while true {
                 let page = try await rig.api.changes(since: cursor, limit: 500)
                 read += page.changes.count
                 cursor = page.nextCursor
+                if page.changes.count == 500 { sample = page }
                 if !page.hasMore || page.changes.isEmpty { break }
             }
             let readRate = Double(read) / BenchHarness.seconds(clock.now - r0)
+            // Where a pulled change's client time goes: decoding a page, and applying it.
+            if let sample {
+                let data = try TrendyJSON.encoder().encode(sample)
+                let decodeNs = BenchHarness.nanosecondsPerOperation(iterations: smoke ? 2 : 40) { n in
+                    for _ in 0..<n { precondition(ChangesPage.fastRead(data) != nil) }
+                }
+                let (target, _) = try makeStore(dir, name: "apply.sqlite")
+                var rounds: [Double] = []
+                for _ in 0..<(smoke ? 2 : 10) {
+                    let a0 = clock.now
+                    _ = try await target.apply(sample)
+                    rounds.append(BenchHarness.seconds(clock.now - a0) * 1e6)
+                }
+                let perChange = Double(sample.changes.count)
+                results.append(
+                    BenchResult(
+                        suite: "sync", name: "pull_client_cost_per_change (decode / apply)",
+                        value: decodeNs / 1_000 / perChange, unit: "µs decode",
+                        baseline: BenchHarness.median(rounds) / perChange, ratio: nil,
+                        target: "report (baseline column: µs apply)", met: nil))
+            }
             results.append(
                 BenchResult(
                     suite: "sync", name: "pull_apply_throughput (server in \(rig.placement))", value: pullRate,
