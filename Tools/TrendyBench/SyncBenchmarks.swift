@@ -269,9 +269,10 @@ enum SyncBenchmarks {
                 let decodeNs = BenchHarness.nanosecondsPerOperation(iterations: smoke ? 2 : 40) { n in
                     for _ in 0..<n { precondition(ChangesPage.fastRead(data) != nil) }
                 }
-                let (target, _) = try makeStore(dir, name: "apply.sqlite")
                 var rounds: [Double] = []
-                for _ in 0..<(smoke ? 2 : 10) {
+                for round in 0..<(smoke ? 2 : 10) {
+                    // A fresh store each round: a fresh device inserts, it does not replace.
+                    let (target, _) = try makeStore(dir, name: "apply-\(round).sqlite")
                     let a0 = clock.now
                     _ = try await target.apply(sample)
                     rounds.append(BenchHarness.seconds(clock.now - a0) * 1e6)
