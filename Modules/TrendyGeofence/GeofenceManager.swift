@@ -40,6 +40,7 @@ public actor GeofenceManager: GeofenceService {
     let planner: GeofencePlanner
     let logger: Logger
     let localWriteHappened: @Sendable () async -> Void
+    let now: @Sendable () -> Date
 
     var listener: Task<Void, Never>?
     var processed: UInt64 = 0
@@ -57,8 +58,9 @@ public actor GeofenceManager: GeofenceService {
     public init(
         monitor: any RegionMonitor, store: any LocalStore, ledger: any GeofenceVisitLedger,
         inbox: any RegionEventInbox, namespace: RegionNamespace = RegionNamespace(), logger: Logger,
-        localWriteHappened: @escaping @Sendable () async -> Void = {}
+        now: @escaping @Sendable () -> Date = Date.init, localWriteHappened: @escaping @Sendable () async -> Void = {}
     ) {
+        self.now = now
         self.monitor = monitor
         self.store = store
         self.ledger = ledger
@@ -116,7 +118,7 @@ public actor GeofenceManager: GeofenceService {
     /// Implements ``GeofenceService/deliver(_:)``.
     public func deliver(_ crossing: RegionCrossing) async throws -> CrossingOutcome {
         let outcome = try await ledger.record(crossing)
-        handled.append(HandledCrossing(crossing: crossing, outcome: outcome.name, handledAt: Date()))
+        handled.append(HandledCrossing(crossing: crossing, outcome: outcome.name, handledAt: now()))
         var metadata: Logger.Metadata = [
             "geofence_id": .string(crossing.geofenceId.description), "kind": .string(crossing.kind.rawValue),
             "source": .string(crossing.source.rawValue), "outcome": .string(outcome.name),
@@ -246,7 +248,7 @@ public actor GeofenceManager: GeofenceService {
         let active = Set(geofences.filter(\.isActive).map(\.id))
         for state in try await ledger.states().values where state.inside && !active.contains(state.geofenceId) {
             _ = try await deliver(
-                RegionCrossing(geofenceId: state.geofenceId, kind: .exit, occurredAt: Date(), source: .state))
+                RegionCrossing(geofenceId: state.geofenceId, kind: .exit, occurredAt: now(), source: .state))
         }
     }
 
