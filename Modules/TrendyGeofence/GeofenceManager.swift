@@ -45,12 +45,12 @@ public actor GeofenceManager: GeofenceService {
     var listener: Task<Void, Never>?
     var processed: UInt64 = 0
     var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-    var plannedFingerprint: Int?
     var started = false
     var handled: [HandledCrossing] = []
-    /// The saved geofences as last read, prepared for planning. Re-read for every reconcile
-    /// except a refresh-region exit (the device moved; the geofences did not change).
-    var cached: (geofences: [Geofence], prepared: [PlannerGeofence])?
+    /// The saved geofences the last successful reconcile planned with, prepared for planning.
+    /// Re-read for every reconcile except a refresh-region exit (the device moved; the geofences
+    /// did not change); ``geofencesMayHaveChanged()`` compares against it.
+    var planned: (geofences: [Geofence], prepared: [PlannerGeofence])?
 
     /// Creates a manager.
     /// - Parameters:
@@ -208,18 +208,19 @@ public actor GeofenceManager: GeofenceService {
         do {
             let geofences: [Geofence]
             let prepared: [PlannerGeofence]
-            if reason == .refreshExit, let cached {
-                (geofences, prepared) = cached
+            if reason == .refreshExit, let planned {
+                (geofences, prepared) = planned
             } else {
                 geofences = try await store.geofences().map(\.value)
                 prepared = geofences.map(PlannerGeofence.init)
-                cached = (geofences, prepared)
             }
-            try await closeVisitsWithoutAGeofence(geofences)
-            let plan = try await currentPlan(prepared)
+            let inside = try await closeVisitsWithoutAGeofence(geofences)
+            let plan = planner.plan(
+                geofences: prepared, location: await monitor.lastKnownLocation(),
+                monitored: await monitor.monitoredRegions(), inside: inside)
             for identifier in plan.remove { await monitor.stopMonitoring(identifier: identifier) }
             for region in plan.add { try await monitor.startMonitoring(region) }
-            plannedFingerprint = Self.fingerprint(geofences)
+            planned = (geofences, prepared)
             report.added = plan.add.map(\.identifier)
             report.removed = plan.remove
             report.kept = plan.keep
@@ -243,20 +244,20 @@ public actor GeofenceManager: GeofenceService {
     }
 
     /// A visit recorded as in progress whose geofence was switched off or deleted can never see
-    /// its exit (the region is no longer monitored): it ends now.
-    func closeVisitsWithoutAGeofence(_ geofences: [Geofence]) async throws {
+    /// its exit (the region is no longer monitored): it ends now. Returns the geofences the
+    /// device is still recorded inside (one read of the visit states serves both).
+    func closeVisitsWithoutAGeofence(_ geofences: [Geofence]) async throws -> Set<UUIDv7> {
         let active = Set(geofences.filter(\.isActive).map(\.id))
-        for state in try await ledger.states().values where state.inside && !active.contains(state.geofenceId) {
-            _ = try await deliver(
-                RegionCrossing(geofenceId: state.geofenceId, kind: .exit, occurredAt: now(), source: .state))
+        var inside = Set<UUIDv7>()
+        for state in try await ledger.states().values where state.inside {
+            if active.contains(state.geofenceId) {
+                inside.insert(state.geofenceId)
+            } else {
+                _ = try await deliver(
+                    RegionCrossing(geofenceId: state.geofenceId, kind: .exit, occurredAt: now(), source: .state))
+            }
         }
-    }
-
-    func currentPlan(_ geofences: [PlannerGeofence]) async throws -> RegionPlan {
-        let inside = Set(try await ledger.states().values.filter(\.inside).map(\.geofenceId))
-        return planner.plan(
-            geofences: geofences, location: await monitor.lastKnownLocation(),
-            monitored: await monitor.monitoredRegions(), inside: inside)
+        return inside
     }
 
     static func fingerprint(_ geofences: [Geofence]) -> Int {
@@ -273,7 +274,7 @@ public actor GeofenceManager: GeofenceService {
     /// Implements ``GeofenceService/geofencesMayHaveChanged()``.
     public func geofencesMayHaveChanged() async {
         guard let geofences = try? await store.geofences().map(\.value),
-            Self.fingerprint(geofences) != plannedFingerprint
+            Self.fingerprint(geofences) != planned.map({ Self.fingerprint($0.geofences) })
         else { return }
         await reconcile(.geofencesChanged)
     }
@@ -300,7 +301,10 @@ public actor GeofenceManager: GeofenceService {
         let geofences = (try? await store.geofences().map(\.value)) ?? []
         let states = (try? await ledger.states()) ?? [:]
         let last = (try? await ledger.lastCrossings()) ?? [:]
-        let plan = try? await currentPlan(geofences.map(PlannerGeofence.init))
+        let inside = Set(states.values.filter(\.inside).map(\.geofenceId))
+        let plan = planner.plan(
+            geofences: geofences.map(PlannerGeofence.init), location: await monitor.lastKnownLocation(),
+            monitored: monitored, inside: inside)
         let active = Set(geofences.filter(\.isActive).map(\.id))
         let ours = monitored.filter { ns.owns($0.identifier) }
         let monitoredIds = Set(ours.compactMap { ns.geofenceId(from: $0.identifier) })
@@ -309,7 +313,7 @@ public actor GeofenceManager: GeofenceService {
             guard let id = ns.geofenceId(from: identifier) else { return true }
             return !active.contains(id)
         }
-        let missing = (plan?.add ?? []).compactMap { ns.geofenceId(from: $0.identifier) }
+        let missing = plan.add.compactMap { ns.geofenceId(from: $0.identifier) }
         var advice: [String] = []
         if let a = GeofenceHealth.advice(for: authorization) { advice.append(a) }
         if authorization.allowsMonitoring, !missing.isEmpty {
@@ -329,7 +333,7 @@ public actor GeofenceManager: GeofenceService {
             authorization: authorization, advice: advice, capacity: planner.capacity, saved: active.count,
             savedTotal: geofences.count, monitored: ours.map(\.identifier).sorted(),
             foreign: monitored.count - ours.count, missing: missing, orphaned: orphaned,
-            overCapacity: plan?.unmonitored.count ?? 0,
+            overCapacity: plan.unmonitored.count,
             refreshRegion: ours.first { $0.identifier == ns.refreshIdentifier }, inboxPending: pendingInbox,
             regions: regions)
     }

@@ -72,7 +72,8 @@ import TrendyModels
                 _ = try? TrendyJSON.decoder().decode(ListPage<Timestamped<Event>>.self, from: data)
             }
         }
-        #expect(readable >= 0)
+        // Damage inside strings and numbers leaves valid documents: some must still be read.
+        #expect(readable > 0)
     }
 
     @Test func pathologicalDocumentsAreRefused() {

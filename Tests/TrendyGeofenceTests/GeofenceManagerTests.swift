@@ -126,6 +126,29 @@ import TrendyModels
         #expect(try await again.events().count == 1)
     }
 
+    @Test func aCapturedCrossingTheLedgerCannotTakeStaysForTheNextStart() async throws {
+        let h = try GeofenceHarness()
+        let g = try await h.geofence("Home", at: berlin)
+        try h.inbox.append(RegionCrossing(geofenceId: g.id, kind: .enter, occurredAt: Date(), source: .background))
+        // The ledger's write fails (disk full, a locked database, a bug): nothing may be lost.
+        try await h.database.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER refuse BEFORE INSERT ON geofence_crossings
+                    BEGIN SELECT RAISE(ABORT, 'refused'); END;
+                    """)
+        }
+        await h.manager.start()
+        #expect(try h.inbox.pending().count == 1)
+        #expect(try await h.events().isEmpty)
+        #expect(await h.manager.health().inboxPending == 1)
+        try await h.database.write { try $0.execute(sql: "DROP TRIGGER refuse") }
+        let again = try h.restarted()
+        await again.manager.start()
+        #expect(try again.inbox.pending().isEmpty)
+        #expect(try await again.events().count == 1)
+    }
+
     @Test func twoStepAuthorizationAndHealthAdvice() async throws {
         let h = try GeofenceHarness()
         _ = try await h.geofence("Home", at: berlin)
