@@ -20,6 +20,8 @@ public actor OutboxSyncEngine: SyncEngine {
         /// foreground command) never sync the same database at once: a bootstrap in one would
         /// drop rows the other just pushed, and each would reset the other's in-flight entries.
         public var passLock: ProcessLock?
+        /// How long a pass waits for ``passLock`` before giving up with outcome `busy`.
+        public var passLockTimeout: Duration = .seconds(300)
         /// Creates the defaults.
         public init() {}
     }
@@ -83,7 +85,9 @@ public actor OutboxSyncEngine: SyncEngine {
     func passes(full: Bool) async -> SyncRun {
         guard let lock = configuration.passLock else { return await unlockedPasses(full: full) }
         do {
-            return try await lock.withLock { await self.unlockedPasses(full: full) }
+            return try await lock.withLock(timeout: configuration.passLockTimeout) {
+                await self.unlockedPasses(full: full)
+            }
         } catch {
             logger.warning("Sync pass skipped", metadata: ["error": .string(String(describing: error))])
             followUp = false

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TrendyFiles
+import TrendyLogging
+import TrendySyncLive
 
 /// The cross-process lock sync passes hold (flock: two opens of one file exclude each other even
 /// within one process, which is what lets this test stand in for two processes).
@@ -45,6 +47,29 @@ actor Trace {
             }
         }
         #expect(try await waiter.withLock(timeout: .milliseconds(100)) { 42 } == 42)
+    }
+
+    @Test func anEngineWhoseInstallIsSyncingElsewhereSkipsWithBusyAndSendsNothing() async throws {
+        try await SyncHarness.with { h in
+            let file = lockFile()
+            defer { try? FileManager.default.removeItem(at: file) }
+            var configuration = OutboxSyncEngine.Configuration()
+            configuration.passLock = ProcessLock(file: file)
+            configuration.passLockTimeout = .milliseconds(150)
+            let user = h.userId
+            let engine = OutboxSyncEngine(
+                store: h.store, api: h.api, identity: { user }, configuration: configuration,
+                logger: LogSystem.disabled().logger(.sync))
+            try await h.store.createEvent(h.event(try await h.type()))
+            // Another process of the same install holds the lock for the whole attempt.
+            let run = try await ProcessLock(file: file).withLock { await engine.sync(full: false) }
+            #expect(run.outcome == "busy")
+            #expect(run.error?.contains("another trendy process") == true)
+            #expect(h.api.calls.isEmpty)
+            #expect(try await h.store.outboxCounts().pending == 2)
+            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.outboxCounts().pending == 0)
+        }
     }
 
     @Test func anUnusableLockFileIsAClearError() async throws {
