@@ -48,19 +48,11 @@ struct SyncHarness: Sendable {
         let running = try await server.start()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let session = try await signUp(http, running.baseURL)
+            let (direct, session) = try await account(http, running.baseURL)
             server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
-            let direct = LiveTrendyAPIClient(
-                configuration: .init(baseURL: running.baseURL, timeout: .seconds(10)), http: http,
-                tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
             let api = InterceptingAPIClient(direct)
-            let queue = try DatabaseQueue()
-            var migrator = DatabaseMigrator()
-            SyncSchema.register(in: &migrator)
-            try migrator.migrate(queue)
             let clock = EngineClock()
-            let store = SQLiteLocalStore(
-                database: queue, now: { clock.now }, logger: LogSystem.disabled().logger(.data))
+            let store = try memoryStore(now: { clock.now })
             let box = IdentityBox(session.user.id)
             let engine = OutboxSyncEngine(
                 store: store, api: api, identity: { box.current }, now: { clock.now },
@@ -77,6 +69,24 @@ struct SyncHarness: Sendable {
         }
         try await http.shutdown()
         await running.stop()
+    }
+
+    /// A new account on the server and a client signed in to it.
+    static func account(_ http: HTTPClient, _ base: URL) async throws -> (LiveTrendyAPIClient, GoTrueSession) {
+        let session = try await signUp(http, base)
+        let client = LiveTrendyAPIClient(
+            configuration: .init(baseURL: base, timeout: .seconds(60)), http: http,
+            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+        return (client, session)
+    }
+
+    /// A migrated in-memory local store.
+    static func memoryStore(now: @escaping @Sendable () -> Date = Date.init) throws -> SQLiteLocalStore {
+        let queue = try DatabaseQueue()
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        try migrator.migrate(queue)
+        return SQLiteLocalStore(database: queue, now: now, logger: LogSystem.disabled().logger(.data))
     }
 
     static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {
