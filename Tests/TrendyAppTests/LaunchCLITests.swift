@@ -74,6 +74,9 @@ struct LaunchCLITests {
             ])
         let analytics = (status["analytics"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
         #expect(analytics == ["onboarding_started", "onboarding_completed"])
+        // Refusing location in onboarding is the platform's answer too: geofencing stays off.
+        let location = json(try await trendy(["location", "show", "--json"], dir, api: api))
+        #expect(location["authorization"] as? String == "denied")
     }
 
     @Test func aFreshInstallShowsWelcomeOnly() async throws {
