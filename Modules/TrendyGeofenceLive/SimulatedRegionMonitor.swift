@@ -177,6 +177,7 @@ public actor SimulatedRegionMonitor: RegionMonitor {
             let t = tracked[i]
             let inside = Self.state(distance: t.vector.distance(to: here), radius: t.region.radius, was: t.inside)
             tracked[i].inside = inside
+            dirty = true
             state = inside ? .inside : .outside
         }
         emit(.determined(identifier: identifier, state: state), at: locationAt ?? now())

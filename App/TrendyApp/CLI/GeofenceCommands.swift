@@ -76,7 +76,8 @@ struct GeofenceCommand: AsyncParsableCommand {
                 let center = try parseCoordinate(point)
                 let (latitude, longitude) = (center.latitude, center.longitude)
                 let entry = try await resolveType(env, type)
-                let exit = try await exitType.asyncMap { try await resolveType(env, $0) }
+                var exit: EventType?
+                if let exitType { exit = try await resolveType(env, exitType) }
                 let geofence = Geofence(
                     id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces),
                     center: center, radius: radius,
@@ -232,12 +233,5 @@ struct GeofenceCommand: AsyncParsableCommand {
                 out.document(r)
             }
         }
-    }
-}
-
-extension Optional {
-    func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
-        guard let self else { return nil }
-        return try await transform(self)
     }
 }
