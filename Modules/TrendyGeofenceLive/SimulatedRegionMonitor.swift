@@ -34,7 +34,11 @@ public enum RegionMonitorError: Error, Sendable, Equatable, CustomStringConverti
 /// A ``RegionMonitor`` driven by a location stream, so geofencing runs on Linux: enter and exit
 /// are computed only for monitored regions (the capacity limit is real), with hysteresis so a
 /// device standing on an edge does not flap. Like the platform, it remembers the monitored
-/// regions, the permission and the last location across launches (in one owner-only file).
+/// regions, the permission and the last location across launches, in one owner-only file written
+/// by ``flush()``: the app calls it when it closes or goes to the background, not once per change
+/// (a reconcile that registers 20 regions used to write and `fsync` the file 20 times). A process
+/// killed before flushing loses only what the next reconcile rebuilds; crossings stay
+/// exactly-once because the ledger, not this file, decides them.
 ///
 /// Hysteresis: a region is entered when the device is within its radius and left only when it is
 /// farther than the radius plus a margin (10% of the radius, at least 25 m, at most 200 m). A
@@ -123,11 +127,6 @@ public actor SimulatedRegionMonitor: RegionMonitor {
         }
     }
 
-    func changed() {
-        dirty = true
-        flush()
-    }
-
     @discardableResult
     func emit(_ kind: RegionMonitorEventKind, at: Date) -> UInt64 {
         sequence += 1
@@ -159,14 +158,14 @@ public actor SimulatedRegionMonitor: RegionMonitor {
             guard tracked.count < capacity else { throw RegionMonitorError.capacityExceeded(capacity) }
             tracked.append(entry)
         }
-        changed()
+        dirty = true
     }
 
     /// Implements ``RegionMonitor/stopMonitoring(identifier:)``.
     public func stopMonitoring(identifier: String) {
         let before = tracked.count
         tracked.removeAll { $0.region.identifier == identifier }
-        if tracked.count != before { changed() }
+        if tracked.count != before { dirty = true }
     }
 
     /// Implements ``RegionMonitor/requestState(identifier:)``.
@@ -210,7 +209,7 @@ public actor SimulatedRegionMonitor: RegionMonitor {
     public func setAuthorization(_ status: LocationAuthorization) {
         guard status != authorizationStatus else { return }
         authorizationStatus = status
-        changed()
+        dirty = true
         emit(.authorizationChanged(status), at: now())
     }
 
