@@ -29,16 +29,21 @@ extension OutboxSyncEngine {
         broadcaster.update { $0.phase = .pushing(done: 0, total: total) }
         // Pipelined: while one unit of work is on the wire, the next is taken from the outbox,
         // and a delivered unit is marked complete while the next one is sent. Sending stays
-        // strictly in outbox order; a unit taken early is released untouched if the pass stops.
+        // strictly in outbox order. `unresolved` holds what was taken and not yet completed,
+        // failed or rescheduled: whatever stops the pass releases exactly that, once.
         var completion: Task<Void, any Error>?
-        var taken = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
+        var unresolved: [OutboxEntry] = []
         do {
+            var taken = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
+            unresolved = taken.entries
             while true {
                 try ensureSameUser(user)
                 try checkBreaker()
                 let (work, waitUntil) = taken
                 guard !work.isEmpty else {
-                    try await completion?.value
+                    let last = completion
+                    completion = nil
+                    try await last?.value
                     if let waitUntil {
                         throw Stop(
                             outcome: "error", message: "waiting to retry until \(waitUntil)",
@@ -50,21 +55,13 @@ extension OutboxSyncEngine {
                 let batchSize = configuration.batchSize
                 let following = Task { try await self.store.nextWork(now: at, batchSize: batchSize) }
                 let outcome = await send(work)
+                taken = try await following.value
+                unresolved += taken.entries
                 // The previous unit's bookkeeping ran meanwhile; its errors surface here.
                 let previous = completion
                 completion = nil
-                do { try await previous?.value } catch {
-                    try? await store.release(work + ((try? await following.value)?.entries ?? []))
-                    throw error
-                }
-                let next: (entries: [OutboxEntry], waitUntil: Date?)
-                do { next = try await following.value } catch {
-                    try? await store.release(work)
-                    throw error
-                }
-                taken = next
+                try await previous?.value
                 guard identity() == user else {
-                    try await store.release(work + next.entries)
                     throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
                 }
                 switch outcome {
@@ -85,28 +82,26 @@ extension OutboxSyncEngine {
                     logger.warning("The server refused a change", metadata: ["reason": .string(message)])
                     breaker.recordSuccess()
                 case .transient(let message):
-                    try await store.release(next.entries)
                     for entry in work { try await store.retryLater(entry, error: message, now: now()) }
+                    unresolved = taken.entries
                     throw Stop(outcome: "error", message: message, phase: .error(message))
                 case .rateLimited(let retryAfter):
-                    try await store.release(work + next.entries)
                     let at = now()
                     let until =
                         breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
                     throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
                 case .unauthorized(let message):
-                    try await store.release(work + next.entries)
                     throw Stop(outcome: "error", message: message, phase: .error(message))
                 }
+                unresolved = taken.entries
                 done += work.count
                 let progress = done
                 broadcaster.update { $0.phase = .pushing(done: progress, total: max(total, progress)) }
             }
         } catch {
-            // Whatever stopped the pass, a unit already taken goes back untouched, and a
-            // completion in flight is allowed to finish (its unit did reach the server).
+            // A completion in flight is allowed to finish (its unit did reach the server).
             try? await completion?.value
-            if !taken.entries.isEmpty { try? await store.release(taken.entries) }
+            if !unresolved.isEmpty { try? await store.release(unresolved) }
             throw error
         }
     }
