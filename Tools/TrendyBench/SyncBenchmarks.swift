@@ -184,25 +184,8 @@ enum SyncBenchmarks {
             let n = smoke ? 500 : (size.map { min($0, 20_000) } ?? 20_000)
             let type = try await rig.api.createEventType(
                 EventTypeCreate(id: ids.next(), name: "Push"), idempotencyKey: nil)
-            // Baseline: the same batches of 50 straight from a client, no local bookkeeping.
-            let baselineEvents = events(n, type: type.value.id, ids: ids, start: Date().addingTimeInterval(-9e6))
             let clock = ContinuousClock()
-            let b0 = clock.now
-            for chunk in stride(from: 0, to: n, by: 50) {
-                _ = try await rig.api.createEvents(
-                    Array(baselineEvents[chunk..<min(chunk + 50, n)]), idempotencyKey: nil)
-            }
-            let baselineRate = Double(n) / BenchHarness.seconds(clock.now - b0)
-
-            let (store, _) = try makeStore(dir, name: "push.sqlite")
-            _ = try await store.claim(for: rig.userId)
-            try await store.createEventType(EventType(id: ids.next(), name: "Local"))
-            let localType = try await store.eventType(named: "Local")!.value.id
-            _ = try await store.insertEvents(
-                events(n, type: localType, ids: ids, start: Date().addingTimeInterval(-5e6)))
             let userId = rig.userId
-            let engine = OutboxSyncEngine(
-                store: store, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
             // Baseline: the same ticker with nothing else running (timer and scheduler jitter).
             let idle = MainActorTicker()
             let idleTick = Task { @MainActor in await idle.run() }
@@ -210,26 +193,61 @@ enum SyncBenchmarks {
             await idle.stop()
             _ = await idleTick.value
             let idleLateness = await idle.lateness
-            // The main-actor ticker runs while the engine pushes.
-            let ticker = MainActorTicker()
-            let tick = Task { @MainActor in await ticker.run() }
-            // The push ends when the engine turns to pulling (it then reads its own changes back).
-            let updates = engine.statusUpdates()
-            let pushEnded = Task { () -> ContinuousClock.Instant in
-                for await s in updates { if case .pulling = s.phase { return ContinuousClock.now } }
-                return ContinuousClock.now
+            // Rounds alternate the baseline (the same batches of 50 straight from a client, no local
+            // bookkeeping) and the engine, so a noisy moment on this shared machine hits both alike;
+            // the figure is the median round.
+            let rounds = smoke ? 1 : 5
+            let per = n / rounds
+            var baselineRates: [Double] = []
+            var engineRates: [Double] = []
+            var ratios: [Double] = []
+            var lateness: [Double] = []
+            for round in 0..<rounds {
+                let baselineEvents = events(
+                    per, type: type.value.id, ids: ids, start: Date().addingTimeInterval(-9e6 + Double(round) * 1e5))
+                let b0 = clock.now
+                for chunk in stride(from: 0, to: per, by: 50) {
+                    _ = try await rig.api.createEvents(
+                        Array(baselineEvents[chunk..<min(chunk + 50, per)]), idempotencyKey: nil)
+                }
+                let baselineRate = Double(per) / BenchHarness.seconds(clock.now - b0)
+
+                let (store, _) = try makeStore(dir, name: "push-\(round).sqlite")
+                _ = try await store.claim(for: rig.userId)
+                let local = EventType(id: ids.next(), name: "Local \(round)")
+                try await store.createEventType(local)
+                _ = try await store.insertEvents(
+                    events(per, type: local.id, ids: ids, start: Date().addingTimeInterval(-5e6 + Double(round) * 1e5)))
+                let engine = OutboxSyncEngine(
+                    store: store, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+                // The main-actor ticker runs while the engine pushes.
+                let ticker = MainActorTicker()
+                let tick = Task { @MainActor in await ticker.run() }
+                // The push ends when the engine turns to pulling (it then reads the feed back).
+                let updates = engine.statusUpdates()
+                let pushEnded = Task { () -> ContinuousClock.Instant in
+                    for await s in updates { if case .pulling = s.phase { return ContinuousClock.now } }
+                    return ContinuousClock.now
+                }
+                let p0 = clock.now
+                let run = await engine.sync(full: false)
+                let engineRate = Double(run.pushed) / BenchHarness.seconds(await pushEnded.value - p0)
+                await ticker.stop()
+                _ = await tick.value
+                lateness += await ticker.lateness
+                baselineRates.append(baselineRate)
+                engineRates.append(engineRate)
+                ratios.append(engineRate / baselineRate)
             }
-            let p0 = clock.now
-            let run = await engine.sync(full: false)
-            let pushRate = Double(run.pushed) / BenchHarness.seconds(await pushEnded.value - p0)
-            await ticker.stop()
-            _ = await tick.value
-            let lateness = await ticker.lateness
+            let ratio = BenchHarness.median(ratios)
             results.append(
                 BenchResult(
-                    suite: "sync", name: "push_throughput (server in \(rig.placement))", value: pushRate,
-                    unit: "events/s", baseline: baselineRate,
-                    ratio: pushRate / baselineRate, target: "ratio ≥ 0.8", met: pushRate / baselineRate >= 0.8))
+                    suite: "sync",
+                    name: "push_throughput (server in \(rig.placement), median of \(rounds) alternating rounds; "
+                        + "ratios \(ratios.sorted().map { String(format: "%.2f", $0) }.joined(separator: " ")))",
+                    value: BenchHarness.median(engineRates), unit: "events/s",
+                    baseline: BenchHarness.median(baselineRates),
+                    ratio: ratio, target: "ratio ≥ 0.8", met: ratio >= 0.8))
             results.append(
                 BenchResult(
                     suite: "sync", name: "main_actor_max_delay_during_sync", value: lateness.max() ?? 0, unit: "ms",
