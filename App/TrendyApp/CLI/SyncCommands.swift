@@ -94,12 +94,12 @@ struct SyncCommand: AsyncParsableCommand {
                 }
                 var run = await withProgress(env, out) { await env.sync.sync(full: full) }
                 report(run, env, out)
-                await replanGeofences(after: run, env)
+                await env.syncFinished(run)
                 while watch {
                     try await Task.sleep(for: .seconds(interval))
                     run = await withProgress(env, out) { await env.sync.sync(full: false) }
                     report(run, env, out)
-                    await replanGeofences(after: run, env)
+                    await env.syncFinished(run)
                 }
                 out.document(run)
                 switch run.outcome {
@@ -122,14 +122,6 @@ struct SyncCommand: AsyncParsableCommand {
                     throw CLIError(code: "sync_failed", message: run.error ?? run.outcome, exitCode: .failure)
                 }
             }
-        }
-
-        /// A pass that pulled changes may have brought geofences: the monitored regions follow.
-        func replanGeofences(after run: SyncRun, _ env: AppEnvironment) async {
-            guard run.pulled > 0 else { return }
-            await env.geofence.start()
-            await env.geofence.geofencesMayHaveChanged()
-            await env.location.settled(by: env.geofence)
         }
 
         func report(_ run: SyncRun, _ env: AppEnvironment, _ out: Output) {

@@ -90,6 +90,14 @@ public enum AppComposition {
             ledger: SQLiteVisitLedger(store: store, ids: ids, logger: logs.logger(.geofence)),
             inbox: regionInbox(paths, logs), logger: logs.logger(.geofence),
             localWriteHappened: { [engine] in await engine.localWriteHappened() })
+        // A pass that pulled changes may have brought geofences: the monitored regions follow
+        // (after the launch's pass, and after `trendy sync`).
+        let syncFinished: @Sendable (SyncRun) async -> Void = { [location] run in
+            guard run.pulled > 0 else { return }
+            await geofence.start()
+            await geofence.geofencesMayHaveChanged()
+            await location.settled(by: geofence)
+        }
         // Geofence comes before Sync: crossings captured by a background launch are recorded
         // before the launch's sync pass, which then pushes their events.
         let modules: [any AppModule] = [
@@ -98,13 +106,13 @@ public enum AppComposition {
             AuthModule(auth: auth),
             SyncModule(
                 engine: engine,
-                afterPass: { run in if run.pulled > 0 { await geofence.geofencesMayHaveChanged() } }),
+                afterPass: syncFinished),
             OnboardingModule(onboarding: onboarding, auth: auth),
         ]
         return AppEnvironment(
             paths: paths, logs: logs, ids: ids, now: Date.init, modules: modules, auth: auth, api: api,
             store: store, sync: engine, onboarding: onboarding, routing: routing, geofence: geofence,
-            location: location,
+            location: location, syncFinished: syncFinished,
             close: {
                 await geofence.stop()
                 await location.flush()

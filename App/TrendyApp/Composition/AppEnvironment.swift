@@ -40,6 +40,8 @@ public struct AppEnvironment: Sendable {
     public var geofence: any GeofenceService
     /// The simulated platform location and region monitor (what `trendy location` drives).
     public var location: SimulatedRegionMonitor
+    /// Runs after every sync pass the app starts (geofences follow what the pass pulled).
+    public var syncFinished: @Sendable (SyncRun) async -> Void
     /// Releases what the environment holds (HTTP connections, the embedded backend).
     public var close: @Sendable () async -> Void
 
@@ -48,8 +50,10 @@ public struct AppEnvironment: Sendable {
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
         modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
         sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
-        geofence: any GeofenceService, location: SimulatedRegionMonitor, close: @escaping @Sendable () async -> Void
+        geofence: any GeofenceService, location: SimulatedRegionMonitor,
+        syncFinished: @escaping @Sendable (SyncRun) async -> Void, close: @escaping @Sendable () async -> Void
     ) {
+        self.syncFinished = syncFinished
         self.geofence = geofence
         self.location = location
         self.onboarding = onboarding
