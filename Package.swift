@@ -120,6 +120,7 @@ let package = Package(
             dependencies: [
                 "TrendySync", "TrendyAPI", "TrendyModels", "TrendyLogging", "TrendyFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -225,6 +226,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),

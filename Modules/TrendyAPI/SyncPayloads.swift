@@ -49,11 +49,15 @@ public struct Change: Codable, Sendable, Hashable {
     public var data: ChangeData?
     /// When the change was recorded.
     public var createdAt: Date
+    /// `data` exactly as the server sent it, when the reader kept it (``ChangesPage/fastRead(_:)``
+    /// does for events): a store can keep that text instead of encoding the entity again. It
+    /// says the same as `data`, so it takes no part in equality or coding.
+    public var dataJSON: String?
 
     /// Creates a change.
     public init(
         cursor: Int64, entityType: ChangeEntity, entityId: String, operation: ChangeOperation, data: ChangeData?,
-        createdAt: Date
+        createdAt: Date, dataJSON: String? = nil
     ) {
         self.cursor = cursor
         self.entityType = entityType
@@ -61,6 +65,21 @@ public struct Change: Codable, Sendable, Hashable {
         self.operation = operation
         self.data = data
         self.createdAt = createdAt
+        self.dataJSON = dataJSON
+    }
+
+    /// Equal when everything but ``dataJSON`` is.
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        lhs.cursor == rhs.cursor && lhs.entityType == rhs.entityType && lhs.entityId == rhs.entityId
+            && lhs.operation == rhs.operation && lhs.data == rhs.data && lhs.createdAt == rhs.createdAt
+    }
+
+    /// Hashes what ``==(_:_:)`` compares (a subset of it).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(cursor)
+        hasher.combine(entityId)
+        hasher.combine(operation)
+        hasher.combine(data)
     }
 
     enum CodingKeys: String, CodingKey {

@@ -30,17 +30,22 @@ public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConve
     /// in every profile of event ingest.
     static func parseCanonical(_ text: String) -> UUID? {
         var copy = text
-        return copy.withUTF8 { b -> UUID? in
-            guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
-            func nibble(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 48...57: return c - 48
-                case 97...102: return c - 87
-                case 65...70: return c - 55
-                default: return nil
-                }
+        return copy.withUTF8 { parseCanonical($0) }
+    }
+
+    /// The same from bytes, without allocating.
+    package static func parseCanonical(_ b: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
             }
-            var bytes = [UInt8](repeating: 0, count: 16)
+        }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &raw) { out -> Bool in
             var i = 0
             var n = 0
             while i < 36 {
@@ -48,17 +53,14 @@ public struct UUIDv7: Hashable, Comparable, Sendable, Codable, CustomStringConve
                     i += 1
                     continue
                 }
-                guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return nil }
-                bytes[n] = hi << 4 | lo
+                guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return false }
+                out[n] = hi << 4 | lo
                 n += 1
                 i += 2
             }
-            return UUID(
-                uuid: (
-                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                    bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-                ))
+            return true
         }
+        return ok ? UUID(uuid: raw) : nil
     }
 
     /// Builds an id from its parts (used by ``UUIDv7Generator``).

@@ -6,63 +6,6 @@ import TrendySync
 
 /// Applying server state: change-feed pages and the bootstrap download.
 extension SQLiteLocalStore {
-    /// The entities among `ids` that a waiting local change or a local delete protects from
-    /// server state, as `entity|id`: two queries for a whole page or download batch.
-    static func protectedKeys(_ db: Database, ids: some Collection<String>) throws -> Set<String> {
-        let unique = Array(Set(ids))
-        guard !unique.isEmpty else { return [] }
-        let marks = unique.map { _ in "?" }.joined(separator: ",")
-        var keys: Set<String> = []
-        for sql in [
-            "SELECT entity, entity_id FROM outbox WHERE state != 'failed' AND entity_id IN (\(marks))",
-            "SELECT entity, entity_id FROM tombstones WHERE entity_id IN (\(marks))",
-        ] {
-            for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(unique)) {
-                keys.insert("\(row["entity"] as String)|\(row["entity_id"] as String)")
-            }
-        }
-        return keys
-    }
-
-    /// Stores a server entity unless a local change or a local delete takes precedence
-    /// (`protected` comes from ``protectedKeys(_:ids:)``).
-    static func upsert(_ db: Database, _ data: ChangeData, protected: Set<String>) throws -> Bool {
-        func blocked(_ entity: SyncEntity, _ id: String) -> Bool { protected.contains("\(entity.rawValue)|\(id)") }
-        switch data {
-        case .eventType(let t):
-            let id = t.value.id.description
-            guard !blocked(.eventType, id) else { return false }
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
-                    VALUES (?, ?, ?, ?, 'synced')
-                    """
-            ).execute(arguments: [id, t.value.name, t.value.color, t.value.icon])
-        case .event(let e):
-            let id = e.value.id.description
-            guard !blocked(.event, id) else { return false }
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
-                    VALUES (?, ?, ?, ?, ?, 'synced')
-                    """
-            ).execute(arguments: [
-                id, e.value.eventTypeId.description, milliseconds(e.value.timestamp), e.value.sourceType.rawValue,
-                e.value.wireJSON(),
-            ])
-        case .geofence(let g):
-            let id = g.value.id.description
-            guard !blocked(.geofence, id) else { return false }
-            try db.cachedStatement(
-                sql:
-                    "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
-            ).execute(arguments: [id, try encode(g.value), g.value.isActive])
-        case .onboarding:
-            return false
-        }
-        return true
-    }
-
     /// A server delete: the entity goes, with any local change still waiting for it.
     static func applyDelete(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
         try db.execute(
@@ -79,19 +22,14 @@ extension SQLiteLocalStore {
     package func apply(_ page: ChangesPage) async throws -> Int {
         try await db.write { db in
             var applied = 0
-            let protected = try Self.protectedKeys(db, ids: page.changes.map(\.entityId))
-            for change in page.changes {
-                let entity: SyncEntity
-                switch change.entityType {
-                case .event: entity = .event
-                case .eventType: entity = .eventType
-                case .geofence: entity = .geofence
-                case .onboarding: continue
-                }
+            let keyed = page.changes.compactMap { change in change.syncEntity.map { (change, $0) } }
+            let writer = try ServerStateWriter(
+                db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
+            for (change, entity) in keyed {
                 if change.operation == .delete {
                     try Self.applyDelete(db, entity, change.entityId)
                     applied += 1
-                } else if let data = change.data, try Self.upsert(db, data, protected: protected) {
+                } else if let data = change.data, try writer.upsert(data, wire: change.dataJSON) {
                     applied += 1
                 }
             }
@@ -114,9 +52,9 @@ extension SQLiteLocalStore {
     func bootstrap(_ items: [ChangeData]) async throws {
         let keyed = items.compactMap { item in item.entityKey.map { (item, $0) } }
         try await db.write { db in
-            let protected = try Self.protectedKeys(db, ids: keyed.map(\.1.id))
+            let writer = try ServerStateWriter(db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) })
             for (item, key) in keyed {
-                _ = try Self.upsert(db, item, protected: protected)
+                _ = try writer.upsert(item)
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
                     .execute(arguments: [key.entity.rawValue, key.id])
             }
@@ -135,6 +73,18 @@ extension SQLiteLocalStore {
             }
             try db.execute(sql: "DELETE FROM bootstrap_seen")
             try Self.setCursor(db, cursor, force: true)
+        }
+    }
+}
+
+extension Change {
+    /// The local kind of entity this change is about (nil for onboarding, which Sync does not store).
+    var syncEntity: SyncEntity? {
+        switch entityType {
+        case .event: .event
+        case .eventType: .eventType
+        case .geofence: .geofence
+        case .onboarding: nil
         }
     }
 }

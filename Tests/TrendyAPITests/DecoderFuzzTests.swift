@@ -76,6 +76,79 @@ import TrendyModels
         #expect(readable > 0)
     }
 
+    /// The fast page reader may give up (the caller then uses `JSONDecoder`), but whatever it
+    /// reads must be what `JSONDecoder` reads, and the event text it keeps must decode to the
+    /// same event: that text is stored as it is.
+    @Test func whatTheFastReaderAcceptsTheDecoderReadsTheSame() throws {
+        let ids = UUIDv7Generator()
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let type = EventType(id: ids.next(), name: "Tea")
+        var changes: [Change] = [
+            Change(
+                cursor: 1, entityType: .eventType, entityId: type.id.description, operation: .create,
+                data: .eventType(Timestamped(type, createdAt: t0, updatedAt: t0)), createdAt: t0)
+        ]
+        let events = [
+            Event(id: ids.next(), eventTypeId: type.id, timestamp: t0),
+            Event(
+                id: ids.next(), eventTypeId: type.id, timestamp: t0, endDate: t0.addingTimeInterval(90),
+                notes: "tab\there \"quoted\" \\ é 🚲", isAllDay: true, sourceType: .geofence, externalId: "ext-1",
+                geofenceId: ids.next(), location: Coordinate(latitude: -33.5, longitude: 151.25), locationName: "Café"),
+        ]
+        for (i, event) in events.enumerated() {
+            changes.append(
+                Change(
+                    cursor: Int64(i + 2), entityType: .event, entityId: event.id.description, operation: .update,
+                    data: .event(Timestamped(event, createdAt: t0, updatedAt: t0)), createdAt: t0))
+        }
+        changes.append(
+            Change(cursor: 9, entityType: .event, entityId: "gone", operation: .delete, data: nil, createdAt: t0))
+        let page = ChangesPage(changes: changes, nextCursor: 9, hasMore: true)
+        // The server's own field order (entity_type before data) and the encoder's sorted one.
+        var server = #"{"changes":["#
+        for (i, change) in changes.enumerated() {
+            if i > 0 { server += "," }
+            let data: String
+            switch change.data {
+            case .event(let e): data = e.value.wireJSON(createdAt: e.createdAt, updatedAt: e.updatedAt)
+            case .eventType(let t): data = String(decoding: try TrendyJSON.encoder().encode(t), as: UTF8.self)
+            default: data = "null"
+            }
+            server += #"{"cursor":\#(change.cursor),"entity_type":"\#(change.entityType.rawValue)","#
+            server += #""entity_id":"\#(change.entityId)","operation":"\#(change.operation.rawValue)","#
+            server += #""created_at":"\#(ISO8601.format(t0))","data":\#(data)}"#
+        }
+        server += #"],"next_cursor":9,"has_more":true}"#
+        let samples = [Data(server.utf8), try TrendyJSON.encoder().encode(page)]
+        for sample in samples {
+            let fast = try #require(ChangesPage.fastRead(sample))
+            #expect(fast == page)
+            for change in fast.changes {
+                guard case .event(let e) = change.data else { continue }
+                let kept = try #require(change.dataJSON)
+                #expect(try TrendyJSON.decoder().decode(Timestamped<Event>.self, from: Data(kept.utf8)) == e)
+            }
+        }
+        var rng = Bytes(state: 77)
+        var agreed = 0
+        for sample in samples {
+            for _ in 0..<3_000 {
+                let data = mutate(sample, &rng)
+                guard let fast = ChangesPage.fastRead(data) else { continue }
+                let decoded = try #require(
+                    try? TrendyJSON.decoder().decode(ChangesPage.self, from: data),
+                    "\(String(decoding: data, as: UTF8.self))")
+                #expect(fast == decoded)
+                for change in fast.changes {
+                    guard case .event(let e) = change.data, let kept = change.dataJSON else { continue }
+                    #expect((try? TrendyJSON.decoder().decode(Timestamped<Event>.self, from: Data(kept.utf8))) == e)
+                }
+                agreed += 1
+            }
+        }
+        #expect(agreed > 100)
+    }
+
     @Test func pathologicalDocumentsAreRefused() {
         let deep = Data((String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)).utf8)
         let deepObjects = Data(

@@ -80,6 +80,48 @@ struct BatchAndFeedTests {
         }
     }
 
+    /// The feed body is written byte by byte from stored rows: it must stay strict JSON that
+    /// `JSONDecoder` reads exactly as the client's fast reader does, for every kind of change
+    /// and for text that needs escaping.
+    @Test func changeFeedBodyIsStrictJSONForEveryKindOfChange() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await api.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: #"Tea "green" \ 🍵"#), idempotencyKey: nil
+            ).value
+            var event = h.event(type)
+            event.notes = "line\nbreak\ttab \u{1} \"quoted\""
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let fence = Geofence(
+                id: h.ids.next(), name: "Home \"base\"", center: Coordinate(latitude: 52.5, longitude: 13.4),
+                radius: 120)
+            _ = try await api.createGeofence(fence, idempotencyKey: nil)
+            _ = try await api.updateOnboarding(OnboardingUpdate(currentStep: .auth), idempotencyKey: nil)
+            try await api.deleteEvent(id: event.id)
+            let r = try await h.raw(
+                .GET, "/api/v1/changes?since=0&limit=100", headers: [("Authorization", "Bearer \(session.accessToken)")]
+            )
+            #expect(r.status == 200)
+            let decoded = try TrendyJSON.decoder().decode(ChangesPage.self, from: r.body)
+            #expect(decoded.changes.map(\.entityType) == [.eventType, .event, .geofence, .onboarding, .event])
+            #expect(decoded.changes.last?.data == nil)
+            if case .event(let stored) = decoded.changes[1].data {
+                #expect(stored.value.notes == event.notes)
+            } else {
+                Issue.record("no event data")
+            }
+            #expect(try await api.changes(since: 0, limit: 100) == decoded)
+            // Without the geofence and onboarding changes the fast reader takes the page itself.
+            let events = try #require(
+                ChangesPage.fastRead(
+                    try await h.raw(
+                        .GET, "/api/v1/changes?since=0&limit=2",
+                        headers: [("Authorization", "Bearer \(session.accessToken)")]
+                    ).body))
+            #expect(events.changes == Array(decoded.changes.prefix(2)))
+        }
+    }
+
     @Test func changeFeedIsOrderedPagedAndScoped() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()

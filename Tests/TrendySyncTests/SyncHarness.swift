@@ -82,11 +82,18 @@ struct SyncHarness: Sendable {
 
     /// A migrated in-memory local store.
     static func memoryStore(now: @escaping @Sendable () -> Date = Date.init) throws -> SQLiteLocalStore {
+        try memoryDatabaseStore(now: now).store
+    }
+
+    /// A migrated in-memory local store and its database (to look at or tamper with).
+    static func memoryDatabaseStore(now: @escaping @Sendable () -> Date = Date.init) throws -> (
+        store: SQLiteLocalStore, database: DatabaseQueue
+    ) {
         let queue = try DatabaseQueue()
         var migrator = DatabaseMigrator()
         SyncSchema.register(in: &migrator)
         try migrator.migrate(queue)
-        return SQLiteLocalStore(database: queue, now: now, logger: LogSystem.disabled().logger(.data))
+        return (SQLiteLocalStore(database: queue, now: now, logger: LogSystem.disabled().logger(.data)), queue)
     }
 
     static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {

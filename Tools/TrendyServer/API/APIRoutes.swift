@@ -185,19 +185,8 @@ struct APIRoutes: Sendable {
         let user = try await guardian.userId(request)
         let since = try intQuery(request, "since", default: 0, range: 0...Int.max)
         let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
-        let (rows, hasMore) = try await store.changes(userId: user, since: Int64(since), limit: limit)
-        // Built by hand: entity JSON is stored ready to send, so it is spliced in, not re-encoded.
-        var out = "{\"changes\":["
-        out.reserveCapacity(rows.count * 400 + 64)
-        for (i, row) in rows.enumerated() {
-            if i > 0 { out += "," }
-            out += "{\"cursor\":\(row.cursor),\"entity_type\":\"\(row.entityType)\",\"entity_id\":\"\(row.entityId)\""
-            out += ",\"operation\":\"\(row.operation)\",\"created_at\":\"\(TrendyJSON.formatDate(row.createdAt))\""
-            out += ",\"data\":" + (row.data ?? "null") + "}"
-        }
-        let next = rows.last?.cursor ?? Int64(since)
-        out += "],\"next_cursor\":\(next),\"has_more\":\(hasMore)}"
-        return JSONIO.raw(Data(out.utf8), status: .ok)
+        let body = try await store.changesPage(userId: user, since: Int64(since), limit: limit)
+        return JSONIO.raw(body, status: .ok)
     }
 
     func latestCursor(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -57,10 +57,10 @@ enum JSONIO {
     }
 
     /// A response from JSON bytes.
-    static func raw(_ data: Data, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
+    static func raw(_ bytes: some Sequence<UInt8>, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
         var fields = headers
         fields[.contentType] = "application/json"
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// An empty 204.

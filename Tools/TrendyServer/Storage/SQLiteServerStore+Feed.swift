@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import TrendyAPI
 import TrendyModels
 
@@ -58,22 +59,59 @@ extension SQLiteServerStore {
 
     // MARK: Change feed
 
-    /// Implements `ServerStore.changes`.
-    public func changes(userId: String, since: Int64, limit: Int) async throws -> (rows: [ChangeRow], hasMore: Bool) {
+    /// The text columns of a feed row and the JSON that leads each.
+    static let feedTextColumns: [(Int32, String)] = [
+        (1, #","entity_type":"#), (2, #","entity_id":"#), (3, #","operation":"#),
+    ]
+
+    /// Implements `ServerStore.changesPage`: the body is written straight from SQLite's buffers
+    /// (no row objects, no strings per column; entity JSON is stored ready to send).
+    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8] {
         try await db.read { db in
-            let rows = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT id, entity_type, entity_id, operation, data, created_at FROM change_log
-                        WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?
-                        """), arguments: [userId, since, limit + 1])
-            let changes = rows.prefix(limit).map { row in
-                ChangeRow(
-                    cursor: row["id"], entityType: row["entity_type"], entityId: row["entity_id"],
-                    operation: row["operation"], data: row["data"],
-                    createdAt: Date(timeIntervalSince1970: row["created_at"]))
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT id, entity_type, entity_id, operation, created_at, data FROM change_log
+                    WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?
+                    """)
+            var out: [UInt8] = []
+            out.reserveCapacity(limit * 480 + 64)
+            out.append(contentsOf: #"{"changes":["#.utf8)
+            var count = 0
+            var last = since
+            var hasMore = false
+            let rows = try Row.fetchCursor(statement, arguments: [userId, since, limit + 1])
+            while let row = try rows.next() {
+                guard count < limit else {
+                    hasMore = true
+                    break
+                }
+                if count > 0 { out.append(UInt8(ascii: ",")) }
+                count += 1
+                last = row[0]
+                out.append(contentsOf: #"{"cursor":"#.utf8)
+                out.append(contentsOf: String(last).utf8)
+                // The row's text straight from SQLite's buffers (valid until the next step).
+                let sqlite = statement.sqliteStatement
+                func text(_ column: Int32) -> UnsafeRawBufferPointer? {
+                    guard let bytes = sqlite3_column_text(sqlite, column) else { return nil }
+                    return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column)))
+                }
+                for (index, key) in Self.feedTextColumns {
+                    out.append(contentsOf: key.utf8)
+                    FeedJSON.appendString(text(index) ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
+                }
+                out.append(contentsOf: #","created_at":""#.utf8)
+                out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: row[4])).utf8)
+                out.append(contentsOf: #"","data":"#.utf8)
+                out.append(contentsOf: text(5) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+                if sqlite3_column_type(sqlite, 5) == SQLITE_NULL { out.append(contentsOf: "null".utf8) }
+                out.append(UInt8(ascii: "}"))
             }
-            return (Array(changes), rows.count > limit)
+            out.append(contentsOf: #"],"next_cursor":"#.utf8)
+            out.append(contentsOf: String(last).utf8)
+            out.append(contentsOf: #","has_more":"#.utf8)
+            out.append(contentsOf: (hasMore ? "true}" : "false}").utf8)
+            return out
         }
     }
 
@@ -100,5 +138,26 @@ extension SQLiteServerStore {
                 latestCursor: last?["id"] ?? 0,
                 lastChangeAt: (last?["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
         }
+    }
+}
+
+/// JSON text written into a byte buffer.
+enum FeedJSON {
+    /// Appends `bytes` as a JSON string, escaping what must be.
+    static func appendString(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out.append(contentsOf: bytes)
+        } else {
+            for byte in bytes {
+                switch byte {
+                case 0x22: out.append(contentsOf: #"\""#.utf8)
+                case 0x5C: out.append(contentsOf: #"\\"#.utf8)
+                case ..<0x20: out.append(contentsOf: String(format: "\\u%04x", byte).utf8)
+                default: out.append(byte)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }

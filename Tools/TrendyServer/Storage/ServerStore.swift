@@ -69,23 +69,6 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case failed(StoreError)
 }
 
-/// One change-log row, with its entity JSON kept as text so the feed can be served without
-/// decoding and re-encoding every entity.
-public struct ChangeRow: Sendable, Equatable {
-    /// The cursor.
-    public var cursor: Int64
-    /// `event`, `event_type`, `geofence`, `onboarding`.
-    public var entityType: String
-    /// The entity id.
-    public var entityId: String
-    /// `create`, `update`, `delete`.
-    public var operation: String
-    /// The entity's JSON, or nil for deletes.
-    public var data: String?
-    /// When it was recorded.
-    public var createdAt: Date
-}
-
 /// A stored response for idempotent replay.
 public struct StoredResponse: Sendable, Equatable {
     /// Hash of the request body that produced it.
@@ -170,8 +153,10 @@ public protocol ServerStore: Sendable {
     func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus
 
     // MARK: Change feed
-    /// Changes after `since`, oldest first, at most `limit`.
-    func changes(userId: String, since: Int64, limit: Int) async throws -> (rows: [ChangeRow], hasMore: Bool)
+    /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
+    /// `next_cursor` and `has_more`. Written by the store from the stored JSON, so serving the
+    /// feed decodes and re-encodes nothing (the feed is the hottest read).
+    func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8]
     /// The newest cursor of the user's feed (0 when empty).
     func latestCursor(userId: String) async throws -> Int64
     /// Counts and the newest cursor.

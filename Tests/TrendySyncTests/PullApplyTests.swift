@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import Testing
+import TrendyAPI
+import TrendyModels
+import TrendySync
+import TrendySyncLive
+
+/// Applying change-feed pages as the fast reader delivers them: the event text is stored as
+/// received, local changes and deletes still win, and a failed page leaves nothing behind.
+@Suite struct PullApplyTests {
+    let ids = UUIDv7Generator()
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000.5)
+
+    /// A page in the server's own shape, read by the fast reader (as the live client does).
+    func serverPage(_ events: [Event], deletes: [UUIDv7] = [], from cursor: Int64 = 0) throws -> ChangesPage {
+        var items: [String] = []
+        var next = cursor
+        for event in events {
+            next += 1
+            items.append(
+                #"{"cursor":\#(next),"entity_type":"event","entity_id":"\#(event.id)","operation":"create","#
+                    + #""created_at":"\#(ISO8601.format(t0))","data":\#(event.wireJSON(createdAt: t0, updatedAt: t0))}"#
+            )
+        }
+        for id in deletes {
+            next += 1
+            items.append(
+                #"{"cursor":\#(next),"entity_type":"event","entity_id":"\#(id)","operation":"delete","#
+                    + #""created_at":"\#(ISO8601.format(t0))","data":null}"#)
+        }
+        let text = #"{"changes":[\#(items.joined(separator: ","))],"next_cursor":\#(next),"has_more":false}"#
+        return try #require(ChangesPage.fastRead(Data(text.utf8)))
+    }
+
+    @Test func eventsAreStoredAsReceivedAndReadBackTheSame() async throws {
+        let store = try SyncHarness.memoryStore()
+        let type = ids.next()
+        var events: [Event] = []
+        for i in 0..<30 {
+            let notes: String? = i % 3 == 0 ? "line\nbreak \"q\" ☕️" : nil
+            let location: Coordinate? = i % 5 == 0 ? Coordinate(latitude: 48.1, longitude: -11.5) : nil
+            events.append(
+                Event(
+                    id: ids.next(), eventTypeId: type, timestamp: t0.addingTimeInterval(Double(i)), notes: notes,
+                    isAllDay: i % 2 == 0, location: location))
+        }
+        let page = try serverPage(events)
+        #expect(page.changes.allSatisfy { $0.dataJSON != nil })
+        #expect(try await store.apply(page) == 30)
+        let stored = try await store.events(limit: 100, since: nil)
+        #expect(Set(stored.map(\.value)) == Set(events))
+        #expect(stored.allSatisfy { $0.syncStatus == .synced })
+        #expect(try await store.cursor() == 30)
+    }
+
+    @Test func waitingLocalChangesAndLocalDeletesWinOverThePage() async throws {
+        let store = try SyncHarness.memoryStore()
+        let type = EventType(id: ids.next(), name: "T")
+        try await store.createEventType(type)
+        let edited = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0, notes: "mine")
+        let deleted = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0)
+        try await store.createEvent(edited)
+        try await store.createEvent(deleted)
+        try await store.deleteEvent(id: deleted.id)
+        let fresh = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0)
+        var theirs = edited
+        theirs.notes = "theirs"
+        #expect(try await store.apply(try serverPage([theirs, deleted, fresh])) == 1)
+        #expect(try await store.event(id: edited.id)?.value.notes == "mine")
+        #expect(try await store.event(id: deleted.id) == nil)
+        #expect(try await store.event(id: fresh.id)?.value == fresh)
+    }
+
+    @Test func aPageThatFailsHalfwayLeavesNothingAndKeepsTheCursor() async throws {
+        let (store, database) = try SyncHarness.memoryDatabaseStore()
+        let type = ids.next()
+        let events = (0..<10).map {
+            Event(id: ids.next(), eventTypeId: type, timestamp: t0.addingTimeInterval(Double($0)))
+        }
+        try await store.setCursor(5, force: true)
+        // The disk "fails" on the seventh row of the page.
+        try await database.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TRIGGER fail_write BEFORE INSERT ON local_events WHEN NEW.id = '\(events[6].id)'
+                    BEGIN SELECT RAISE(ABORT, 'disk I/O error (simulated)'); END
+                    """)
+        }
+        await #expect(throws: DatabaseError.self) { try await store.apply(try serverPage(events, from: 5)) }
+        #expect(try await store.events(limit: 100, since: nil).isEmpty)
+        #expect(try await store.cursor() == 5)
+        // Once the disk recovers, the same page applies whole.
+        try await database.write { db in try db.execute(sql: "DROP TRIGGER fail_write") }
+        #expect(try await store.apply(try serverPage(events, from: 5)) == 10)
+        #expect(try await store.cursor() == 15)
+    }
+
+    @Test func deletesInThePageRemoveStoredEvents() async throws {
+        let store = try SyncHarness.memoryStore()
+        let type = ids.next()
+        let events = (0..<4).map {
+            Event(id: ids.next(), eventTypeId: type, timestamp: t0.addingTimeInterval(Double($0)))
+        }
+        _ = try await store.apply(try serverPage(events))
+        _ = try await store.apply(try serverPage([], deletes: [events[0].id, events[2].id], from: 4))
+        #expect(Set(try await store.events(limit: 10, since: nil).map(\.value.id)) == [events[1].id, events[3].id])
+    }
+}
