@@ -37,6 +37,13 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     let http: HTTPClient
     let tokens: any AccessTokenProvider
     let logger: Logger
+    /// Where large answers are decoded: a change-feed or download page takes milliseconds to
+    /// read, and on Swift's cooperative pool (two threads here) that long a job holds up every
+    /// other task's resumption, the main actor's included.
+    let decoding = DispatchQueue(label: "trendy.api.decode", qos: .utility)
+    /// Answers at least this big are decoded on ``decoding``; smaller ones are cheaper to decode
+    /// in place than to hand over.
+    static let offPoolBytes = 16 * 1024
 
     /// Creates a client.
     public init(configuration: Configuration, http: HTTPClient, tokens: any AccessTokenProvider, logger: Logger) {
@@ -49,7 +56,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     struct Empty: Codable {}
 
     /// Sends one request and decodes the answer; every failure becomes a ``TrendyAPIError``.
-    func send<T: Decodable>(
+    func send<T: Decodable & Sendable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
         as type: T.Type, fastDecode: (@Sendable (Data) -> T?)? = nil, isRetry: Bool = false
@@ -134,12 +141,19 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
         }
         if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
-        if let fastDecode, let value = fastDecode(data) { return (value, status) }
-        do {
-            return (try TrendyJSON.decoder().decode(T.self, from: data), status)
-        } catch {
-            throw .decoding("\(T.self) from \(method.rawValue) \(path): \(error)")
+        let decode: @Sendable () -> Result<T, TrendyAPIError> = {
+            if let fastDecode, let value = fastDecode(data) { return .success(value) }
+            do {
+                return .success(try TrendyJSON.decoder().decode(T.self, from: data))
+            } catch {
+                return .failure(.decoding("\(T.self) from \(method.rawValue) \(path): \(error)"))
+            }
         }
+        guard data.count >= Self.offPoolBytes else { return (try decode().get(), status) }
+        let decoded = await withCheckedContinuation { continuation in
+            decoding.async { continuation.resume(returning: decode()) }
+        }
+        return (try decoded.get(), status)
     }
 
     func encode<T: Encodable>(_ value: T) throws(TrendyAPIError) -> Data {

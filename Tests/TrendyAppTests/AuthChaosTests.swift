@@ -92,7 +92,9 @@ struct AuthChaosTests {
 
             // Signed out here, with every local event kept and the unsent ones still queued.
             let who = try await trendy(["whoami", "--offline"], dir, api)
-            #expect(who.status == 77, "\(who.stdout)")
+            #expect(
+                who.status == 77,
+                "\(who.stdout) — the interrupted sync said: \(interrupted.stdout) \(interrupted.stderr)")
             let list = try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api)
             #expect(((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count == 2_000)
             let pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? 0
