@@ -104,7 +104,10 @@ enum SyncBenchmarks {
         SyncSchema.register(in: &migrator)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        let pool = try DatabasePool(path: dir.appendingPathComponent(name).path, configuration: config)
+        // As the app opens its database (AppDatabase).
+        let path = dir.appendingPathComponent(name).path
+        BackgroundCheckpointer.configure(&config, path: path)
+        let pool = try DatabasePool(path: path, configuration: config)
         try migrator.migrate(pool)
         return (SQLiteLocalStore(database: pool, logger: LogSystem.disabled().logger(.data)), pool)
     }

@@ -17,6 +17,7 @@ enum AppDatabase {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        BackgroundCheckpointer.configure(&configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator().migrate(pool)
         return pool
