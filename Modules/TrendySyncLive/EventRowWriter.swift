@@ -5,8 +5,8 @@ import TrendyModels
 
 /// Writes server events into `local_events` through SQLite's C API: one prepared statement per
 /// page, text bound in place. Applying a pulled page is the hottest write of all, and GRDB's
-/// general argument handling (boxing each value, copying each string) cost more than SQLite's
-/// own insert there. Used only inside a write transaction; everything else goes through GRDB.
+/// general argument handling (boxing each value, copying each string) was most of the Swift
+/// side's cost there. Used only inside a write transaction; everything else goes through GRDB.
 final class EventRowWriter {
     private let db: Database
     private let statement: OpaquePointer

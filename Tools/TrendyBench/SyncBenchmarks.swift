@@ -268,6 +268,11 @@ enum SyncBenchmarks {
                     value: BenchHarness.percentile(platform, 99), unit: "ms", baseline: p99,
                     ratio: p99 / max(BenchHarness.percentile(platform, 99), 0.001),
                     target: "report (baseline column: the main actor's p99 above)", met: nil))
+            results.append(
+                BenchResult(
+                    suite: "sync", name: "main_thread_dispatch_timer_max_delay (control, same sync)",
+                    value: platform.max() ?? 0, unit: "ms", baseline: lateness.max(), ratio: nil,
+                    target: "report (baseline column: the main actor's max above)", met: nil))
         }
         do {
             // 4. Pull and apply: fresh devices read the whole feed (cursor 0, no bootstrap),
