@@ -16,7 +16,7 @@ extension ChangesPage {
             var first = true
             while let key = s.nextKey(&first) {
                 if s.equals(key, "changes") {
-                    changes = readChanges(&s)
+                    changes = s.array(readChange)
                 } else if s.equals(key, "next_cursor") {
                     next = s.integer()
                 } else if s.equals(key, "has_more") {
@@ -29,17 +29,6 @@ extension ChangesPage {
             guard !s.failed, s.atEnd(), let changes, let next, let hasMore else { return nil }
             return ChangesPage(changes: changes, nextCursor: next, hasMore: hasMore)
         }
-    }
-
-    static func readChanges(_ s: inout WireJSONScanner) -> [Change]? {
-        guard s.consume(UInt8(ascii: "[")) else { return nil }
-        var changes: [Change] = []
-        var first = true
-        while s.nextElement(&first) {
-            guard let change = readChange(&s) else { return s.fail() }
-            changes.append(change)
-        }
-        return s.failed ? nil : changes
     }
 
     static func readChange(_ s: inout WireJSONScanner) -> Change? {
@@ -98,11 +87,9 @@ extension ChangesPage {
         let start = s.index
         switch entity {
         case .event:
-            guard let read = Event.scan(&s), let created = read.createdAt, let updated = read.updatedAt else {
-                return s.fail()
-            }
+            guard let event = Event.scan(&s)?.timestamped else { return s.fail() }
             let text = String(decoding: UnsafeBufferPointer(rebasing: s.bytes[start..<s.index]), as: UTF8.self)
-            return (.event(Timestamped(read.event, createdAt: created, updatedAt: updated)), text)
+            return (.event(event), text)
         case .eventType:
             guard let type = readEventType(&s) else { return s.fail() }
             return (.eventType(type), nil)
@@ -158,7 +145,7 @@ extension ListPage where Item == Timestamped<Event> {
             var first = true
             while let key = s.nextKey(&first) {
                 if s.equals(key, "items") {
-                    events = readEvents(&s)
+                    events = s.array { Event.scan(&$0)?.timestamped }
                 } else if s.equals(key, "limit") {
                     limit = s.integer()
                 } else if s.equals(key, "offset") {
@@ -176,17 +163,12 @@ extension ListPage where Item == Timestamped<Event> {
             return ListPage(items: events, limit: limit, offset: offset, hasMore: hasMore)
         }
     }
+}
 
-    static func readEvents(_ s: inout WireJSONScanner) -> [Timestamped<Event>]? {
-        guard s.consume(UInt8(ascii: "[")) else { return nil }
-        var events: [Timestamped<Event>] = []
-        var first = true
-        while s.nextElement(&first) {
-            guard let read = Event.scan(&s), let created = read.createdAt, let updated = read.updatedAt else {
-                return s.fail()
-            }
-            events.append(Timestamped(read.event, createdAt: created, updatedAt: updated))
-        }
-        return s.failed ? nil : events
+extension Event.Scanned {
+    /// The event with the server's timestamps, which stored entities always carry.
+    var timestamped: Timestamped<Event>? {
+        guard let createdAt, let updatedAt else { return nil }
+        return Timestamped(event, createdAt: createdAt, updatedAt: updatedAt)
     }
 }

@@ -71,29 +71,45 @@ extension Event {
     }
 }
 
-/// JSON string escaping.
-enum WireText {
+/// JSON string escaping, for text built as a `String` or as bytes.
+package enum WireText {
     static func appendString(_ s: String, to out: inout String) {
         out += "\""
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+        if !s.utf8.contains(where: needsEscape) {
             out += s
         } else {
-            for scalar in s.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                default:
-                    if scalar.value < 0x20 {
-                        out += String(format: "\\u%04x", scalar.value)
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
+            var bytes: [UInt8] = []
+            appendEscaped(s.utf8, to: &bytes)
+            out += String(decoding: bytes, as: UTF8.self)
         }
         out += "\""
+    }
+
+    /// Appends `text` (UTF-8) as a JSON string.
+    package static func appendString(_ text: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if !text.contains(where: needsEscape) {
+            out.append(contentsOf: text)
+        } else {
+            appendEscaped(text, to: &out)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
+
+    static func appendEscaped(_ text: some Sequence<UInt8>, to out: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        for byte in text {
+            switch byte {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+            case 0x09: out += [0x5C, UInt8(ascii: "t")]
+            case ..<0x20: out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
     }
 }

@@ -8,10 +8,11 @@ extension Event {
         package var updatedAt: Date?
     }
 
-    /// Reads the event object at the scanner's position, accepting exactly what
-    /// ``Event/init(wire:)`` accepts, without building intermediate values. Nil (with the scanner
-    /// failed) when a field is missing, mistyped or invalid, and for events with properties (left
-    /// to `JSONDecoder`).
+    /// Reads the event object at the scanner's position without building intermediate values,
+    /// the wire format's fast reader (change-feed and download pages, batch ingest). Unknown keys
+    /// are skipped but still checked. Nil (with the scanner failed) when a field is missing,
+    /// mistyped or invalid, and for events with properties: callers then use `JSONDecoder`, for
+    /// its precise message and for typed property values.
     package static func scan(_ s: inout WireJSONScanner) -> Scanned? {
         guard s.consume(UInt8(ascii: "{")) else { return nil }
         var id: UUIDv7?

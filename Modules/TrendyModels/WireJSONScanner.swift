@@ -94,6 +94,18 @@ package struct WireJSONScanner {
         return true
     }
 
+    /// Reads an array whose every element `element` reads; nil (failed) if one does not.
+    package mutating func array<T>(_ element: (inout WireJSONScanner) -> T?) -> [T]? {
+        guard consume(UInt8(ascii: "[")) else { return nil }
+        var items: [T] = []
+        var first = true
+        while nextElement(&first) {
+            guard let item = element(&self) else { return fail() }
+            items.append(item)
+        }
+        return failed ? nil : items
+    }
+
     // MARK: Strings
 
     /// Reads a string token, checking its escapes and its UTF-8 and refusing raw control

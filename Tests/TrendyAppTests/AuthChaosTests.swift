@@ -37,13 +37,7 @@ struct AuthChaosTests {
     }
 
     func serverCount(_ email: String, _ api: String) async throws -> Int {
-        let other = TemporaryDataDirectory()
-        let login = try await trendy(
-            ["login", "--email", email, "--password-stdin"], other, api, stdin: "chaos-pass-1\n")
-        #expect(login.status == 0, "\(login.stderr)")
-        #expect(try await trendy(["sync"], other, api).status == 0)
-        let list = try await trendy(["events", "list", "--limit", "10000", "--json"], other, api)
-        return ((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count ?? -1
+        try await cli.serverEvents(email, password: "chaos-pass-1", api: api).count
     }
 
     @Test func oneSecondTokensDuringALongSyncAreRefreshedAndNothingIsSentTwice() async throws {

@@ -24,9 +24,7 @@ struct CrashTortureTests {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
     }
 
-    func events(_ r: TrendyProcess.Result) -> [[String: Any]] {
-        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
-    }
+    func events(_ r: TrendyProcess.Result) -> [[String: Any]] { cli.array(r) }
 
     /// Starts `trendy` with `arguments` and kills it after `delay`.
     func killed(_ arguments: [String], after delay: Duration) async throws {
@@ -122,14 +120,7 @@ struct CrashTortureTests {
             #expect(local.allSatisfy { $0["sync_status"] as? String == "synced" })
 
             // On the server exactly once: a second device downloads everything.
-            let other = TemporaryDataDirectory()
-            #expect(
-                try await trendy(
-                    ["login", "--email", "torture@example.com", "--password-stdin"], other, api,
-                    stdin: "torture-pass-1\n"
-                ).status == 0)
-            #expect(try await trendy(["sync"], other, api).status == 0)
-            let remote = events(try await trendy(["events", "list", "--limit", "10000", "--json"], other, api))
+            let remote = try await cli.serverEvents("torture@example.com", password: "torture-pass-1", api: api)
             #expect(Set(remote.compactMap { $0["id"] as? String }) == Set(local.compactMap { $0["id"] as? String }))
             #expect(remote.count == local.count)
             // Geofence visits are complete.

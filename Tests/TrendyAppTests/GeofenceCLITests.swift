@@ -17,9 +17,7 @@ struct GeofenceCLITests {
 
     func object(_ r: TrendyProcess.Result) -> [String: Any] { cli.json(r) }
 
-    func array(_ r: TrendyProcess.Result) -> [[String: Any]] {
-        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
-    }
+    func array(_ r: TrendyProcess.Result) -> [[String: Any]] { cli.array(r) }
 
     /// Signs up, adds an event type per name and a geofence for each; returns the geofence ids.
     func setUp(
@@ -192,14 +190,8 @@ struct GeofenceCLITests {
             }
             // The server agrees once everything is pushed.
             #expect(try await trendy(["sync"], dir, api).status == 0)
-            let other = TemporaryDataDirectory()
             #expect(
-                try await trendy(
-                    ["login", "--email", "killed@example.com", "--password-stdin"], other, api,
-                    stdin: "password-geofence-1\n"
-                ).status == 0)
-            #expect(try await trendy(["sync"], other, api).status == 0)
-            #expect(array(try await trendy(["events", "list", "--json"], other, api)).count == 3)
+                try await cli.serverEvents("killed@example.com", password: "password-geofence-1", api: api).count == 3)
         }
     }
 

@@ -41,6 +41,23 @@ struct LaunchCLITests {
         (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 
+    func array(_ r: TrendyProcess.Result) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    /// What the server holds for an account, checked the way a user would: a second device signs
+    /// in, downloads everything and lists its events.
+    func serverEvents(_ email: String, password: String, api: String) async throws -> [[String: Any]] {
+        let other = TemporaryDataDirectory()
+        let login = try await trendy(
+            ["login", "--email", email, "--password-stdin"], other, api: api, stdin: password + "\n")
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try await trendy(["sync"], other, api: api).status == 0)
+        let list = try await trendy(["events", "list", "--limit", "10000", "--json"], other, api: api)
+        #expect(list.status == 0, "\(list.stderr)")
+        return array(list)
+    }
+
     /// Launches with `--json` and returns the frames' routes and the report.
     func launch(_ dir: TemporaryDataDirectory, api: String?, _ extra: [String] = []) async throws
         -> (routes: [String], frames: [[String: Any]], report: [String: Any])

@@ -15,9 +15,7 @@ struct RepairCLITests {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
     }
 
-    func events(_ r: TrendyProcess.Result) -> [[String: Any]] {
-        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]) ?? []
-    }
+    func events(_ r: TrendyProcess.Result) -> [[String: Any]] { cli.array(r) }
 
     /// Overwrites the root page of `table` with garbage, as a bad sector or a torn write would.
     static func corrupt(_ table: String, in file: URL) throws {
@@ -72,14 +70,7 @@ struct RepairCLITests {
             #expect(local.count == 5)
             #expect(local.allSatisfy { $0["sync_status"] as? String == "synced" })
 
-            let other = TemporaryDataDirectory()
-            #expect(
-                try await trendy(
-                    ["login", "--email", "repair@example.com", "--password-stdin"], other, api,
-                    stdin: "repair-pass-1\n"
-                ).status == 0)
-            #expect(try await trendy(["sync"], other, api).status == 0)
-            let remote = events(try await trendy(["events", "list", "--json"], other, api))
+            let remote = try await cli.serverEvents("repair@example.com", password: "repair-pass-1", api: api)
             #expect(remote.count == 5)
             let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
             #expect(try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])

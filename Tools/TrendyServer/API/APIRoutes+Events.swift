@@ -22,19 +22,26 @@ struct LenientEvent: Decodable {
 struct LenientBatch: Decodable {
     let events: [LenientEvent]
 
-    /// The fast path: every item reads without `JSONDecoder`. Nil sends the batch through
-    /// `JSONDecoder`, which reports each bad item precisely.
+    /// The fast path: every item reads without `JSONDecoder` (``Event/scan(_:)``, the reader the
+    /// client's change-feed pages use). Nil sends the batch through `JSONDecoder`, which reports
+    /// each bad item precisely.
     static func fast(_ buffer: ByteBuffer) -> LenientBatch? {
-        guard let root = WireJSONReader.parse(Data(buffer: buffer)), let items = root["events"]?.array else {
-            return nil
+        buffer.withUnsafeReadableBytes { raw -> LenientBatch? in
+            var s = WireJSONScanner(raw.bindMemory(to: UInt8.self))
+            guard s.consume(UInt8(ascii: "{")) else { return nil }
+            var events: [LenientEvent]?
+            var first = true
+            while let key = s.nextKey(&first) {
+                if s.equals(key, "events") {
+                    events = s.array { Event.scan(&$0).map { LenientEvent(event: $0.event) } }
+                } else {
+                    _ = s.skipValue()
+                }
+                if s.failed { return nil }
+            }
+            guard !s.failed, s.atEnd(), let events else { return nil }
+            return LenientBatch(events: events)
         }
-        var events: [LenientEvent] = []
-        events.reserveCapacity(items.count)
-        for item in items {
-            guard let event = Event(wire: item) else { return nil }
-            events.append(LenientEvent(event: event))
-        }
-        return LenientBatch(events: events)
     }
 }
 

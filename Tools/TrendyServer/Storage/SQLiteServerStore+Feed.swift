@@ -98,7 +98,7 @@ extension SQLiteServerStore {
                 }
                 for (index, key) in Self.feedTextColumns {
                     out.append(contentsOf: key.utf8)
-                    FeedJSON.appendString(text(index) ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
+                    WireText.appendString(text(index) ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
                 }
                 out.append(contentsOf: #","created_at":""#.utf8)
                 out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: row[4])).utf8)
@@ -138,26 +138,5 @@ extension SQLiteServerStore {
                 latestCursor: last?["id"] ?? 0,
                 lastChangeAt: (last?["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
         }
-    }
-}
-
-/// JSON text written into a byte buffer.
-enum FeedJSON {
-    /// Appends `bytes` as a JSON string, escaping what must be.
-    static func appendString(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        if !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
-            out.append(contentsOf: bytes)
-        } else {
-            for byte in bytes {
-                switch byte {
-                case 0x22: out.append(contentsOf: #"\""#.utf8)
-                case 0x5C: out.append(contentsOf: #"\\"#.utf8)
-                case ..<0x20: out.append(contentsOf: String(format: "\\u%04x", byte).utf8)
-                default: out.append(byte)
-                }
-            }
-        }
-        out.append(UInt8(ascii: "\""))
     }
 }
