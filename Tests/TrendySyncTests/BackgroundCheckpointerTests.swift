@@ -54,4 +54,22 @@ struct BackgroundCheckpointerTests {
             #expect(try await pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM t") } == 8_000)
         }
     }
+
+    @Test func aCheckpointConnectionThatCannotOpenLeavesTheCeilingInCharge() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("db.sqlite")
+        // The background connection points nowhere: every background checkpoint fails to start.
+        let broken = BackgroundCheckpointer(
+            path: dir.appendingPathComponent("missing/db.sqlite").path, threshold: 20, ceiling: 100)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in broken.install(on: db) }
+        let pool = try DatabasePool(path: url.path, configuration: configuration)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)") }
+        try await fill(pool)
+        #expect(walBytes(url) < 4_000_000, "WAL \(walBytes(url)) bytes for 8 MB written")
+        #expect(try await pool.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM t") } == 8_000)
+        #expect(try await pool.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
+    }
 }
