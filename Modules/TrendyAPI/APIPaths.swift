@@ -26,8 +26,11 @@ public enum APIPaths {
 
     /// The largest batch `POST /events/batch` accepts.
     public static let maxBatchSize = 500
-    /// The largest page `GET /changes` returns.
-    public static let maxChangesLimit = 500
+    /// The largest page `GET /changes` returns (the feed is how devices download everything:
+    /// pages of 1,000 pulled 15–20 % faster than pages of 500, D30).
+    public static let maxChangesLimit = 1000
+    /// The largest page `GET /events` returns.
+    public static let maxEventsLimit = 500
     /// The header carrying an idempotency key.
     public static let idempotencyKeyHeader = "Idempotency-Key"
     /// The header a replayed response carries (`true`).

@@ -24,6 +24,7 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         var script: [(name: String?, error: TrendyAPIError)] = []
         var holdName: String?
         var held: [CheckedContinuation<Void, Never>] = []
+        var observers: [String: @Sendable (Int) async -> TrendyAPIError?] = [:]
     }
 
     let inner: any TrendyAPIClient
@@ -46,6 +47,12 @@ public final class InterceptingAPIClient: TrendyAPIClient {
 
     /// Forgets the script.
     public func clearScript() { state.withLock { $0.script.removeAll() } }
+
+    /// Runs `body` before each call named `name` is sent, with the call's number among those
+    /// calls (from 1); an error it returns fails that call instead.
+    public func observe(_ name: String, _ body: @escaping @Sendable (Int) async -> TrendyAPIError?) {
+        state.withLock { $0.observers[name] = body }
+    }
 
     /// Holds every call named `name` before it is sent, until ``releaseHeld()``.
     public func hold(_ name: String) { state.withLock { $0.holdName = name } }
@@ -78,6 +85,11 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             return e
         }
         if let scripted { throw scripted }
+        if let (observer, number) = state.withLock({ s in
+            s.observers[name].map { ($0, s.calls.count(where: { $0.name == name })) }
+        }), let error = await observer(number) {
+            throw error
+        }
         if state.withLock({ $0.holdName == name }) {
             await withCheckedContinuation { continuation in
                 let parked = state.withLock { s -> Bool in

@@ -23,6 +23,47 @@ extension OutboxSyncEngine {
     /// Pulls the change feed (bootstrapping first when there is no cursor or `full` is asked);
     /// returns how many changes altered local state.
     func pull(user: String, full: Bool) async throws -> Int {
+        try await withBulkLoad { try await self.pullPages(user: user, full: full) }
+    }
+
+    /// Runs a download that may turn into a bulk load (see ``SQLiteLocalStore/beginBulkLoad()``)
+    /// and ends the bulk load whatever happens; a bulk load a crash interrupted ends here too.
+    func withBulkLoad<T>(_ body: () async throws -> T) async throws -> T {
+        if bulkLoad != nil { return try await body() }
+        bulkLoad = try await store.bulkLoading()
+        defer { bulkLoad = nil }
+        do {
+            let result = try await body()
+            try await endBulkLoad()
+            return result
+        } catch {
+            do { try await endBulkLoad() } catch let rebuild {
+                // The indexes stay down; the next pull builds them (reads stay correct meanwhile).
+                logger.error("Could not rebuild the event indexes", metadata: ["error": "\(rebuild)"])
+            }
+            throw error
+        }
+    }
+
+    /// Turns the download into a bulk load when more than a page is coming and the store has no
+    /// events yet.
+    func bulkLoadIfWorthIt(more: Bool) async throws {
+        guard more, bulkLoad == false else { return }
+        bulkLoad = try await store.beginBulkLoad()
+        if bulkLoad == true { logger.info("Bulk load: event indexes down for the download") }
+    }
+
+    private func endBulkLoad() async throws {
+        guard bulkLoad == true else { return }
+        let started = ContinuousClock.now
+        try await store.endBulkLoad()
+        bulkLoad = false
+        logger.info(
+            "Bulk load: event indexes built",
+            metadata: ["ms": .int(Int((ContinuousClock.now - started) / .milliseconds(1)))])
+    }
+
+    private func pullPages(user: String, full: Bool) async throws -> Int {
         var applied = 0
         broadcaster.update { $0.phase = .pulling(applied: 0) }
         if full {
@@ -41,6 +82,7 @@ extension OutboxSyncEngine {
                 break
             }
             let more = page.hasMore && !page.changes.isEmpty
+            try await bulkLoadIfWorthIt(more: more)
             let nextCursor = page.nextCursor
             let next: Task<ChangesPage, any Error>? =
                 more ? Task { try await self.changesPage(since: nextCursor) } : nil
@@ -68,6 +110,10 @@ extension OutboxSyncEngine {
     /// Downloads everything, then sets the cursor to the latest taken before the download
     /// started (so nothing written meanwhile is missed).
     func bootstrap(user: String) async throws -> Int {
+        try await withBulkLoad { try await self.bootstrapPages(user: user) }
+    }
+
+    private func bootstrapPages(user: String) async throws -> Int {
         let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
         try await store.beginBootstrap()
         var count = 0
@@ -82,9 +128,10 @@ extension OutboxSyncEngine {
         var offset = 0
         while true {
             let page = try await call { () throws(TrendyAPIError) in
-                try await api.listEvents(limit: configuration.pageSize, offset: offset)
+                try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), offset: offset)
             }
             try ensureSameUser(user)
+            try await bulkLoadIfWorthIt(more: page.hasMore && !page.items.isEmpty)
             try await store.bootstrap(page.items.map { ChangeData.event($0) })
             count += page.items.count
             offset += page.items.count

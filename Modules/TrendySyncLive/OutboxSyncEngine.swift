@@ -14,8 +14,10 @@ public actor OutboxSyncEngine: SyncEngine {
     public struct Configuration: Sendable {
         /// Event creates per batch request.
         public var batchSize = 50
-        /// Changes per feed page (and events per bootstrap page).
-        public var pageSize = 500
+        /// Changes per feed page (and events per bootstrap page, at most the server's
+        /// ``APIPaths/maxEventsLimit``). Also bounds how long one page's write transaction holds
+        /// the writer (a local write waits at most that long during a download).
+        public var pageSize = APIPaths.maxChangesLimit
         /// Held for each run of passes, so two processes of one install (a background launch and a
         /// foreground command) never sync the same database at once: a bootstrap in one would
         /// drop rows the other just pushed, and each would reset the other's in-flight entries.
@@ -37,6 +39,8 @@ public actor OutboxSyncEngine: SyncEngine {
     var running: Task<SyncRun, Never>?
     var followUp = false
     var recoveredInFlight = false
+    /// During a download: whether it is a bulk load (event indexes down); nil outside downloads.
+    var bulkLoad: Bool?
 
     /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
     /// results the moment it changes.

@@ -169,7 +169,9 @@ struct BatchAndFeedTests {
             #expect(summary.eventTypeCount == 1)
             #expect(summary.latestCursor == cursor)
             #expect(summary.lastChangeAt != nil)
-            let bad = await apiError { () throws(TrendyAPIError) in _ = try await api.changes(since: 0, limit: 501) }
+            let bad = await apiError { () throws(TrendyAPIError) in
+                _ = try await api.changes(since: 0, limit: APIPaths.maxChangesLimit + 1)
+            }
             #expect(bad?.problem?.errors?.first?.field == "limit")
         }
     }

@@ -62,3 +62,51 @@ enum BenchHarness {
         return line
     }
 }
+
+/// CPU accounting from `/proc` (Linux; zeros elsewhere): what a figure cost each process, and
+/// how much of the machine the hypervisor took meanwhile (steal), so a noisy moment shows.
+struct CPUSnapshot {
+    /// Seconds of CPU used by this process and by `other` (the server), and the machine's busy,
+    /// steal and total CPU seconds.
+    var own: Double
+    var other: Double
+    var steal: Double
+    var total: Double
+
+    static func take(other pid: Int32? = nil) -> CPUSnapshot {
+        CPUSnapshot(
+            own: processSeconds("self"), other: pid.map { processSeconds(String($0)) } ?? 0,
+            steal: machine().steal, total: machine().total)
+    }
+
+    /// The difference `later - self`.
+    func until(_ later: CPUSnapshot) -> CPUSnapshot {
+        CPUSnapshot(
+            own: later.own - own, other: later.other - other, steal: later.steal - steal, total: later.total - total)
+    }
+
+    /// Steal as a percentage of all CPU time in the interval.
+    var stealPercent: Double { total > 0 ? steal / total * 100 : 0 }
+
+    private static let ticks = 100.0  // USER_HZ: /proc reports clock ticks of 1/100 s
+
+    private static func processSeconds(_ pid: String) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / ticks
+    }
+
+    private static func machine() -> (steal: Double, total: Double) {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+            let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return (0, 0) }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard values.count >= 8 else { return (0, 0) }
+        // user nice system idle iowait irq softirq steal (guest times are inside user already).
+        return (values[7] / ticks, values.prefix(8).reduce(0, +) / ticks)
+    }
+}

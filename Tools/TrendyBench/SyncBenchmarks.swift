@@ -19,6 +19,8 @@ enum SyncBenchmarks {
         /// Where the server runs: `separate process` (the client gets its own core, as on a
         /// phone) or `in process` when the `trendy-server` binary is not next to this one.
         let placement: String
+        /// The server's process id when it runs apart (for its CPU time).
+        let serverPid: Int32?
         let stop: @Sendable () async -> Void
     }
 
@@ -65,11 +67,13 @@ enum SyncBenchmarks {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let baseURL: URL
         let placement: String
+        var serverPid: Int32?
         let stopServer: @Sendable () async -> Void
         if let binary = serverBinary() {
             let (process, url) = try spawnServer(binary, db: dir.appendingPathComponent("server.sqlite"))
             baseURL = url
             placement = "separate process"
+            serverPid = process.processIdentifier
             stopServer = {
                 process.terminate()
                 process.waitUntilExit()
@@ -92,7 +96,7 @@ enum SyncBenchmarks {
             configuration: .init(baseURL: baseURL, timeout: .seconds(120)), http: http,
             tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
         return Rig(
-            http: http, api: api, userId: session.user.id, placement: placement,
+            http: http, api: api, userId: session.user.id, placement: placement, serverPid: serverPid,
             stop: {
                 try? await http.shutdown()
                 await stopServer()
@@ -250,10 +254,14 @@ enum SyncBenchmarks {
             // concurrency involved; its lateness is the platform's own wake-up latency.
             let control = MainQueueTimer()
             control.start()
+            let c0 = CPUSnapshot.take()
             let (lateness, run) = try await tick { await engine.sync(full: false) }
+            let steal = c0.until(.take()).stealPercent
             let platform = control.stop()
             let p99 = BenchHarness.percentile(lateness, 99)
-            let label = "during a \(n)-event sync (pushed \(run.pushed), downloaded \(run.pulled))"
+            let label =
+                "during a \(n)-event sync (pushed \(run.pushed), downloaded \(run.pulled); "
+                + String(format: "steal %.0f%%)", steal)
             results.append(
                 BenchResult(
                     suite: "sync", name: "main_actor_max_delay \(label)", value: lateness.max() ?? 0, unit: "ms",
@@ -279,31 +287,49 @@ enum SyncBenchmarks {
             // alternating with the bare read of the same feed (server + HTTP + decode, nothing
             // applied); medians of the rounds.
             var pullRates: [Double] = []
+            var indexedRates: [Double] = []
             var readRates: [Double] = []
+            var readCPU: [CPUSnapshot] = []
+            let pageSize = OutboxSyncEngine.Configuration().pageSize
+            var pullCPU: [CPUSnapshot] = []
             var sample: ChangesPage?
             var feed = 0
             for round in 0..<(smoke ? 1 : 3) {
                 let r0 = clock.now
+                let c0 = CPUSnapshot.take(other: rig.serverPid)
                 var cursor: Int64 = 0
                 var read = 0
                 while true {
-                    let page = try await rig.api.changes(since: cursor, limit: 500)
+                    let page = try await rig.api.changes(since: cursor, limit: pageSize)
                     read += page.changes.count
                     cursor = page.nextCursor
-                    if page.changes.count == 500 { sample = page }
+                    if page.changes.count == pageSize { sample = page }
                     if !page.hasMore || page.changes.isEmpty { break }
                 }
                 readRates.append(Double(read) / BenchHarness.seconds(clock.now - r0))
+                readCPU.append(c0.until(.take(other: rig.serverPid)))
                 feed = read
 
-                let (fresh, _) = try makeStore(dir, name: "pull-\(round).sqlite")
-                _ = try await fresh.claim(for: rig.userId)
-                try await fresh.setCursor(0, force: true)
-                let puller = OutboxSyncEngine(
-                    store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
-                let q0 = clock.now
-                let pulled = await puller.sync(full: false)
-                pullRates.append(Double(pulled.pulled) / BenchHarness.seconds(clock.now - q0))
+                // A fresh device (no events: a bulk load) and one already holding an event (every
+                // row goes through the indexes), in alternating order.
+                for holding in round % 2 == 0 ? [false, true] : [true, false] {
+                    let (fresh, _) = try makeStore(dir, name: "pull-\(round)-\(holding).sqlite")
+                    _ = try await fresh.claim(for: rig.userId)
+                    if holding { _ = try await fresh.apply(rig.api.changes(since: 0, limit: 50)) }
+                    try await fresh.setCursor(0, force: true)
+                    let puller = OutboxSyncEngine(
+                        store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+                    let q0 = clock.now
+                    let c0 = CPUSnapshot.take(other: rig.serverPid)
+                    let pulled = await puller.sync(full: false)
+                    let rate = Double(pulled.pulled) / BenchHarness.seconds(clock.now - q0)
+                    if holding {
+                        indexedRates.append(rate)
+                    } else {
+                        pullRates.append(rate)
+                        pullCPU.append(c0.until(.take(other: rig.serverPid)))
+                    }
+                }
             }
             // Where a pulled change's client time goes: decoding a page, and applying it (pages
             // of the sample applied one after another to a fresh store, as a fresh device does).
@@ -312,7 +338,7 @@ enum SyncBenchmarks {
                 let decodeNs = BenchHarness.nanosecondsPerOperation(iterations: smoke ? 2 : 40) { n in
                     for _ in 0..<n { precondition(ChangesPage.fastRead(data) != nil) }
                 }
-                let wire = try await rig.api.changes(since: sample.changes[0].cursor - 1, limit: 500)
+                let wire = try await rig.api.changes(since: sample.changes[0].cursor - 1, limit: pageSize)
                 let (target, _) = try makeStore(dir, name: "apply.sqlite")
                 let pages = smoke ? 2 : 40
                 var copies: [ChangesPage] = []
@@ -346,6 +372,27 @@ enum SyncBenchmarks {
                         + "\(pullRates.count) rounds)",
                     value: pullRate, unit: "changes/s", baseline: readRate, ratio: pullRate / readRate,
                     target: "≥ 50,000 changes/s", met: pullRate >= 50_000))
+            // Who spends the CPU of a pulled change (both processes share this machine's cores),
+            // and how much of the machine the hypervisor took meanwhile.
+            func perChange(_ cpu: [CPUSnapshot], _ part: (CPUSnapshot) -> Double) -> Double {
+                cpu.map(part).reduce(0, +) * 1e6 / Double(max(1, feed * cpu.count))
+            }
+            let steal = pullCPU.map(\.steal).reduce(0, +) / max(0.001, pullCPU.map(\.total).reduce(0, +)) * 100
+            results.append(
+                BenchResult(
+                    suite: "sync",
+                    name: String(
+                        format: "pull_cpu_per_change (client; baseline: server; bare read %.1f / %.1f; steal %.0f%%)",
+                        perChange(readCPU, \.own), perChange(readCPU, \.other), steal),
+                    value: perChange(pullCPU, \.own), unit: "µs", baseline: perChange(pullCPU, \.other), ratio: nil,
+                    target: "report", met: nil))
+            let indexedRate = BenchHarness.median(indexedRates)
+            results.append(
+                BenchResult(
+                    suite: "sync",
+                    name: "pull_apply_throughput_into_a_store_with_events (indexes kept, same rounds)",
+                    value: indexedRate, unit: "changes/s", baseline: pullRate, ratio: indexedRate / pullRate,
+                    target: "report (baseline column: the fresh device's bulk load above)", met: nil))
         }
         await rig.stop()
         results.append(

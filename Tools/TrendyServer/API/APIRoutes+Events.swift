@@ -59,7 +59,7 @@ extension APIRoutes {
 
     func listEvents(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
-        let limit = try intQuery(request, "limit", default: 50, range: 1...500)
+        let limit = try intQuery(request, "limit", default: 50, range: 1...APIPaths.maxEventsLimit)
         let offset = try intQuery(request, "offset", default: 0, range: 0...Int.max)
         // Stored bodies are already the wire JSON of each item: spliced, not re-encoded.
         let (bodies, hasMore) = try await store.listEventBodies(userId: user, limit: limit, offset: offset)

@@ -1,0 +1,59 @@
+import Foundation
+import GRDB
+
+/// Bulk loading: a device downloading its history into a store with no events takes down the
+/// two secondary indexes on `local_events` for the download and builds them once at the end.
+///
+/// Each row inserted with the indexes up is three B-tree inserts instead of one, and when the
+/// feed's order is not the events' time order every insert into the time index lands on a
+/// different page, so each commit rewrites hundreds of pages. Building an index over the whole
+/// table at the end is a sort. Whether a load is under way is the schema itself (the indexes are
+/// absent), not a flag: a crash mid-download, or a user switch that wipes `sync_state`, cannot
+/// lose it, and the next pull rebuilds them.
+extension SQLiteLocalStore {
+    /// The secondary indexes on `local_events`, exactly as migration `sync.v1` creates them
+    /// (SQLite stores the statement without `IF NOT EXISTS`).
+    static let eventIndexes: [(name: String, sql: String)] = [
+        (
+            "local_events_time",
+            "CREATE INDEX IF NOT EXISTS local_events_time ON local_events(timestamp_ms DESC, id DESC)"
+        ),
+        (
+            "local_events_type_time",
+            "CREATE INDEX IF NOT EXISTS local_events_type_time ON local_events(event_type_id, timestamp_ms)"
+        ),
+    ]
+
+    static func eventIndexesDown(_ db: Database) throws -> Bool {
+        let present =
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
+                arguments: [eventIndexes[0].name, eventIndexes[1].name]) ?? 0
+        return present < eventIndexes.count
+    }
+
+    /// Whether a bulk load has the event indexes down (including one a crash interrupted).
+    package func bulkLoading() async throws -> Bool {
+        try await db.read { db in try Self.eventIndexesDown(db) }
+    }
+
+    /// Starts a bulk load when the store has no events (or continues one already under way);
+    /// returns whether one is under way. Reads stay correct meanwhile, only without the indexes.
+    package func beginBulkLoad() async throws -> Bool {
+        try await db.write { db in
+            if try Self.eventIndexesDown(db) { return true }
+            guard try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_events)") ?? true) else {
+                return false
+            }
+            for index in Self.eventIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)") }
+            return true
+        }
+    }
+
+    /// Ends a bulk load: builds the event indexes over everything stored (one transaction).
+    package func endBulkLoad() async throws {
+        try await db.write { db in
+            for index in Self.eventIndexes { try db.execute(sql: index.sql) }
+        }
+    }
+}
