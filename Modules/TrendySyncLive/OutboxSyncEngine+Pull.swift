@@ -30,7 +30,7 @@ extension OutboxSyncEngine {
     /// and ends the bulk load whatever happens; a bulk load a crash interrupted ends here too.
     func withBulkLoad<T>(_ body: () async throws -> T) async throws -> T {
         if bulkLoad != nil { return try await body() }
-        bulkLoad = try await store.bulkLoading()
+        bulkLoad = try await store.bulkLoading() ? .continued : .notStarted
         defer { bulkLoad = nil }
         do {
             let result = try await body()
@@ -48,16 +48,16 @@ extension OutboxSyncEngine {
     /// Turns the download into a bulk load when more than a page is coming and the store has no
     /// events yet.
     func bulkLoadIfWorthIt(more: Bool) async throws {
-        guard more, bulkLoad == false else { return }
+        guard more, bulkLoad == .notStarted else { return }
         bulkLoad = try await store.beginBulkLoad()
-        if bulkLoad == true { logger.info("Bulk load: event indexes down for the download") }
+        if bulkLoad != .notStarted { logger.info("Bulk load: event indexes down for the download") }
     }
 
     private func endBulkLoad() async throws {
-        guard bulkLoad == true else { return }
+        guard let bulkLoad, bulkLoad != .notStarted else { return }
         let started = ContinuousClock.now
         try await store.endBulkLoad()
-        bulkLoad = false
+        self.bulkLoad = .notStarted
         logger.info(
             "Bulk load: event indexes built",
             metadata: ["ms": .int(Int((ContinuousClock.now - started) / .milliseconds(1)))])
@@ -101,6 +101,12 @@ extension OutboxSyncEngine {
         return applied
     }
 
+    func eventsPage(offset: Int) async throws -> ListPage<Timestamped<Event>> {
+        try await call { () throws(TrendyAPIError) in
+            try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), offset: offset)
+        }
+    }
+
     func changesPage(since cursor: Int64) async throws -> ChangesPage {
         try await call { () throws(TrendyAPIError) in
             try await api.changes(since: cursor, limit: configuration.pageSize)
@@ -125,21 +131,31 @@ extension OutboxSyncEngine {
         try ensureSameUser(user)
         try await store.bootstrap(fences.map { ChangeData.geofence($0) })
         count += fences.count
+        // Pipelined like the feed: the next page is requested as soon as this one arrives.
+        var page = try await eventsPage(offset: 0)
         var offset = 0
         while true {
-            let page = try await call { () throws(TrendyAPIError) in
-                try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), offset: offset)
-            }
             try ensureSameUser(user)
-            try await bulkLoadIfWorthIt(more: page.hasMore && !page.items.isEmpty)
-            try await store.bootstrap(page.items.map { ChangeData.event($0) })
+            let more = page.hasMore && !page.items.isEmpty
+            let nextOffset = offset + page.items.count
+            let next: Task<ListPage<Timestamped<Event>>, any Error>? =
+                more ? Task { try await self.eventsPage(offset: nextOffset) } : nil
+            do {
+                try await bulkLoadIfWorthIt(more: more)
+                try await store.bootstrap(
+                    page.items.map { ChangeData.event($0) }, remember: bulkLoad != .startedOnEmptyStore)
+            } catch {
+                next?.cancel()
+                throw error
+            }
             count += page.items.count
-            offset += page.items.count
+            offset = nextOffset
             let progress = count
             broadcaster.update { $0.phase = .pulling(applied: progress) }
-            if !page.hasMore || page.items.isEmpty { break }
+            guard let next else { break }
+            page = try await next.value
         }
-        try await store.finishBootstrap(cursor: latest)
+        try await store.finishBootstrap(cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore)
         logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest))])
         return count
     }

@@ -39,8 +39,9 @@ public actor OutboxSyncEngine: SyncEngine {
     var running: Task<SyncRun, Never>?
     var followUp = false
     var recoveredInFlight = false
-    /// During a download: whether it is a bulk load (event indexes down); nil outside downloads.
-    var bulkLoad: Bool?
+    /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
+    /// nil outside downloads.
+    var bulkLoad: SQLiteLocalStore.BulkLoadStart?
 
     /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
     /// results the moment it changes.

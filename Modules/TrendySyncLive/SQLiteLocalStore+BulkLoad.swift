@@ -37,16 +37,27 @@ extension SQLiteLocalStore {
         try await db.read { db in try Self.eventIndexesDown(db) }
     }
 
-    /// Starts a bulk load when the store has no events (or continues one already under way);
-    /// returns whether one is under way. Reads stay correct meanwhile, only without the indexes.
-    package func beginBulkLoad() async throws -> Bool {
+    /// What ``beginBulkLoad()`` found.
+    package enum BulkLoadStart: Sendable, Equatable {
+        /// The store has events and its indexes: rows go through them as usual.
+        case notStarted
+        /// The store had no events: the indexes are down, and every event stored until the load
+        /// ends arrives in this download.
+        case startedOnEmptyStore
+        /// The indexes were already down (a load a crash interrupted): continued.
+        case continued
+    }
+
+    /// Starts a bulk load when the store has no events (or continues one already under way).
+    /// Reads stay correct meanwhile, only without the indexes.
+    package func beginBulkLoad() async throws -> BulkLoadStart {
         try await db.write { db in
-            if try Self.eventIndexesDown(db) { return true }
+            if try Self.eventIndexesDown(db) { return .continued }
             guard try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_events)") ?? true) else {
-                return false
+                return .notStarted
             }
             for index in Self.eventIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)") }
-            return true
+            return .startedOnEmptyStore
         }
     }
 

@@ -48,13 +48,16 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Stores one downloaded batch.
-    func bootstrap(_ items: [ChangeData]) async throws {
+    /// Stores one downloaded batch. `remember` false skips recording the ids as seen: for
+    /// events of a bulk load that began on a store without events, where nothing stored could be
+    /// missing from the server.
+    func bootstrap(_ items: [ChangeData], remember: Bool = true) async throws {
         let keyed = items.compactMap { item in item.entityKey.map { (item, $0) } }
         try await db.write { db in
             let writer = try ServerStateWriter(db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) })
             for (item, key) in keyed {
                 _ = try writer.upsert(item)
+                guard remember else { continue }
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
                     .execute(arguments: [key.entity.rawValue, key.id])
             }
@@ -62,9 +65,11 @@ extension SQLiteLocalStore {
     }
 
     /// Ends the download: drops synced entities the server does not have and sets the cursor.
-    func finishBootstrap(cursor: Int64) async throws {
+    /// `everyEventArrived`: the events were not remembered (see ``bootstrap(_:remember:)``), and
+    /// every synced event in the store came with this download.
+    func finishBootstrap(cursor: Int64, everyEventArrived: Bool = false) async throws {
         try await db.write { db in
-            for entity in SyncEntity.allCases {
+            for entity in SyncEntity.allCases where !(everyEventArrived && entity == .event) {
                 try db.execute(
                     sql: """
                         DELETE FROM \(Self.table(entity)) WHERE sync_status = 'synced'

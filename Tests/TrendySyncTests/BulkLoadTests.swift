@@ -68,9 +68,21 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             #expect(expected.count == 2)
             let seen = watch(h, "listEvents", store)
+            let remembered = Seen()
+            h.api.observe("listEvents") { _ in
+                let down = (try? await store.bulkLoading()) ?? false
+                seen.values.withLock { $0.append(down) }
+                // Began on a store without events: nothing to remember for the end's clean-up.
+                let events = try? await database.read { db in
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bootstrap_seen WHERE entity = 'event'")
+                }
+                remembered.values.withLock { $0.append(events == 0) }
+                return nil
+            }
             #expect(await engine(h, store).sync(full: false).outcome == "ok")
             // The first page decides (more than a page is coming); the rest arrive with the indexes down.
             #expect(seen.all == [false, true, true])
+            #expect(remembered.all == [true, true, true])
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             let local = try await store.events(limit: 1_000, since: nil)
@@ -151,6 +163,27 @@ import TrendySyncLive
         }
     }
 
+    @Test func aBootstrapFailingMidwayBuildsTheIndexesAndTheNextPassFinishesIt() async throws {
+        try await SyncHarness.with { h in
+            let remote = try await remoteEvents(h, 140)
+            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let expected = try Self.indexSQL(database)
+            // The second page fails while the first is being stored (it was requested ahead).
+            h.api.observe("listEvents") { number in number == 2 ? .transport(.timedOut) : nil }
+            let engine = engine(h, store)
+            #expect(await engine.sync(full: false).outcome == "error")
+            #expect(try await store.bulkLoading() == false)
+            #expect(try Self.indexSQL(database) == expected)
+            #expect(try await store.cursor() == nil)
+            h.api.observe("listEvents") { _ in nil }
+            h.clock.advance(60)
+            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(Set(try await store.events(limit: 1_000, since: nil).map(\.value.id)) == Set(remote.map(\.id)))
+            #expect(try await store.cursor() != nil)
+            #expect(try Self.indexSQL(database) == expected)
+        }
+    }
+
     @Test func indexesACrashLeftDownAreBuiltByTheNextPull() async throws {
         try await SyncHarness.with { h in
             let (store, database) = try SyncHarness.memoryDatabaseStore()
@@ -159,13 +192,13 @@ import TrendySyncLive
             try await store.createEventType(type)
             try await store.createEvent(Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Date()))
             // A store with events does not start a bulk load...
-            #expect(try await store.beginBulkLoad() == false)
+            #expect(try await store.beginBulkLoad() == .notStarted)
             // ...but one a crash interrupted (indexes gone, rows there) is continued and ended.
             try await database.write { db in
                 try db.execute(sql: "DROP INDEX local_events_time; DROP INDEX local_events_type_time")
             }
             #expect(try await store.bulkLoading())
-            #expect(try await store.beginBulkLoad())
+            #expect(try await store.beginBulkLoad() == .continued)
             #expect(await engine(h, store).sync(full: false).outcome == "ok")
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)

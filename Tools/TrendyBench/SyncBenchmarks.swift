@@ -386,6 +386,35 @@ enum SyncBenchmarks {
                         perChange(readCPU, \.own), perChange(readCPU, \.other), steal),
                     value: perChange(pullCPU, \.own), unit: "µs", baseline: perChange(pullCPU, \.other), ratio: nil,
                     target: "report", met: nil))
+            // A new device as it really starts: no cursor, so the bootstrap (`/events` pages of
+            // 500 into an empty store: a bulk load), then the feed from the latest cursor.
+            var bootstrapRates: [Double] = []
+            var bootstrapCPU = (client: 0.0, server: 0.0)
+            for round in 0..<(smoke ? 1 : 2) {
+                let (fresh, _) = try makeStore(dir, name: "bootstrap-\(round).sqlite")
+                _ = try await fresh.claim(for: rig.userId)
+                let device = OutboxSyncEngine(
+                    store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+                let b0 = clock.now
+                let c0 = CPUSnapshot.take(other: rig.serverPid)
+                let run = await device.sync(full: false)
+                bootstrapRates.append(Double(run.pulled) / BenchHarness.seconds(clock.now - b0))
+                let cpu = c0.until(.take(other: rig.serverPid))
+                bootstrapCPU = (
+                    cpu.own * 1e6 / Double(max(1, run.pulled)), cpu.other * 1e6 / Double(max(1, run.pulled))
+                )
+            }
+            let bootstrapRate = BenchHarness.median(bootstrapRates)
+            results.append(
+                BenchResult(
+                    suite: "sync",
+                    name: "bootstrap_throughput (a new device: no cursor, /events pages of 500, median of "
+                        + "\(bootstrapRates.count) rounds; "
+                        + String(
+                            format: "CPU µs per event: client %.1f, server %.1f)", bootstrapCPU.client,
+                            bootstrapCPU.server),
+                    value: bootstrapRate, unit: "events/s", baseline: pullRate, ratio: bootstrapRate / pullRate,
+                    target: "report (baseline column: the feed pull above)", met: nil))
             let indexedRate = BenchHarness.median(indexedRates)
             results.append(
                 BenchResult(
