@@ -15,7 +15,7 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         public var idempotencyKey: String?
         /// Entity ids in the request.
         public var ids: [String]
-        /// Whether a scripted failure answered it.
+        /// Whether a scripted failure (or an observer's) answered it.
         public var failed: Bool
     }
 
@@ -75,19 +75,20 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     )
         async throws(TrendyAPIError) -> T
     {
-        let scripted: TrendyAPIError? = state.withLock { s in
-            guard let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) else {
-                s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: false))
-                return nil
+        // The call's place in the log and its number among calls of its name are taken with the
+        // scripted answer, in one step, so calls made concurrently cannot swap them.
+        let (scripted, index, number) = state.withLock { s -> (TrendyAPIError?, Int, Int) in
+            let number = s.calls.count(where: { $0.name == name }) + 1
+            var error: TrendyAPIError?
+            if let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) {
+                error = s.script.remove(at: i).error
             }
-            let e = s.script.remove(at: i).error
-            s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: true))
-            return e
+            s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: error != nil))
+            return (error, s.calls.count - 1, number)
         }
         if let scripted { throw scripted }
-        if let (observer, number) = state.withLock({ s in
-            s.observers[name].map { ($0, s.calls.count(where: { $0.name == name })) }
-        }), let error = await observer(number) {
+        if let observer = state.withLock({ $0.observers[name] }), let error = await observer(number) {
+            state.withLock { $0.calls[index].failed = true }
             throw error
         }
         if state.withLock({ $0.holdName == name }) {

@@ -32,17 +32,19 @@ extension OutboxSyncEngine {
         if bulkLoad != nil { return try await body() }
         bulkLoad = try await store.bulkLoading() ? .continued : .notStarted
         defer { bulkLoad = nil }
+        let result: T
         do {
-            let result = try await body()
-            try await endBulkLoad()
-            return result
+            result = try await body()
         } catch {
-            do { try await endBulkLoad() } catch let rebuild {
-                // The indexes stay down; the next pull builds them (reads stay correct meanwhile).
-                logger.error("Could not rebuild the event indexes", metadata: ["error": "\(rebuild)"])
+            // The download's own error is the one to report; a failed build is only logged.
+            do { try await endBulkLoad() } catch let build {
+                logger.error("Could not build the event indexes", metadata: ["error": "\(build)"])
             }
             throw error
         }
+        // If this fails the indexes stay down and the next pull builds them (reads stay correct).
+        try await endBulkLoad()
+        return result
     }
 
     /// Turns the download into a bulk load when more than a page is coming and the store has no
@@ -57,7 +59,6 @@ extension OutboxSyncEngine {
         guard let bulkLoad, bulkLoad != .notStarted else { return }
         let started = ContinuousClock.now
         try await store.endBulkLoad()
-        self.bulkLoad = .notStarted
         logger.info(
             "Bulk load: event indexes built",
             metadata: ["ms": .int(Int((ContinuousClock.now - started) / .milliseconds(1)))])
@@ -137,11 +138,11 @@ extension OutboxSyncEngine {
         while true {
             try ensureSameUser(user)
             let more = page.hasMore && !page.items.isEmpty
+            try await bulkLoadIfWorthIt(more: more)
             let nextOffset = offset + page.items.count
             let next: Task<ListPage<Timestamped<Event>>, any Error>? =
                 more ? Task { try await self.eventsPage(offset: nextOffset) } : nil
             do {
-                try await bulkLoadIfWorthIt(more: more)
                 try await store.bootstrap(
                     page.items.map { ChangeData.event($0) }, remember: bulkLoad != .startedOnEmptyStore)
             } catch {

@@ -25,11 +25,16 @@ extension SQLiteLocalStore {
     ]
 
     static func eventIndexesDown(_ db: Database) throws -> Bool {
+        let names = eventIndexes.map(\.name)
         let present =
             try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN (?, ?)",
-                arguments: [eventIndexes[0].name, eventIndexes[1].name]) ?? 0
-        return present < eventIndexes.count
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'
+                    AND name IN (\(names.map { _ in "?" }.joined(separator: ", ")))
+                    """,
+                arguments: StatementArguments(names)) ?? 0
+        return present < names.count
     }
 
     /// Whether a bulk load has the event indexes down (including one a crash interrupted).

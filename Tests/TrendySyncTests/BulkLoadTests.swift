@@ -45,20 +45,30 @@ import TrendySyncLive
         return events
     }
 
-    /// Records, before each call named `name`, whether the store had its event indexes down.
-    func watch(_ h: SyncHarness, _ name: String, _ store: SQLiteLocalStore) -> Seen {
+    /// Records, before each call named `name`, whether the store had its event indexes down and
+    /// how many event ids the bootstrap had remembered for its clean-up; `fail` may fail a call.
+    func watch(
+        _ h: SyncHarness, _ name: String, _ store: SQLiteLocalStore, _ database: some DatabaseReader,
+        fail: @escaping @Sendable (Int) async -> TrendyAPIError? = { _ in nil }
+    ) -> Seen {
         let seen = Seen()
-        h.api.observe(name) { _ in
+        h.api.observe(name) { number in
             let down = (try? await store.bulkLoading()) ?? false
-            seen.values.withLock { $0.append(down) }
-            return nil
+            let remembered = try? await database.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bootstrap_seen WHERE entity = 'event'")
+            }
+            seen.values.withLock { $0.append((down, remembered ?? 0)) }
+            return await fail(number)
         }
         return seen
     }
 
     final class Seen: Sendable {
-        let values = Mutex<[Bool]>([])
-        var all: [Bool] { values.withLock { $0 } }
+        let values = Mutex<[(down: Bool, remembered: Int)]>([])
+        /// Whether the indexes were down, call by call.
+        var down: [Bool] { values.withLock { $0.map(\.down) } }
+        /// Event ids remembered for the bootstrap's clean-up, call by call.
+        var remembered: [Int] { values.withLock { $0.map(\.remembered) } }
     }
 
     @Test func aFreshDeviceBootstrapsWithTheIndexesDownAndBuildsThemAtTheEnd() async throws {
@@ -67,22 +77,12 @@ import TrendySyncLive
             let (store, database) = try SyncHarness.memoryDatabaseStore()
             let expected = try Self.indexSQL(database)
             #expect(expected.count == 2)
-            let seen = watch(h, "listEvents", store)
-            let remembered = Seen()
-            h.api.observe("listEvents") { _ in
-                let down = (try? await store.bulkLoading()) ?? false
-                seen.values.withLock { $0.append(down) }
-                // Began on a store without events: nothing to remember for the end's clean-up.
-                let events = try? await database.read { db in
-                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bootstrap_seen WHERE entity = 'event'")
-                }
-                remembered.values.withLock { $0.append(events == 0) }
-                return nil
-            }
+            let seen = watch(h, "listEvents", store, database)
             #expect(await engine(h, store).sync(full: false).outcome == "ok")
             // The first page decides (more than a page is coming); the rest arrive with the indexes down.
-            #expect(seen.all == [false, true, true])
-            #expect(remembered.all == [true, true, true])
+            #expect(seen.down == [false, true, true])
+            // Began on a store without events: no event id remembered for the end's clean-up.
+            #expect(seen.remembered == [0, 0, 0])
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             let local = try await store.events(limit: 1_000, since: nil)
@@ -105,9 +105,9 @@ import TrendySyncLive
             let (store, database) = try SyncHarness.memoryDatabaseStore()
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
-            let seen = watch(h, "changes", store)
+            let seen = watch(h, "changes", store, database)
             #expect(await engine(h, store).sync(full: false).outcome == "ok")
-            let calls = seen.all
+            let calls = seen.down
             #expect(calls.first == false)
             #expect(calls.count >= 3)
             #expect(calls.dropFirst().allSatisfy { $0 })
@@ -126,14 +126,15 @@ import TrendySyncLive
             try await store.createEvent(Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Date()))
             #expect(await engine.sync(full: false).outcome == "ok")
             _ = try await remoteEvents(h, 120)
-            let seen = watch(h, "changes", store)
+            let seen = watch(h, "changes", store, database)
             #expect(await engine.sync(full: false).outcome == "ok")
-            #expect(!seen.all.contains(true))
-            let listed = watch(h, "listEvents", store)
+            #expect(!seen.down.contains(true))
+            let listed = watch(h, "listEvents", store, database)
             #expect(await engine.sync(full: true).outcome == "ok")
-            let listCalls = listed.all
-            #expect(!listCalls.isEmpty)
-            #expect(!listCalls.contains(true))
+            #expect(!listed.down.isEmpty)
+            #expect(!listed.down.contains(true))
+            // A full resync of a store with events remembers them all, for the clean-up.
+            #expect((listed.remembered.last ?? 0) >= 50)
             #expect(try Self.indexSQL(database).count == 2)
             #expect(try await store.events(limit: 1_000, since: nil).count == 121)
         }
@@ -148,6 +149,7 @@ import TrendySyncLive
             h.api.observe("changes") { number in number == 3 ? .transport(.timedOut) : nil }
             let engine = engine(h, store)
             #expect(await engine.sync(full: false).outcome == "error")
+            #expect(h.api.calls("changes").map(\.failed) == [false, false, true])
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             // Two pages of 50 applied (the event type's change is in the first), cursor after them.
@@ -180,6 +182,34 @@ import TrendySyncLive
             #expect(await engine.sync(full: false).outcome == "ok")
             #expect(Set(try await store.events(limit: 1_000, since: nil).map(\.value.id)) == Set(remote.map(\.id)))
             #expect(try await store.cursor() != nil)
+            #expect(try Self.indexSQL(database) == expected)
+        }
+    }
+
+    @Test func anIndexBuildThatFailsLeavesTheLoadToTheNextPull() async throws {
+        try await SyncHarness.with { h in
+            let remote = try await remoteEvents(h, 120)
+            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let expected = try Self.indexSQL(database)
+            try await store.setCursor(0, force: true)
+            // While the indexes are down, a view takes the time index's name: building it fails.
+            _ = watch(h, "changes", store, database) { number in
+                guard number == 2 else { return nil }
+                try? await database.write { db in try db.execute(sql: "CREATE VIEW local_events_time AS SELECT 1") }
+                return nil
+            }
+            let engine = engine(h, store)
+            let failed = await engine.sync(full: false)
+            #expect(failed.outcome == "error")
+            #expect(failed.error?.contains("local_events_time") == true)
+            // Everything downloaded is kept; the indexes stay down, and reads still work.
+            #expect(try await store.bulkLoading())
+            #expect(Set(try await store.events(limit: 1_000, since: nil).map(\.value.id)) == Set(remote.map(\.id)))
+            try await database.write { db in try db.execute(sql: "DROP VIEW local_events_time") }
+            h.api.observe("changes") { _ in nil }
+            h.clock.advance(60)
+            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
         }
     }

@@ -85,6 +85,19 @@ struct CPUSnapshot {
             own: later.own - own, other: later.other - other, steal: later.steal - steal, total: later.total - total)
     }
 
+    /// Several intervals added up.
+    static func sum(_ intervals: [CPUSnapshot]) -> CPUSnapshot {
+        intervals.reduce(CPUSnapshot(own: 0, other: 0, steal: 0, total: 0)) { a, b in
+            CPUSnapshot(
+                own: a.own + b.own, other: a.other + b.other, steal: a.steal + b.steal, total: a.total + b.total)
+        }
+    }
+
+    /// The processes' CPU in microseconds per item, for an interval that handled `items`.
+    func perItem(_ items: Int) -> (own: Double, other: Double) {
+        (own * 1e6 / Double(max(1, items)), other * 1e6 / Double(max(1, items)))
+    }
+
     /// Steal as a percentage of all CPU time in the interval.
     var stealPercent: Double { total > 0 ? steal / total * 100 : 0 }
 

@@ -310,8 +310,8 @@ enum SyncBenchmarks {
                 readCPU.append(c0.until(.take(other: rig.serverPid)))
                 feed = read
 
-                // A fresh device (no events: a bulk load) and one already holding an event (every
-                // row goes through the indexes), in alternating order.
+                // A fresh device (no events: a bulk load) and one already holding the feed's first
+                // 50 changes (every row goes through the indexes), in alternating order.
                 for holding in round % 2 == 0 ? [false, true] : [true, false] {
                     let (fresh, _) = try makeStore(dir, name: "pull-\(round)-\(holding).sqlite")
                     _ = try await fresh.claim(for: rig.userId)
@@ -320,14 +320,14 @@ enum SyncBenchmarks {
                     let puller = OutboxSyncEngine(
                         store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
                     let q0 = clock.now
-                    let c0 = CPUSnapshot.take(other: rig.serverPid)
+                    let cpu0 = CPUSnapshot.take(other: rig.serverPid)
                     let pulled = await puller.sync(full: false)
                     let rate = Double(pulled.pulled) / BenchHarness.seconds(clock.now - q0)
                     if holding {
                         indexedRates.append(rate)
                     } else {
                         pullRates.append(rate)
-                        pullCPU.append(c0.until(.take(other: rig.serverPid)))
+                        pullCPU.append(cpu0.until(.take(other: rig.serverPid)))
                     }
                 }
             }
@@ -374,22 +374,21 @@ enum SyncBenchmarks {
                     target: "≥ 50,000 changes/s", met: pullRate >= 50_000))
             // Who spends the CPU of a pulled change (both processes share this machine's cores),
             // and how much of the machine the hypervisor took meanwhile.
-            func perChange(_ cpu: [CPUSnapshot], _ part: (CPUSnapshot) -> Double) -> Double {
-                cpu.map(part).reduce(0, +) * 1e6 / Double(max(1, feed * cpu.count))
-            }
-            let steal = pullCPU.map(\.steal).reduce(0, +) / max(0.001, pullCPU.map(\.total).reduce(0, +)) * 100
+            let readCost = CPUSnapshot.sum(readCPU).perItem(feed * readCPU.count)
+            let pulled = CPUSnapshot.sum(pullCPU)
+            let pullCost = pulled.perItem(feed * pullCPU.count)
             results.append(
                 BenchResult(
                     suite: "sync",
                     name: String(
                         format: "pull_cpu_per_change (client; baseline: server; bare read %.1f / %.1f; steal %.0f%%)",
-                        perChange(readCPU, \.own), perChange(readCPU, \.other), steal),
-                    value: perChange(pullCPU, \.own), unit: "µs", baseline: perChange(pullCPU, \.other), ratio: nil,
-                    target: "report", met: nil))
+                        readCost.own, readCost.other, pulled.stealPercent),
+                    value: pullCost.own, unit: "µs", baseline: pullCost.other, ratio: nil, target: "report", met: nil))
             // A new device as it really starts: no cursor, so the bootstrap (`/events` pages of
             // 500 into an empty store: a bulk load), then the feed from the latest cursor.
             var bootstrapRates: [Double] = []
-            var bootstrapCPU = (client: 0.0, server: 0.0)
+            var bootstrapCPU: [CPUSnapshot] = []
+            var bootstrapped = 0
             for round in 0..<(smoke ? 1 : 2) {
                 let (fresh, _) = try makeStore(dir, name: "bootstrap-\(round).sqlite")
                 _ = try await fresh.claim(for: rig.userId)
@@ -399,11 +398,10 @@ enum SyncBenchmarks {
                 let c0 = CPUSnapshot.take(other: rig.serverPid)
                 let run = await device.sync(full: false)
                 bootstrapRates.append(Double(run.pulled) / BenchHarness.seconds(clock.now - b0))
-                let cpu = c0.until(.take(other: rig.serverPid))
-                bootstrapCPU = (
-                    cpu.own * 1e6 / Double(max(1, run.pulled)), cpu.other * 1e6 / Double(max(1, run.pulled))
-                )
+                bootstrapCPU.append(c0.until(.take(other: rig.serverPid)))
+                bootstrapped += run.pulled
             }
+            let bootstrapCost = CPUSnapshot.sum(bootstrapCPU).perItem(bootstrapped)
             let bootstrapRate = BenchHarness.median(bootstrapRates)
             results.append(
                 BenchResult(
@@ -411,8 +409,8 @@ enum SyncBenchmarks {
                     name: "bootstrap_throughput (a new device: no cursor, /events pages of 500, median of "
                         + "\(bootstrapRates.count) rounds; "
                         + String(
-                            format: "CPU µs per event: client %.1f, server %.1f)", bootstrapCPU.client,
-                            bootstrapCPU.server),
+                            format: "CPU µs per event: client %.1f, server %.1f)", bootstrapCost.own,
+                            bootstrapCost.other),
                     value: bootstrapRate, unit: "events/s", baseline: pullRate, ratio: bootstrapRate / pullRate,
                     target: "report (baseline column: the feed pull above)", met: nil))
             let indexedRate = BenchHarness.median(indexedRates)
