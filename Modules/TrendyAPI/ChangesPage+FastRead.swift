@@ -142,6 +142,7 @@ extension ListPage where Item == Timestamped<Event> {
             var limit: Int64?
             var offset: Int64?
             var hasMore: Bool?
+            var next: String?
             var first = true
             while let key = s.nextKey(&first) {
                 if s.equals(key, "items") {
@@ -152,6 +153,9 @@ extension ListPage where Item == Timestamped<Event> {
                     offset = s.integer()
                 } else if s.equals(key, "has_more") {
                     hasMore = s.bool()
+                } else if s.equals(key, "next") {
+                    guard let value = s.optionalString() else { return nil }
+                    next = value
                 } else {
                     _ = s.skipValue()
                 }
@@ -160,7 +164,7 @@ extension ListPage where Item == Timestamped<Event> {
             guard !s.failed, s.atEnd(), let events, let limit, let offset, let hasMore,
                 let limit = Int(exactly: limit), let offset = Int(exactly: offset)
             else { return nil }
-            return ListPage(items: events, limit: limit, offset: offset, hasMore: hasMore)
+            return ListPage(items: events, limit: limit, offset: offset, hasMore: hasMore, next: next)
         }
     }
 }

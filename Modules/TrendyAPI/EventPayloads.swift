@@ -164,17 +164,20 @@ public struct ListPage<Item: Codable & Sendable & Hashable>: Codable, Sendable, 
     public var offset: Int
     /// Whether more items follow.
     public var hasMore: Bool
+    /// Where the next page starts (pass it as `after`); present when more items follow.
+    public var next: String?
 
     /// Creates a page.
-    public init(items: [Item], limit: Int, offset: Int, hasMore: Bool) {
+    public init(items: [Item], limit: Int, offset: Int, hasMore: Bool, next: String? = nil) {
         self.items = items
         self.limit = limit
         self.offset = offset
         self.hasMore = hasMore
+        self.next = next
     }
 
     enum CodingKeys: String, CodingKey {
-        case items, limit, offset
+        case items, limit, offset, next
         case hasMore = "has_more"
     }
 }

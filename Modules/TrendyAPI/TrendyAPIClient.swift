@@ -31,6 +31,10 @@ public protocol TrendyAPIClient: Sendable {
 
     /// `GET /events?limit=&offset=`, newest first.
     func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>>
+    /// `GET /events?limit=&after=`, newest first, continuing after the page whose `next` is
+    /// `after` (nil: the first page). Every page costs the server the same, and no event is
+    /// skipped when others are added or removed meanwhile (offset paging skips one per removal).
+    func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>>
     /// `GET /events/{id}`.
     func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event>
     /// `POST /events`; `created` is false when the event already existed.

@@ -55,6 +55,14 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
+    /// Implements `TrendyAPIClient.listEvents(limit:after:)`.
+    public func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
+        try await send(
+            .GET, APIPaths.events, query: [("limit", String(limit))] + (after.map { [("after", $0)] } ?? []),
+            as: ListPage<Timestamped<Event>>.self, fastDecode: ListPage.fastRead
+        ).value
+    }
+
     /// Implements `TrendyAPIClient.event`.
     public func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event> {
         try await send(.GET, "\(APIPaths.events)/\(id)", as: Timestamped<Event>.self).value

@@ -147,6 +147,12 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             try await inner.listEvents(limit: limit, offset: offset)
         }
     }
+    /// Forwards (or fails as scripted); logged as `listEvents` like the offset form.
+    public func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
+        try await intercept("listEvents") { () throws(TrendyAPIError) in
+            try await inner.listEvents(limit: limit, after: after)
+        }
+    }
     /// Forwards (or fails as scripted).
     public func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event> {
         try await intercept("event", ids: [id.description]) { () throws(TrendyAPIError) in try await inner.event(id: id)

@@ -102,9 +102,11 @@ extension OutboxSyncEngine {
         return applied
     }
 
-    func eventsPage(offset: Int) async throws -> ListPage<Timestamped<Event>> {
+    /// A page of the event listing, continuing after `after` (keyset paging: an event removed on
+    /// the server meanwhile cannot shift the rest past us, and every page costs the server the same).
+    func eventsPage(after: String?) async throws -> ListPage<Timestamped<Event>> {
         try await call { () throws(TrendyAPIError) in
-            try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), offset: offset)
+            try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), after: after)
         }
     }
 
@@ -133,15 +135,18 @@ extension OutboxSyncEngine {
         try await store.bootstrap(fences.map { ChangeData.geofence($0) })
         count += fences.count
         // Pipelined like the feed: the next page is requested as soon as this one arrives.
-        var page = try await eventsPage(offset: 0)
-        var offset = 0
+        var page = try await eventsPage(after: nil)
         while true {
             try ensureSameUser(user)
             let more = page.hasMore && !page.items.isEmpty
-            try await bulkLoadIfWorthIt(more: more)
-            let nextOffset = offset + page.items.count
+            let after = more ? page.next : nil
+            if more && after == nil {
+                let message = "The server's event listing says more follows but not where (no next token)"
+                throw Stop(outcome: "error", message: message, phase: .error(message))
+            }
+            try await bulkLoadIfWorthIt(more: after != nil)
             let next: Task<ListPage<Timestamped<Event>>, any Error>? =
-                more ? Task { try await self.eventsPage(offset: nextOffset) } : nil
+                after.map { after in Task { try await self.eventsPage(after: after) } }
             do {
                 try await store.bootstrap(
                     page.items.map { ChangeData.event($0) }, remember: bulkLoad != .startedOnEmptyStore)
@@ -150,7 +155,6 @@ extension OutboxSyncEngine {
                 throw error
             }
             count += page.items.count
-            offset = nextOffset
             let progress = count
             broadcaster.update { $0.phase = .pulling(applied: progress) }
             guard let next else { break }

@@ -161,9 +161,15 @@ struct FastReadTests {
                     notes: "n\($0)"),
                 createdAt: t0, updatedAt: t0)
         }
-        let page = ListPage(items: events, limit: 3, offset: 6, hasMore: true)
-        let data = try TrendyJSON.encoder().encode(page)
-        #expect(ListPage.fastRead(data) == page)
+        for next in ["1800000000000_\(events[0].value.id)", nil] {
+            let page = ListPage(items: events, limit: 3, offset: 6, hasMore: next != nil, next: next)
+            let data = try TrendyJSON.encoder().encode(page)
+            #expect(ListPage.fastRead(data) == page)
+            #expect(try TrendyJSON.decoder().decode(ListPage<Timestamped<Event>>.self, from: data) == page)
+        }
+        let nullNext = #"{"items":[],"limit":1,"offset":0,"has_more":false,"next":null}"#
+        #expect(ListPage.fastRead(Data(nullNext.utf8)) == ListPage(items: [], limit: 1, offset: 0, hasMore: false))
+        #expect(ListPage.fastRead(Data(#"{"items":[],"limit":1,"offset":0,"has_more":false,"next":7}"#.utf8)) == nil)
         #expect(ListPage.fastRead(Data(#"{"items":[{"id":"x"}],"limit":1,"offset":0,"has_more":false}"#.utf8)) == nil)
     }
 

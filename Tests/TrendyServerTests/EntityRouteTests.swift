@@ -182,6 +182,43 @@ struct EntityRouteTests {
         }
     }
 
+    @Test func keysetPagesListEveryEventOnceWhileOthersAreRemoved() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let (coffee, tea) = (try await h.makeType(api), try await h.makeType(api, "Tea"))
+            // Seven events; two pairs share a timestamp (the id orders them).
+            let times = [0, 1, 1, 2, 3, 3, 4].map { h.clock.now.addingTimeInterval(Double(-1000 + $0)) }
+            var events: [Event] = []
+            for (i, time) in times.enumerated() {
+                let e = h.event(i.isMultiple(of: 2) ? coffee : tea, at: time)
+                _ = try await api.createEvent(e, idempotencyKey: nil)
+                events.append(e)
+            }
+            let newestFirst = events.sorted { ($0.timestamp, $0.id.description) > ($1.timestamp, $1.id.description) }
+            let page1 = try await api.listEvents(limit: 3, after: nil)
+            #expect(page1.items.map(\.value.id) == newestFirst.prefix(3).map(\.id))
+            #expect(page1.hasMore)
+            let token = try #require(page1.next)
+            // Offset pages say where they end too.
+            #expect(try await api.listEvents(limit: 3, offset: 0).next == token)
+            // An event of the first page is removed: the next page still starts right after it.
+            try await api.deleteEvent(id: newestFirst[0].id)
+            let page2 = try await api.listEvents(limit: 3, after: token)
+            #expect(page2.items.map(\.value.id) == newestFirst[3..<6].map(\.id))
+            let token2 = try #require(page2.next)
+            let page3 = try await api.listEvents(limit: 3, after: token2)
+            #expect(page3.items.map(\.value.id) == [newestFirst[6].id])
+            #expect(!page3.hasMore)
+            #expect(page3.next == nil)
+
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
+            for query in ["after=garbage", "after=12_", "after=x_\(events[0].id)", "after=1_ABC", "after=\(token)&offset=3"] {
+                let r = try await h.raw(.GET, "/api/v1/events?\(query)", headers: auth)
+                #expect(r.status == 422, "\(query)")
+            }
+        }
+    }
+
     @Test func geofencesValidateFilterAndUpdate() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()

@@ -22,15 +22,6 @@ import TrendySyncLive
         }
     }
 
-    /// An engine on `store` with small pages, talking to the harness's server.
-    func engine(_ h: SyncHarness, _ store: SQLiteLocalStore) -> OutboxSyncEngine {
-        var c = OutboxSyncEngine.Configuration()
-        c.pageSize = 50
-        return OutboxSyncEngine(
-            store: store, api: h.api, identity: { h.identity.current }, configuration: c, now: { h.clock.now },
-            logger: LogSystem.disabled().logger(.sync))
-    }
-
     /// `n` events another device wrote.
     func remoteEvents(_ h: SyncHarness, _ n: Int) async throws -> [Event] {
         let type = try await h.direct.createEventType(
@@ -92,7 +83,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             #expect(expected.count == 2)
             let seen = watch(h, "listEvents", store, database)
-            #expect(await engine(h, store).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
             // The first page decides (more than a page is coming); the rest arrive with the indexes down.
             #expect(seen.down == [false, true, true])
             // Began on a store without events: no event id remembered for the end's clean-up.
@@ -120,7 +111,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             let seen = watch(h, "changes", store, database)
-            #expect(await engine(h, store).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
             let calls = seen.down
             #expect(calls.first == false)
             #expect(calls.count >= 3)
@@ -134,7 +125,7 @@ import TrendySyncLive
     @Test func aStoreWithEventsKeepsItsIndexes() async throws {
         try await SyncHarness.with { h in
             let (store, database) = try SyncHarness.memoryDatabaseStore()
-            let engine = engine(h, store)
+            let engine = h.engine(on: store, pageSize: 50)
             let type = EventType(id: h.ids.next(), name: "Own")
             try await store.createEventType(type)
             try await store.createEvent(Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Date()))
@@ -161,7 +152,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             h.api.observe("changes") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = engine(h, store)
+            let engine = h.engine(on: store, pageSize: 50)
             #expect(await engine.sync(full: false).outcome == "error")
             #expect(h.api.calls("changes").map(\.failed) == [false, false, true])
             #expect(try await store.bulkLoading() == false)
@@ -182,7 +173,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             // The second page fails while the first is being stored (it was requested ahead).
             h.api.observe("listEvents") { number in number == 2 ? .transport(.timedOut) : nil }
-            let engine = engine(h, store)
+            let engine = h.engine(on: store, pageSize: 50)
             #expect(await engine.sync(full: false).outcome == "error")
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
@@ -204,7 +195,7 @@ import TrendySyncLive
                 try? await database.write { db in try db.execute(sql: "CREATE VIEW local_events_time AS SELECT 1") }
                 return nil
             }
-            let engine = engine(h, store)
+            let engine = h.engine(on: store, pageSize: 50)
             let failed = await engine.sync(full: false)
             #expect(failed.outcome == "error")
             #expect(failed.error?.contains("local_events_time") == true)
@@ -231,7 +222,7 @@ import TrendySyncLive
             }
             #expect(try await store.bulkLoading())
             #expect(try await store.beginBulkLoad() == .continued)
-            #expect(await engine(h, store).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             #expect(try await h.serverEventIds().count == 1)

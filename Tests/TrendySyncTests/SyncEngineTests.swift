@@ -202,6 +202,29 @@ struct SyncEngineTests {
         }
     }
 
+    @Test func eventsRemovedOnTheServerDuringABootstrapHideNoOtherEvent() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Remote"), idempotencyKey: nil)
+            let newestFirst = (0..<25).map {
+                Event(id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date().addingTimeInterval(Double(-60 * $0)))
+            }
+            _ = try await h.direct.createEvents(newestFirst, idempotencyKey: nil)
+            // Another device deletes the two newest events once the first page of ten has been
+            // listed (before the second is): with offset paging the second page would start two
+            // events late and the bootstrap would never list the 11th and 12th newest.
+            h.api.observe("listEvents") { number in
+                if number == 2 {
+                    for event in newestFirst.prefix(2) { try? await h.direct.deleteEvent(id: event.id) }
+                }
+                return nil
+            }
+            #expect(await h.engine(on: h.store, pageSize: 10).sync(full: false).outcome == "ok")
+            #expect(h.api.calls("listEvents").count == 3)
+            #expect(try await h.localEventIds() == Set(newestFirst.dropFirst(2).map(\.id.description)))
+        }
+    }
+
     @Test func aWriteDuringAPassGetsAFollowUp() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()

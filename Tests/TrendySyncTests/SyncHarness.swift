@@ -71,6 +71,15 @@ struct SyncHarness: Sendable {
         await running.stop()
     }
 
+    /// Another engine for the signed-in user, on `store`, downloading `pageSize` items a page.
+    func engine(on store: SQLiteLocalStore, pageSize: Int) -> OutboxSyncEngine {
+        var c = OutboxSyncEngine.Configuration()
+        c.pageSize = pageSize
+        return OutboxSyncEngine(
+            store: store, api: api, identity: { identity.current }, configuration: c, now: { clock.now },
+            logger: LogSystem.disabled().logger(.sync))
+    }
+
     /// A new account on the server and a client signed in to it.
     static func account(_ http: HTTPClient, _ base: URL) async throws -> (LiveTrendyAPIClient, GoTrueSession) {
         let session = try await signUp(http, base)

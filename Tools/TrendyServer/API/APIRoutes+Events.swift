@@ -61,11 +61,25 @@ extension APIRoutes {
         let user = try await guardian.userId(request)
         let limit = try intQuery(request, "limit", default: 50, range: 1...APIPaths.maxEventsLimit)
         let offset = try intQuery(request, "offset", default: 0, range: 0...Int.max)
-        // Stored bodies are already the wire JSON of each item: spliced, not re-encoded.
-        let (bodies, hasMore) = try await store.listEventBodies(userId: user, limit: limit, offset: offset)
+        var start = EventPageStart.offset(offset)
+        if let token = request.uri.queryParameters.get("after") {
+            guard let key = EventPageKey(token: String(token)) else {
+                throw ProblemError.validation([
+                    FieldIssue(field: "after", reason: "must be the next token of an earlier page")
+                ])
+            }
+            guard offset == 0 else {
+                throw ProblemError.validation([FieldIssue(field: "offset", reason: "cannot be combined with after")])
+            }
+            start = .after(key)
+        }
+        let listing = try await store.listEvents(userId: user, limit: limit, from: start)
+        // Stored bodies are already the wire JSON of each item: spliced, not re-encoded. Every
+        // page but the last says where the next one starts (keyset paging), also for offset paging.
+        let next = listing.next.map { ",\"next\":\"\($0.token)\"" } ?? ""
         let json =
-            "{\"has_more\":\(hasMore),\"items\":[" + bodies.joined(separator: ",")
-            + "],\"limit\":\(limit),\"offset\":\(offset)}"
+            "{\"has_more\":\(listing.next != nil),\"items\":[" + listing.bodies.joined(separator: ",")
+            + "],\"limit\":\(limit)\(next),\"offset\":\(offset)}"
         return JSONIO.raw(Data(json.utf8), status: .ok)
     }
 

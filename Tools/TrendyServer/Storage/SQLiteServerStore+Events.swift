@@ -15,26 +15,24 @@ extension SQLiteServerStore {
     }
 
     /// Implements `ServerStore.listEvents`.
-    public func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
-        items: [Timestamped<Event>], hasMore: Bool
-    ) {
-        let (bodies, hasMore) = try await listEventBodies(userId: userId, limit: limit, offset: offset)
-        let decoder = TrendyJSON.decoder()
-        return (try bodies.map { try decoder.decode(Timestamped<Event>.self, from: Data($0.utf8)) }, hasMore)
-    }
-
-    /// Implements `ServerStore.listEventBodies`.
-    public func listEventBodies(userId: String, limit: Int, offset: Int) async throws -> (
-        bodies: [String], hasMore: Bool
-    ) {
+    public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {
         try await db.read { db in
-            let bodies = try String.fetchAll(
-                db,
-                sql: """
-                    SELECT body FROM events WHERE user_id = ?
-                    ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?
-                    """, arguments: [userId, limit + 1, offset])
-            return (Array(bodies.prefix(limit)), bodies.count > limit)
+            let select = "SELECT timestamp_ms, id, body FROM events WHERE user_id = ?"
+            let order = "ORDER BY timestamp_ms DESC, id DESC LIMIT ?"
+            let rows: [Row]
+            switch start {
+            case .offset(let offset):
+                rows = try Row.fetchAll(
+                    db, sql: "\(select) \(order) OFFSET ?", arguments: [userId, limit + 1, offset])
+            case .after(let key):
+                // A row-value comparison: a range search of `events_user_time`, whatever the page.
+                rows = try Row.fetchAll(
+                    db, sql: "\(select) AND (timestamp_ms, id) < (?, ?) \(order)",
+                    arguments: [userId, key.timestampMs, key.id, limit + 1])
+            }
+            let page = rows.prefix(limit)
+            let last = page.last.map { EventPageKey(timestampMs: $0[0], id: $0[1]) }
+            return EventListing(bodies: page.map { $0[2] }, next: rows.count > limit ? last : nil)
         }
     }
 

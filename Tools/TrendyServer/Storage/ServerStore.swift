@@ -69,6 +69,52 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case failed(StoreError)
 }
 
+/// An event's place in the newest-first listing (timestamp, then id, both descending). Its
+/// text form is the opaque page token of `GET /events` (`next` in a page, `after` in a request).
+public struct EventPageKey: Sendable, Hashable {
+    /// The event's timestamp in milliseconds.
+    public var timestampMs: Int64
+    /// The event's id.
+    public var id: String
+
+    /// Creates a key.
+    public init(timestampMs: Int64, id: String) {
+        self.timestampMs = timestampMs
+        self.id = id
+    }
+
+    /// Reads a token; nil when it is not one this server wrote.
+    public init?(token: String) {
+        guard let separator = token.firstIndex(of: "_"), let ms = Int64(token[..<separator]) else { return nil }
+        let id = token[token.index(after: separator)...]
+        guard (1...64).contains(id.utf8.count),
+            id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
+        else { return nil }
+        self.init(timestampMs: ms, id: String(id))
+    }
+
+    /// The token: `<timestamp_ms>_<id>`.
+    public var token: String { "\(timestampMs)_\(id)" }
+}
+
+/// Where a page of `GET /events` starts.
+public enum EventPageStart: Sendable, Equatable {
+    /// Skips this many events. Each page costs the events it skips, and an event removed from
+    /// an earlier page meanwhile shifts the rest, so one is never listed.
+    case offset(Int)
+    /// Continues after this event: served from the user/time index at the same cost for every
+    /// page, and stable while events are added or removed.
+    case after(EventPageKey)
+}
+
+/// A page of events as their stored wire JSON.
+public struct EventListing: Sendable, Equatable {
+    /// Each event's stored JSON, newest first.
+    public var bodies: [String]
+    /// Where the next page starts; nil on the last page.
+    public var next: EventPageKey?
+}
+
 /// A stored response for idempotent replay.
 public struct StoredResponse: Sendable, Equatable {
     /// Hash of the request body that produced it.
@@ -116,12 +162,8 @@ public protocol ServerStore: Sendable {
     func deleteEventType(userId: String, id: String, now: Date) async throws
 
     // MARK: Events
-    /// A page of events, newest first.
-    func listEvents(userId: String, limit: Int, offset: Int) async throws -> (
-        items: [Timestamped<Event>], hasMore: Bool
-    )
     /// A page of events as their stored wire JSON, newest first (served without re-encoding).
-    func listEventBodies(userId: String, limit: Int, offset: Int) async throws -> (bodies: [String], hasMore: Bool)
+    func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing
     /// One event.
     func event(userId: String, id: String) async throws -> Timestamped<Event>?
     /// Creates events in one transaction, each with its own outcome.
