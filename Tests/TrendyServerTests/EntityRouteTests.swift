@@ -212,7 +212,9 @@ struct EntityRouteTests {
             #expect(page3.next == nil)
 
             let auth = [("Authorization", "Bearer \(session.accessToken)")]
-            for query in ["after=garbage", "after=12_", "after=x_\(events[0].id)", "after=1_ABC", "after=\(token)&offset=3"] {
+            for query in [
+                "after=garbage", "after=12_", "after=x_\(events[0].id)", "after=1_ABC", "after=\(token)&offset=3",
+            ] {
                 let r = try await h.raw(.GET, "/api/v1/events?\(query)", headers: auth)
                 #expect(r.status == 422, "\(query)")
             }

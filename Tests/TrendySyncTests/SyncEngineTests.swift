@@ -207,7 +207,9 @@ struct SyncEngineTests {
             let type = try await h.direct.createEventType(
                 EventTypeCreate(id: h.ids.next(), name: "Remote"), idempotencyKey: nil)
             let newestFirst = (0..<25).map {
-                Event(id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date().addingTimeInterval(Double(-60 * $0)))
+                Event(
+                    id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date().addingTimeInterval(Double(-60 * $0))
+                )
             }
             _ = try await h.direct.createEvents(newestFirst, idempotencyKey: nil)
             // Another device deletes the two newest events once the first page of ten has been
