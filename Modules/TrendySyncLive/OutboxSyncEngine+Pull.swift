@@ -48,10 +48,10 @@ extension OutboxSyncEngine {
     }
 
     /// Turns the download into a bulk load when more than a page is coming and the store has no
-    /// events yet.
-    func bulkLoadIfWorthIt(more: Bool) async throws {
+    /// events yet; `newestFirst`: the download arrives in the time index's order, which stays up.
+    func bulkLoadIfWorthIt(more: Bool, newestFirst: Bool = false) async throws {
         guard more, bulkLoad == .notStarted else { return }
-        bulkLoad = try await store.beginBulkLoad()
+        bulkLoad = try await store.beginBulkLoad(keepingTimeIndex: newestFirst)
         if bulkLoad != .notStarted { logger.info("Bulk load: event indexes down for the download") }
     }
 
@@ -144,7 +144,7 @@ extension OutboxSyncEngine {
                 let message = "The server's event listing says more follows but not where (no next token)"
                 throw Stop(outcome: "error", message: message, phase: .error(message))
             }
-            try await bulkLoadIfWorthIt(more: after != nil)
+            try await bulkLoadIfWorthIt(more: after != nil, newestFirst: true)
             let next: Task<ListPage<Timestamped<Event>>, any Error>? =
                 after.map { after in Task { try await self.eventsPage(after: after) } }
             do {

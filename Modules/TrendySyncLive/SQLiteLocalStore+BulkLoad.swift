@@ -2,7 +2,8 @@ import Foundation
 import GRDB
 
 /// Bulk loading: a device downloading its history into a store with no events takes down the
-/// two secondary indexes on `local_events` for the download and builds them once at the end.
+/// secondary indexes on `local_events` that the download would fill at random, and builds them
+/// once at the end.
 ///
 /// Each row inserted with the indexes up is three B-tree inserts instead of one, and when the
 /// feed's order is not the events' time order every insert into the time index lands on a
@@ -15,7 +16,7 @@ extension SQLiteLocalStore {
     /// (SQLite stores the statement without `IF NOT EXISTS`).
     static let eventIndexes: [(name: String, sql: String)] = [
         (
-            "local_events_time",
+            timeIndex,
             "CREATE INDEX IF NOT EXISTS local_events_time ON local_events(timestamp_ms DESC, id DESC)"
         ),
         (
@@ -23,6 +24,9 @@ extension SQLiteLocalStore {
             "CREATE INDEX IF NOT EXISTS local_events_type_time ON local_events(event_type_id, timestamp_ms)"
         ),
     ]
+
+    /// The index the first screen reads (newest events first).
+    static let timeIndex = "local_events_time"
 
     static func eventIndexesDown(_ db: Database) throws -> Bool {
         let names = eventIndexes.map(\.name)
@@ -54,14 +58,22 @@ extension SQLiteLocalStore {
     }
 
     /// Starts a bulk load when the store has no events (or continues one already under way).
-    /// Reads stay correct meanwhile, only without the indexes.
-    package func beginBulkLoad() async throws -> BulkLoadStart {
+    /// Reads stay correct meanwhile, only without the indexes that are down.
+    ///
+    /// `keepingTimeIndex`: the download arrives newest first (the bootstrap's listing), which is
+    /// the time index's own order, so its inserts there are appends (about 1 µs a row) and the
+    /// first screen stays indexed while a new device downloads its history; only the type/time
+    /// index, which such a download fills at random, comes down. A feed download arrives in
+    /// change order, not time order, and takes both down.
+    package func beginBulkLoad(keepingTimeIndex: Bool = false) async throws -> BulkLoadStart {
         try await db.write { db in
             if try Self.eventIndexesDown(db) { return .continued }
             guard try !(Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_events)") ?? true) else {
                 return .notStarted
             }
-            for index in Self.eventIndexes { try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)") }
+            for index in Self.eventIndexes where !(keepingTimeIndex && index.name == Self.timeIndex) {
+                try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)")
+            }
             return .startedOnEmptyStore
         }
     }

@@ -45,10 +45,16 @@ import TrendySyncLive
         let seen = Seen()
         h.api.observe(name) { number in
             let down = (try? await store.bulkLoading()) ?? false
-            let remembered = try? await database.read { db in
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bootstrap_seen WHERE entity = 'event'")
+            let counts = try? await database.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM bootstrap_seen WHERE entity = 'event'") ?? 0,
+                    try Int.fetchOne(
+                        db,
+                        sql: "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'local_events_time'")
+                        ?? 0
+                )
             }
-            seen.values.withLock { $0.append((down, remembered ?? 0)) }
+            seen.values.withLock { $0.append((down, counts?.0 ?? 0, counts?.1 == 1)) }
             return await fail(number)
         }
         return seen
@@ -69,11 +75,13 @@ import TrendySyncLive
     }
 
     final class Seen: Sendable {
-        let values = Mutex<[(down: Bool, remembered: Int)]>([])
-        /// Whether the indexes were down, call by call.
+        let values = Mutex<[(down: Bool, remembered: Int, timeIndex: Bool)]>([])
+        /// Whether a bulk load had indexes down, call by call.
         var down: [Bool] { values.withLock { $0.map(\.down) } }
         /// Event ids remembered for the bootstrap's clean-up, call by call.
         var remembered: [Int] { values.withLock { $0.map(\.remembered) } }
+        /// Whether the first screen's index was up, call by call.
+        var timeIndex: [Bool] { values.withLock { $0.map(\.timeIndex) } }
     }
 
     @Test func aFreshDeviceBootstrapsWithTheIndexesDownAndBuildsThemAtTheEnd() async throws {
@@ -84,8 +92,11 @@ import TrendySyncLive
             #expect(expected.count == 2)
             let seen = watch(h, "listEvents", store, database)
             #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
-            // The first page decides (more than a page is coming); the rest arrive with the indexes down.
+            // The first page decides (more than a page is coming); the rest arrive with the type/time
+            // index down. The listing comes newest first, the time index's own order: it stays up,
+            // so the first screen is indexed all through a new device's download.
             #expect(seen.down == [false, true, true])
+            #expect(seen.timeIndex == [true, true, true])
             // Began on a store without events: no event id remembered for the end's clean-up.
             #expect(seen.remembered == [0, 0, 0])
             #expect(try await store.bulkLoading() == false)
@@ -116,6 +127,8 @@ import TrendySyncLive
             #expect(calls.first == false)
             #expect(calls.count >= 3)
             #expect(calls.dropFirst().allSatisfy { $0 })
+            // The feed arrives in change order, not time order: the time index comes down too.
+            #expect(seen.timeIndex.dropFirst().allSatisfy { !$0 })
             #expect(try Self.indexSQL(database) == expected)
             let local = try await store.events(limit: 1_000, since: nil)
             #expect(Set(local.map(\.value.id)) == Set(remote.map(\.id)))
@@ -207,7 +220,9 @@ import TrendySyncLive
         }
     }
 
-    @Test func indexesACrashLeftDownAreBuiltByTheNextPull() async throws {
+    /// A feed's load takes both indexes down, a bootstrap's only the type/time one.
+    @Test(arguments: [["local_events_time", "local_events_type_time"], ["local_events_type_time"]])
+    func indexesACrashLeftDownAreBuiltByTheNextPull(down: [String]) async throws {
         try await SyncHarness.with { h in
             let (store, database) = try SyncHarness.memoryDatabaseStore()
             let expected = try Self.indexSQL(database)
@@ -218,7 +233,7 @@ import TrendySyncLive
             #expect(try await store.beginBulkLoad() == .notStarted)
             // ...but one a crash interrupted (indexes gone, rows there) is continued and ended.
             try await database.write { db in
-                try db.execute(sql: "DROP INDEX local_events_time; DROP INDEX local_events_type_time")
+                for index in down { try db.execute(sql: "DROP INDEX \(index)") }
             }
             #expect(try await store.bulkLoading())
             #expect(try await store.beginBulkLoad() == .continued)

@@ -389,11 +389,24 @@ enum SyncBenchmarks {
             var bootstrapRates: [Double] = []
             var bootstrapCPU: [CPUSnapshot] = []
             var bootstrapped = 0
-            for round in 0..<(smoke ? 1 : 2) {
+            // A last round (not timed) in which the user opens the app meanwhile: the first screen
+            // is read every 20 ms while the download runs.
+            let rounds = smoke ? 1 : 2
+            var screenDuring: [Double] = []
+            var screenAfter: [Double] = []
+            for round in 0...rounds {
                 let (fresh, _) = try makeStore(dir, name: "bootstrap-\(round).sqlite")
                 _ = try await fresh.claim(for: rig.userId)
                 let device = OutboxSyncEngine(
                     store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
+                guard round < rounds else {
+                    let reader = Task.detached { try await firstScreens(fresh, every: .milliseconds(20)) }
+                    _ = await device.sync(full: false)
+                    reader.cancel()
+                    screenDuring = try await reader.value
+                    screenAfter = try await firstScreens(fresh, count: 50)
+                    break
+                }
                 let b0 = clock.now
                 let c0 = CPUSnapshot.take(other: rig.serverPid)
                 let run = await device.sync(full: false)
@@ -413,6 +426,18 @@ enum SyncBenchmarks {
                             bootstrapCost.other),
                     value: bootstrapRate, unit: "events/s", baseline: pullRate, ratio: bootstrapRate / pullRate,
                     target: "report (baseline column: the feed pull above)", met: nil))
+            let after = BenchHarness.percentile(screenAfter, 50)
+            let during = BenchHarness.percentile(screenDuring, 50)
+            results.append(
+                BenchResult(
+                    suite: "sync",
+                    name: "first_screen_p50_during_the_bootstrap (read every 20 ms in another round, "
+                        + "\(screenDuring.count) reads; "
+                        + String(
+                            format: "p99 %.2f, max %.2f ms)", BenchHarness.percentile(screenDuring, 99),
+                            screenDuring.max() ?? 0),
+                    value: during, unit: "ms", baseline: after, ratio: during / max(after, 0.001),
+                    target: "report (baseline column: p50 on the same store once downloaded)", met: nil))
             let indexedRate = BenchHarness.median(indexedRates)
             results.append(
                 BenchResult(
@@ -480,6 +505,22 @@ extension SyncBenchmarks {
             for await s in updates { if case .pulling = s.phase { return ContinuousClock.now } }
             return ContinuousClock.now
         }
+    }
+
+    /// Durations in ms of reading the first screen (the 50 newest events), `count` times or
+    /// every `every` until cancelled.
+    static func firstScreens(_ store: SQLiteLocalStore, count: Int = .max, every: Duration = .zero) async throws
+        -> [Double]
+    {
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        while samples.count < count && !Task.isCancelled {
+            let t0 = clock.now
+            _ = try await store.events(limit: 50, since: nil)
+            samples.append(BenchHarness.seconds(clock.now - t0) * 1000)
+            if every > .zero { try? await Task.sleep(for: every) }
+        }
+        return samples
     }
 
     /// Runs `work` (off the main actor) while a main-actor ticker runs, for at least `minimum`;
