@@ -132,13 +132,14 @@ extension ChangesPage {
 }
 
 extension ListPage where Item == Timestamped<Event> {
-    /// Reads a page of events without `JSONDecoder` (bootstrap downloads); nil when any item
-    /// needs the full decoder.
+    /// Reads a page of events without `JSONDecoder` (bootstrap downloads), keeping each item's
+    /// text (``itemsJSON``); nil when any item needs the full decoder.
     public static func fastRead(_ data: Data) -> ListPage<Timestamped<Event>>? {
         data.withUnsafeBytes { raw -> ListPage<Timestamped<Event>>? in
             var s = WireJSONScanner(raw.bindMemory(to: UInt8.self))
             guard s.consume(UInt8(ascii: "{")) else { return nil }
             var events: [Timestamped<Event>]?
+            var texts: [String] = []
             var limit: Int64?
             var offset: Int64?
             var hasMore: Bool?
@@ -146,7 +147,15 @@ extension ListPage where Item == Timestamped<Event> {
             var first = true
             while let key = s.nextKey(&first) {
                 if s.equals(key, "items") {
-                    events = s.array { Event.scan(&$0)?.timestamped }
+                    texts.removeAll()
+                    events = s.array { s in
+                        s.skipSpace()
+                        let start = s.index
+                        guard let event = Event.scan(&s)?.timestamped else { return nil }
+                        texts.append(
+                            String(decoding: UnsafeBufferPointer(rebasing: s.bytes[start..<s.index]), as: UTF8.self))
+                        return event
+                    }
                 } else if s.equals(key, "limit") {
                     limit = s.integer()
                 } else if s.equals(key, "offset") {
@@ -164,7 +173,8 @@ extension ListPage where Item == Timestamped<Event> {
             guard !s.failed, s.atEnd(), let events, let limit, let offset, let hasMore,
                 let limit = Int(exactly: limit), let offset = Int(exactly: offset)
             else { return nil }
-            return ListPage(items: events, limit: limit, offset: offset, hasMore: hasMore, next: next)
+            return ListPage(
+                items: events, limit: limit, offset: offset, hasMore: hasMore, next: next, itemsJSON: texts)
         }
     }
 }

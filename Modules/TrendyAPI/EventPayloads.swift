@@ -166,19 +166,41 @@ public struct ListPage<Item: Codable & Sendable & Hashable>: Codable, Sendable, 
     public var hasMore: Bool
     /// Where the next page starts (pass it as `after`); present when more items follow.
     public var next: String?
+    /// Each item's JSON exactly as received, when the reader kept it (``fastRead(_:)`` does for
+    /// events), so a store need not encode the items again. It says the same as `items`, so it
+    /// takes no part in equality or coding.
+    public var itemsJSON: [String]? = nil
 
     /// Creates a page.
-    public init(items: [Item], limit: Int, offset: Int, hasMore: Bool, next: String? = nil) {
+    public init(
+        items: [Item], limit: Int, offset: Int, hasMore: Bool, next: String? = nil, itemsJSON: [String]? = nil
+    ) {
         self.items = items
         self.limit = limit
         self.offset = offset
         self.hasMore = hasMore
         self.next = next
+        self.itemsJSON = itemsJSON
     }
 
     enum CodingKeys: String, CodingKey {
         case items, limit, offset, next
         case hasMore = "has_more"
+    }
+
+    /// Equal when everything but ``itemsJSON`` is.
+    public static func == (lhs: ListPage, rhs: ListPage) -> Bool {
+        lhs.items == rhs.items && lhs.limit == rhs.limit && lhs.offset == rhs.offset && lhs.hasMore == rhs.hasMore
+            && lhs.next == rhs.next
+    }
+
+    /// Hashes what ``==(_:_:)`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(items)
+        hasher.combine(limit)
+        hasher.combine(offset)
+        hasher.combine(hasMore)
+        hasher.combine(next)
     }
 }
 

@@ -149,7 +149,8 @@ extension OutboxSyncEngine {
                 after.map { after in Task { try await self.eventsPage(after: after) } }
             do {
                 try await store.bootstrap(
-                    page.items.map { ChangeData.event($0) }, remember: bulkLoad != .startedOnEmptyStore)
+                    page.items.map { ChangeData.event($0) }, wire: page.itemsJSON,
+                    remember: bulkLoad != .startedOnEmptyStore)
             } catch {
                 next?.cancel()
                 throw error

@@ -50,13 +50,15 @@ extension SQLiteLocalStore {
 
     /// Stores one downloaded batch. `remember` false skips recording the ids as seen: for
     /// events of a bulk load that began on a store without events, where nothing stored could be
-    /// missing from the server.
-    func bootstrap(_ items: [ChangeData], remember: Bool = true) async throws {
-        let keyed = items.compactMap { item in item.entityKey.map { (item, $0) } }
+    /// missing from the server. `wire`: each item's JSON as received (one per item), stored as
+    /// the row's body instead of encoding the item again.
+    func bootstrap(_ items: [ChangeData], wire: [String]? = nil, remember: Bool = true) async throws {
+        let wire = wire?.count == items.count ? wire : nil
+        let keyed = items.indices.compactMap { i in items[i].entityKey.map { (i, $0) } }
         try await db.write { db in
             let writer = try ServerStateWriter(db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) })
-            for (item, key) in keyed {
-                _ = try writer.upsert(item)
+            for (i, key) in keyed {
+                _ = try writer.upsert(items[i], wire: wire?[i])
                 guard remember else { continue }
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
                     .execute(arguments: [key.entity.rawValue, key.id])

@@ -167,6 +167,12 @@ struct FastReadTests {
             #expect(ListPage.fastRead(data) == page)
             #expect(try TrendyJSON.decoder().decode(ListPage<Timestamped<Event>>.self, from: data) == page)
         }
+        // Each item's text is kept exactly as it came (whitespace around it left out).
+        let texts = try events.map { String(decoding: try TrendyJSON.encoder().encode($0), as: UTF8.self) }
+        let spaced = #"{"items": [ "# + texts.joined(separator: " ,\n ") + #" ],"limit":3,"offset":0,"has_more":false}"#
+        let read = try #require(ListPage.fastRead(Data(spaced.utf8)))
+        #expect(read.items == events)
+        #expect(read.itemsJSON == texts)
         let nullNext = #"{"items":[],"limit":1,"offset":0,"has_more":false,"next":null}"#
         #expect(ListPage.fastRead(Data(nullNext.utf8)) == ListPage(items: [], limit: 1, offset: 0, hasMore: false))
         #expect(ListPage.fastRead(Data(#"{"items":[],"limit":1,"offset":0,"has_more":false,"next":7}"#.utf8)) == nil)

@@ -112,6 +112,10 @@ import TrendySyncLive
                 ).map { $0["detail"] as String? ?? "" }
             }
             #expect(plan.contains { $0.contains("local_events_time") })
+            // Each event's row holds its JSON as the server listed it (not encoded again).
+            let listed = try await h.direct.listEvents(limit: 500, after: nil)
+            let bodies = try await database.read { db in try String.fetchAll(db, sql: "SELECT body FROM local_events") }
+            #expect(Set(bodies) == Set(try #require(listed.itemsJSON)))
         }
     }
 

@@ -129,12 +129,12 @@ struct SyncHarness: Sendable {
     /// Server-side event ids for the user.
     func serverEventIds() async throws -> Set<String> {
         var ids: Set<String> = []
-        var offset = 0
+        var after: String?
         while true {
-            let page = try await direct.listEvents(limit: 500, offset: offset)
+            let page = try await direct.listEvents(limit: 500, after: after)
             ids.formUnion(page.items.map(\.value.id.description))
-            offset += page.items.count
-            if !page.hasMore { return ids }
+            guard page.hasMore, let next = page.next else { return ids }
+            after = next
         }
     }
 
