@@ -390,10 +390,12 @@ enum SyncBenchmarks {
             var bootstrapCPU: [CPUSnapshot] = []
             var bootstrapped = 0
             // A last round (not timed) in which the user opens the app meanwhile: the first screen
-            // is read every 20 ms while the download runs.
+            // is read every 20 ms while the download runs, and once the download is a bulk load
+            // (so the writes cannot stop it from being one) an event is logged every 20 ms.
             let rounds = smoke ? 1 : 2
             var screenDuring: [Double] = []
             var screenAfter: [Double] = []
+            var writesDuring: [Double] = []
             for round in 0...rounds {
                 let (fresh, _) = try makeStore(dir, name: "bootstrap-\(round).sqlite")
                 _ = try await fresh.claim(for: rig.userId)
@@ -401,9 +403,12 @@ enum SyncBenchmarks {
                     store: fresh, api: rig.api, identity: { userId }, logger: LogSystem.disabled().logger(.sync))
                 guard round < rounds else {
                     let reader = Task.detached { try await firstScreens(fresh, every: .milliseconds(20)) }
+                    let writer = Task.detached { try await writesDuringBulkLoad(fresh, ids: ids) }
                     _ = await device.sync(full: false)
                     reader.cancel()
+                    writer.cancel()
                     screenDuring = try await reader.value
+                    writesDuring = try await writer.value
                     screenAfter = try await firstScreens(fresh, count: 50)
                     break
                 }
@@ -438,6 +443,17 @@ enum SyncBenchmarks {
                             screenDuring.max() ?? 0),
                     value: during, unit: "ms", baseline: after, ratio: during / max(after, 0.001),
                     target: "report (baseline column: p50 on the same store once downloaded)", met: nil))
+            results.append(
+                BenchResult(
+                    suite: "sync",
+                    name: "local_write_p95_during_the_bootstrap (one every 20 ms in the same round, "
+                        + "\(writesDuring.count) writes; "
+                        + String(
+                            format: "p50 %.2f, max %.2f ms)", BenchHarness.percentile(writesDuring, 50),
+                            writesDuring.max() ?? 0),
+                    value: BenchHarness.percentile(writesDuring, 95), unit: "ms", baseline: nil, ratio: nil,
+                    target: "report (a write waits for the page being stored, at the end for the index build)",
+                    met: nil))
             let indexedRate = BenchHarness.median(indexedRates)
             results.append(
                 BenchResult(
@@ -519,6 +535,27 @@ extension SyncBenchmarks {
             _ = try await store.events(limit: 50, since: nil)
             samples.append(BenchHarness.seconds(clock.now - t0) * 1000)
             if every > .zero { try? await Task.sleep(for: every) }
+        }
+        return samples
+    }
+
+    /// Durations in ms of logging an event every 20 ms, from when `store` is bulk loading until
+    /// cancelled.
+    static func writesDuringBulkLoad(_ store: SQLiteLocalStore, ids: UUIDv7Generator) async throws -> [Double] {
+        while try await !store.bulkLoading() {
+            if Task.isCancelled { return [] }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        let type = EventType(id: ids.next(), name: "Logged during the download")
+        try await store.createEventType(type)
+        let clock = ContinuousClock()
+        var samples: [Double] = []
+        while !Task.isCancelled {
+            let event = Event(id: ids.next(), eventTypeId: type.id, timestamp: Date())
+            let t0 = clock.now
+            try await store.createEvent(event)
+            samples.append(BenchHarness.seconds(clock.now - t0) * 1000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return samples
     }
