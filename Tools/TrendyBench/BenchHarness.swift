@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 
 /// One measured figure, with its same-run baseline where there is one.
@@ -44,6 +45,20 @@ enum BenchHarness {
         guard !s.isEmpty else { return 0 }
         let index = min(s.count - 1, max(0, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))
         return s[index]
+    }
+
+    /// Runs `body` with an HTTP client that is shut down however `body` ends. A client released
+    /// without a shutdown traps, and that trap used to hide a benchmark's own error in CI.
+    static func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            let value = try await body(http)
+            try await http.shutdown()
+            return value
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
     }
 
     static func temporaryDirectory(_ name: String) -> URL {

@@ -27,84 +27,85 @@ enum LoadBenchmarks {
             process.terminate()
             process.waitUntilExit()
         }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let logger = LogSystem.disabled().logger(.sync)
+        return try await BenchHarness.withHTTPClient { http in
+            let logger = LogSystem.disabled().logger(.sync)
 
-        struct Client: Sendable {
-            let api: LiveTrendyAPIClient
-            let store: SQLiteLocalStore
-            let engine: OutboxSyncEngine
-        }
-        var built: [Client] = []
-        for i in 0..<n {
-            let session = try await ServerBenchmarks.signUp(http, url)
-            let api = LiveTrendyAPIClient(
-                configuration: .init(baseURL: url, timeout: .seconds(120)), http: http,
-                tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
-            let (store, _) = try SyncBenchmarks.makeStore(dir, name: "client-\(i).sqlite")
-            _ = try await store.claim(for: session.user.id)
-            let type = EventType(id: UUIDv7Generator().next(), name: "Load")
-            try await store.createEventType(type)
-            let ids = UUIDv7Generator()
-            _ = try await store.insertEvents(
-                SyncBenchmarks.events(perClient, type: type.id, ids: ids, start: Date().addingTimeInterval(-1e7)))
-            let userId = session.user.id
-            built.append(
-                Client(
-                    api: api, store: store,
-                    engine: OutboxSyncEngine(store: store, api: api, identity: { userId }, logger: logger)))
-        }
-        let clientsList = built
-
-        // Everyone syncs at once.
-        let clock = ContinuousClock()
-        let t0 = clock.now
-        let passes = await withTaskGroup(of: (Double, String, Int).self) { group in
-            for c in clientsList {
-                group.addTask {
-                    let s = clock.now
-                    let run = await c.engine.sync(full: false)
-                    return (BenchHarness.seconds(clock.now - s), run.outcome, run.pushed)
-                }
+            struct Client: Sendable {
+                let api: LiveTrendyAPIClient
+                let store: SQLiteLocalStore
+                let engine: OutboxSyncEngine
             }
-            return await group.reduce(into: [(Double, String, Int)]()) { $0.append($1) }
-        }
-        let wall = BenchHarness.seconds(clock.now - t0)
-        let failures = passes.filter { $0.1 != "ok" || $0.2 != perClient + 1 }.count
-        let throughput = Double(n * perClient) / wall
+            var built: [Client] = []
+            for i in 0..<n {
+                let session = try await ServerBenchmarks.signUp(http, url)
+                let api = LiveTrendyAPIClient(
+                    configuration: .init(baseURL: url, timeout: .seconds(120)), http: http,
+                    tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+                let (store, _) = try SyncBenchmarks.makeStore(dir, name: "client-\(i).sqlite")
+                _ = try await store.claim(for: session.user.id)
+                let type = EventType(id: UUIDv7Generator().next(), name: "Load")
+                try await store.createEventType(type)
+                let ids = UUIDv7Generator()
+                _ = try await store.insertEvents(
+                    SyncBenchmarks.events(perClient, type: type.id, ids: ids, start: Date().addingTimeInterval(-1e7)))
+                let userId = session.user.id
+                built.append(
+                    Client(
+                        api: api, store: store,
+                        engine: OutboxSyncEngine(store: store, api: api, identity: { userId }, logger: logger)))
+            }
+            let clientsList = built
 
-        // Then everyone reads the feed at once, 10 pages each: request latencies.
-        let latencies = await withTaskGroup(of: [Double].self) { group in
-            for c in clientsList {
-                group.addTask {
-                    var out: [Double] = []
-                    for _ in 0..<10 {
+            // Everyone syncs at once.
+            let clock = ContinuousClock()
+            let t0 = clock.now
+            let passes = await withTaskGroup(of: (Double, String, Int).self) { group in
+                for c in clientsList {
+                    group.addTask {
                         let s = clock.now
-                        _ = try? await c.api.changes(since: 0, limit: 500)
-                        out.append(BenchHarness.seconds(clock.now - s) * 1_000)
+                        let run = await c.engine.sync(full: false)
+                        return (BenchHarness.seconds(clock.now - s), run.outcome, run.pushed)
                     }
-                    return out
                 }
+                return await group.reduce(into: [(Double, String, Int)]()) { $0.append($1) }
             }
-            return await group.reduce(into: [Double]()) { $0 += $1 }
+            let wall = BenchHarness.seconds(clock.now - t0)
+            let failures = passes.filter { $0.1 != "ok" || $0.2 != perClient + 1 }.count
+            let throughput = Double(n * perClient) / wall
+
+            // Then everyone reads the feed at once, 10 pages each: request latencies.
+            let latencies = await withTaskGroup(of: [Double].self) { group in
+                for c in clientsList {
+                    group.addTask {
+                        var out: [Double] = []
+                        for _ in 0..<10 {
+                            let s = clock.now
+                            _ = try? await c.api.changes(since: 0, limit: 500)
+                            out.append(BenchHarness.seconds(clock.now - s) * 1_000)
+                        }
+                        return out
+                    }
+                }
+                return await group.reduce(into: [Double]()) { $0 += $1 }
+            }
+            return [
+                BenchResult(
+                    suite: "load", name: "\(n)_clients_sync_\(perClient)_events_each (\(failures) failed passes)",
+                    value: throughput, unit: "events/s", baseline: nil, ratio: nil, target: "no errors; report",
+                    met: failures == 0),
+                BenchResult(
+                    suite: "load", name: "\(n)_clients_pass_duration_p99",
+                    value: BenchHarness.percentile(passes.map(\.0), 99),
+                    unit: "s", baseline: BenchHarness.median(passes.map(\.0)), ratio: nil,
+                    target: "report (baseline: median)",
+                    met: nil),
+                BenchResult(
+                    suite: "load", name: "\(n)_clients_feed_page_latency_p99",
+                    value: BenchHarness.percentile(latencies, 99),
+                    unit: "ms", baseline: BenchHarness.median(latencies), ratio: nil,
+                    target: "report (baseline: median)",
+                    met: nil),
+            ]
         }
-        try await http.shutdown()
-        return [
-            BenchResult(
-                suite: "load", name: "\(n)_clients_sync_\(perClient)_events_each (\(failures) failed passes)",
-                value: throughput, unit: "events/s", baseline: nil, ratio: nil, target: "no errors; report",
-                met: failures == 0),
-            BenchResult(
-                suite: "load", name: "\(n)_clients_pass_duration_p99",
-                value: BenchHarness.percentile(passes.map(\.0), 99),
-                unit: "s", baseline: BenchHarness.median(passes.map(\.0)), ratio: nil,
-                target: "report (baseline: median)",
-                met: nil),
-            BenchResult(
-                suite: "load", name: "\(n)_clients_feed_page_latency_p99",
-                value: BenchHarness.percentile(latencies, 99),
-                unit: "ms", baseline: BenchHarness.median(latencies), ratio: nil, target: "report (baseline: median)",
-                met: nil),
-        ]
     }
 }
