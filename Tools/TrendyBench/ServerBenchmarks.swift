@@ -26,7 +26,6 @@ enum ServerBenchmarks {
         let results: [BenchResult]
         do {
             results = try await BenchHarness.withHTTPClient { http in
-
                 let session = try await signUp(http, running.baseURL)
                 let api = LiveTrendyAPIClient(
                     configuration: .init(baseURL: running.baseURL, timeout: .seconds(60)), http: http,
@@ -84,8 +83,9 @@ enum ServerBenchmarks {
                     let response = try await target.createEvents(
                         Array(events[chunk..<min(chunk + batchSize, total)]), idempotencyKey: UUID().uuidString)
                     latencies.append(BenchHarness.seconds(clock.now - t0) * 1000)
-                    precondition(
-                        response.failed == 0, "batch failed: \(response.results.first { $0.status == .failed }!)")
+                    if let failed = response.results.first(where: { $0.status == .failed }) {
+                        throw SyncBenchmarks.BenchError.batchFailed("\(failed)")
+                    }
                 }
                 let ingestSeconds = BenchHarness.seconds(clock.now - ingestStart)
                 let eventsPerSecond = Double(total) / ingestSeconds

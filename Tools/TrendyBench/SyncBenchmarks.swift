@@ -61,7 +61,11 @@ enum SyncBenchmarks {
         }
     }
 
-    enum BenchError: Error { case serverDidNotStart }
+    enum BenchError: Error {
+        case serverDidNotStart
+        /// The server refused an event of a benchmark's batch (the figure would be wrong).
+        case batchFailed(String)
+    }
 
     static func rig(_ dir: URL) async throws -> Rig {
         let baseURL: URL
