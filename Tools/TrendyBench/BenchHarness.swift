@@ -47,18 +47,25 @@ enum BenchHarness {
         return s[index]
     }
 
+    /// Runs `body`, then `cleanup` however `body` ended (Swift has no async `defer`). A cleanup
+    /// error counts only when `body` succeeded; otherwise `body`'s error is the one reported.
+    static func ensuring<T>(_ body: () async throws -> T, cleanup: () async throws -> Void) async throws -> T {
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            try? await cleanup()
+            throw error
+        }
+        try await cleanup()
+        return value
+    }
+
     /// Runs `body` with an HTTP client that is shut down however `body` ends. A client released
     /// without a shutdown traps, and that trap used to hide a benchmark's own error in CI.
     static func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let value = try await body(http)
-            try await http.shutdown()
-            return value
-        } catch {
-            try? await http.shutdown()
-            throw error
-        }
+        return try await ensuring({ try await body(http) }, cleanup: { try await http.shutdown() })
     }
 
     static func temporaryDirectory(_ name: String) -> URL {

@@ -23,110 +23,105 @@ enum ServerBenchmarks {
         configuration.jwtSecret = String(repeating: "b", count: 40)
         let server = try await TrendyServer(configuration: configuration, logs: LogSystem.disabled())
         let running = try await server.start()
-        let results: [BenchResult]
-        do {
-            results = try await BenchHarness.withHTTPClient { http in
-                let session = try await signUp(http, running.baseURL)
-                let api = LiveTrendyAPIClient(
-                    configuration: .init(baseURL: running.baseURL, timeout: .seconds(60)), http: http,
-                    tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
-                let ids = UUIDv7Generator()
-                let type = try await api.createEventType(
-                    EventTypeCreate(id: ids.next(), name: "Bench"), idempotencyKey: nil)
-                let start = Date().addingTimeInterval(-Double(total) * 2)
-                func makeEvents(_ offset: Int) -> [Event] {
-                    (0..<total).map { i in
-                        Event(
-                            id: ids.next(), eventTypeId: type.value.id,
-                            timestamp: start.addingTimeInterval(Double(i + offset) * 0.5), notes: "bench \(i)",
-                            sourceType: .imported)
+        return try await BenchHarness.ensuring(
+            {
+                try await BenchHarness.withHTTPClient { http in
+                    let session = try await signUp(http, running.baseURL)
+                    let api = LiveTrendyAPIClient(
+                        configuration: .init(baseURL: running.baseURL, timeout: .seconds(60)), http: http,
+                        tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+                    let ids = UUIDv7Generator()
+                    let type = try await api.createEventType(
+                        EventTypeCreate(id: ids.next(), name: "Bench"), idempotencyKey: nil)
+                    let start = Date().addingTimeInterval(-Double(total) * 2)
+                    func makeEvents(_ offset: Int) -> [Event] {
+                        (0..<total).map { i in
+                            Event(
+                                id: ids.next(), eventTypeId: type.value.id,
+                                timestamp: start.addingTimeInterval(Double(i + offset) * 0.5), notes: "bench \(i)",
+                                sourceType: .imported)
+                        }
                     }
-                }
 
-                // Baseline: the same work straight into the store, no HTTP, no JSON.
-                let baselineEvents = makeEvents(total)
-                let clock = ContinuousClock()
-                let baselineStart = clock.now
-                for chunk in stride(from: 0, to: total, by: batchSize) {
-                    _ = try await server.store.createEvents(
-                        userId: session.user.id, Array(baselineEvents[chunk..<min(chunk + batchSize, total)]),
-                        now: Date())
-                }
-                let baselineSeconds = BenchHarness.seconds(clock.now - baselineStart)
-
-                // The HTTP figures go to the server in its own process when it is built next to this
-                // binary (the client then gets its own core, as a phone would); else to this one.
-                var external: Process?
-                var target = api
-                var placement = "in process"
-                if let binary = SyncBenchmarks.serverBinary() {
-                    let (process, url) = try SyncBenchmarks.spawnServer(
-                        binary, db: dir.appendingPathComponent("external.sqlite"))
-                    external = process
-                    let remote = try await signUp(http, url)
-                    target = LiveTrendyAPIClient(
-                        configuration: .init(baseURL: url, timeout: .seconds(60)), http: http,
-                        tokens: StaticTokenProvider(remote.accessToken), logger: LogSystem.disabled().logger(.api))
-                    _ = try await target.createEventType(
-                        EventTypeCreate(id: type.value.id, name: "Bench"), idempotencyKey: nil)
-                    placement = "separate process"
-                }
-                defer {
-                    external?.terminate()
-                    external?.waitUntilExit()
-                }
-                let events = makeEvents(0)
-                var latencies: [Double] = []
-                let ingestStart = clock.now
-                for chunk in stride(from: 0, to: total, by: batchSize) {
-                    let t0 = clock.now
-                    let response = try await target.createEvents(
-                        Array(events[chunk..<min(chunk + batchSize, total)]), idempotencyKey: UUID().uuidString)
-                    latencies.append(BenchHarness.seconds(clock.now - t0) * 1000)
-                    if let failed = response.results.first(where: { $0.status == .failed }) {
-                        throw SyncBenchmarks.BenchError.batchFailed("\(failed)")
+                    // Baseline: the same work straight into the store, no HTTP, no JSON.
+                    let baselineEvents = makeEvents(total)
+                    let clock = ContinuousClock()
+                    let baselineStart = clock.now
+                    for chunk in stride(from: 0, to: total, by: batchSize) {
+                        _ = try await server.store.createEvents(
+                            userId: session.user.id, Array(baselineEvents[chunk..<min(chunk + batchSize, total)]),
+                            now: Date())
                     }
-                }
-                let ingestSeconds = BenchHarness.seconds(clock.now - ingestStart)
-                let eventsPerSecond = Double(total) / ingestSeconds
-                let baselinePerSecond = Double(total) / baselineSeconds
+                    let baselineSeconds = BenchHarness.seconds(clock.now - baselineStart)
 
-                // Change feed: read everything back in pages of 500.
-                var cursor: Int64 = 0
-                var changes = 0
-                let feedStart = clock.now
-                while true {
-                    let page = try await target.changes(since: cursor, limit: 500)
-                    changes += page.changes.count
-                    cursor = page.nextCursor
-                    if !page.hasMore { break }
-                }
-                let feedPerSecond = Double(changes) / BenchHarness.seconds(clock.now - feedStart)
+                    // The HTTP figures go to the server in its own process when it is built next to this
+                    // binary (the client then gets its own core, as a phone would); else to this one.
+                    var external: Process?
+                    var target = api
+                    var placement = "in process"
+                    if let binary = SyncBenchmarks.serverBinary() {
+                        let (process, url) = try SyncBenchmarks.spawnServer(
+                            binary, db: dir.appendingPathComponent("external.sqlite"))
+                        external = process
+                        let remote = try await signUp(http, url)
+                        target = LiveTrendyAPIClient(
+                            configuration: .init(baseURL: url, timeout: .seconds(60)), http: http,
+                            tokens: StaticTokenProvider(remote.accessToken), logger: LogSystem.disabled().logger(.api))
+                        _ = try await target.createEventType(
+                            EventTypeCreate(id: type.value.id, name: "Bench"), idempotencyKey: nil)
+                        placement = "separate process"
+                    }
+                    defer {
+                        external?.terminate()
+                        external?.waitUntilExit()
+                    }
+                    let events = makeEvents(0)
+                    var latencies: [Double] = []
+                    let ingestStart = clock.now
+                    for chunk in stride(from: 0, to: total, by: batchSize) {
+                        let t0 = clock.now
+                        let response = try await target.createEvents(
+                            Array(events[chunk..<min(chunk + batchSize, total)]), idempotencyKey: UUID().uuidString)
+                        latencies.append(BenchHarness.seconds(clock.now - t0) * 1000)
+                        if let failed = response.results.first(where: { $0.status == .failed }) {
+                            throw SyncBenchmarks.BenchError.batchFailed("\(failed)")
+                        }
+                    }
+                    let ingestSeconds = BenchHarness.seconds(clock.now - ingestStart)
+                    let eventsPerSecond = Double(total) / ingestSeconds
+                    let baselinePerSecond = Double(total) / baselineSeconds
 
-                return [
-                    BenchResult(
-                        suite: "server", name: "batch_ingest (server in \(placement))", value: eventsPerSecond,
-                        unit: "events/s",
-                        baseline: baselinePerSecond, ratio: eventsPerSecond / baselinePerSecond,
-                        target: "≥ 20,000 events/s", met: eventsPerSecond >= 20_000),
-                    BenchResult(
-                        suite: "server", name: "batch_latency_p50", value: BenchHarness.percentile(latencies, 50),
-                        unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
-                    BenchResult(
-                        suite: "server", name: "batch_latency_p99", value: BenchHarness.percentile(latencies, 99),
-                        unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
-                    BenchResult(
-                        suite: "server", name: "change_feed_read (server in \(placement))", value: feedPerSecond,
-                        unit: "changes/s", baseline: nil,
-                        ratio: nil, target: "report", met: nil),
-                ]
-            }
-        } catch {
-            await running.stop()
-            throw error
-        }
-        await running.stop()
-        return results
+                    // Change feed: read everything back in pages of 500.
+                    var cursor: Int64 = 0
+                    var changes = 0
+                    let feedStart = clock.now
+                    while true {
+                        let page = try await target.changes(since: cursor, limit: 500)
+                        changes += page.changes.count
+                        cursor = page.nextCursor
+                        if !page.hasMore { break }
+                    }
+                    let feedPerSecond = Double(changes) / BenchHarness.seconds(clock.now - feedStart)
+
+                    return [
+                        BenchResult(
+                            suite: "server", name: "batch_ingest (server in \(placement))", value: eventsPerSecond,
+                            unit: "events/s",
+                            baseline: baselinePerSecond, ratio: eventsPerSecond / baselinePerSecond,
+                            target: "≥ 20,000 events/s", met: eventsPerSecond >= 20_000),
+                        BenchResult(
+                            suite: "server", name: "batch_latency_p50", value: BenchHarness.percentile(latencies, 50),
+                            unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
+                        BenchResult(
+                            suite: "server", name: "batch_latency_p99", value: BenchHarness.percentile(latencies, 99),
+                            unit: "ms/batch of 500", baseline: nil, ratio: nil, target: "report", met: nil),
+                        BenchResult(
+                            suite: "server", name: "change_feed_read (server in \(placement))", value: feedPerSecond,
+                            unit: "changes/s", baseline: nil,
+                            ratio: nil, target: "report", met: nil),
+                    ]
+                }
+            }, cleanup: { await running.stop() })
     }
 
     static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {
