@@ -4,8 +4,9 @@ import TrendyAPI
 import TrendyModels
 
 /// Wraps a real ``TrendyAPIClient``: records every call (name, idempotency key, ids sent) and
-/// can fail chosen calls with a scripted error before they reach the server. It does not
-/// simulate the server itself: unscripted calls go to the wrapped client.
+/// can fail chosen calls with a scripted error before they reach the server, or after the server
+/// has answered (the answer lost on the way back). It does not simulate the server itself:
+/// unscripted calls go to the wrapped client.
 public final class InterceptingAPIClient: TrendyAPIClient {
     /// One recorded call.
     public struct Call: Sendable, Hashable {
@@ -21,7 +22,7 @@ public final class InterceptingAPIClient: TrendyAPIClient {
 
     struct State {
         var calls: [Call] = []
-        var script: [(name: String?, error: TrendyAPIError)] = []
+        var script: [(name: String?, error: TrendyAPIError, afterSending: Bool)] = []
         var holdName: String?
         var held: [CheckedContinuation<Void, Never>] = []
         var observers: [String: @Sendable (Int) async -> TrendyAPIError?] = [:]
@@ -42,7 +43,13 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     /// Fails the next call named `name` (any call when nil) with `error`; queue several to fail
     /// several calls.
     public func fail(_ name: String?, with error: TrendyAPIError, times: Int = 1) {
-        state.withLock { s in for _ in 0..<times { s.script.append((name, error)) } }
+        state.withLock { s in for _ in 0..<times { s.script.append((name, error, false)) } }
+    }
+
+    /// Sends the next call named `name` to the server and then fails it with `error` as if the
+    /// answer had been lost (the server did the work); queue several to lose several answers.
+    public func loseAnswer(_ name: String, with error: TrendyAPIError, times: Int = 1) {
+        state.withLock { s in for _ in 0..<times { s.script.append((name, error, true)) } }
     }
 
     /// Forgets the script.
@@ -77,16 +84,21 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     {
         // The call's place in the log and its number among calls of its name are taken with the
         // scripted answer, in one step, so calls made concurrently cannot swap them.
-        let (scripted, index, number) = state.withLock { s -> (TrendyAPIError?, Int, Int) in
+        let (scripted, index, number) = state.withLock {
+            s -> ((error: TrendyAPIError, afterSending: Bool)?, Int, Int) in
             let number = s.calls.count(where: { $0.name == name }) + 1
-            var error: TrendyAPIError?
+            var scripted: (error: TrendyAPIError, afterSending: Bool)?
             if let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) {
-                error = s.script.remove(at: i).error
+                let entry = s.script.remove(at: i)
+                scripted = (entry.error, entry.afterSending)
             }
-            s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: error != nil))
-            return (error, s.calls.count - 1, number)
+            s.calls.append(Call(name: name, idempotencyKey: key, ids: ids, failed: scripted != nil))
+            return (scripted, s.calls.count - 1, number)
         }
-        if let scripted { throw scripted }
+        if let scripted {
+            if scripted.afterSending { _ = try? await body() }
+            throw scripted.error
+        }
         if let observer = state.withLock({ $0.observers[name] }), let error = await observer(number) {
             state.withLock { $0.calls[index].failed = true }
             throw error

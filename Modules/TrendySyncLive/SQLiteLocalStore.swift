@@ -335,14 +335,14 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.retryFailed`.
+    /// Implements `LocalStore.retryFailed`. Each entry keeps its idempotency key: a change that
+    /// ran out of retries may have been applied with its answers lost, and resending it under
+    /// the same key makes the server replay that answer instead of applying the old body again
+    /// over what other devices did since.
     public func retryFailed() async throws -> Int {
         try await db.write { db in
             try db.execute(
-                sql: """
-                    UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = 0,
-                    idempotency_key = lower(hex(randomblob(16))) WHERE state = 'failed'
-                    """)
+                sql: "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'failed'")
             return db.changesCount
         }
     }

@@ -86,6 +86,42 @@ struct SyncEngineTests {
         }
     }
 
+    /// An update the server applied but whose answers were all lost ends up failed; when the
+    /// person retries it after another device changed the event, the retry must not undo that
+    /// change: it carries its original key, so the server replays its stored answer.
+    @Test func aRetriedChangeKeepsItsKeySoAnAppliedUpdateIsNotReapplied() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = h.event(type, note: "first")
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+
+            event.notes = "mine"
+            try await h.store.updateEvent(event)
+            h.api.loseAnswer("updateEvent", with: .transport(.connectionLost("test")), times: RetryPolicy.maxAttempts)
+            for _ in 0..<RetryPolicy.maxAttempts {
+                _ = await h.engine.sync(full: false)
+                h.clock.advance(120)
+            }
+            #expect(try await h.store.failedChanges().map(\.entityId) == [event.id.description])
+            #expect(try await h.direct.event(id: event.id).value.notes == "mine")
+
+            var theirs = EventUpdate()
+            theirs.notes = .set("theirs")
+            _ = try await h.direct.updateEvent(id: event.id, theirs, idempotencyKey: nil)
+
+            #expect(try await h.store.retryFailed() == 1)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            let keys = h.api.calls("updateEvent").map(\.idempotencyKey)
+            #expect(keys.count == RetryPolicy.maxAttempts + 1)
+            #expect(keys[0] != nil)
+            #expect(Set(keys).count == 1)
+            #expect(try await h.direct.event(id: event.id).value.notes == "theirs")
+            #expect(try await h.store.event(id: event.id)?.value.notes == "theirs")
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
     @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
