@@ -21,17 +21,18 @@ enum Outbox {
     static func enqueue(
         _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, now: Date
     ) throws {
+        // The newest waiting entry; when none waits, the newest failed one (it may be refused).
         let waiting = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
-                    SELECT seq, kind, state, attempts FROM outbox WHERE entity = ? AND entity_id = ?
-                    AND state != 'failed' ORDER BY seq DESC LIMIT 1
+                    SELECT seq, kind, state, sent FROM outbox WHERE entity = ? AND entity_id = ?
+                    ORDER BY state = 'failed', seq DESC LIMIT 1
                     """), arguments: [entity.rawValue, id])
-        let existing = waiting.flatMap { row -> (kind: MutationKind, state: OutboxState, attempts: Int)? in
+        let existing = waiting.flatMap { row -> OutboxCoalescing.Existing? in
             guard let k = MutationKind(rawValue: row["kind"]), let s = OutboxState(rawValue: row["state"]) else {
                 return nil
             }
-            return (k, s, row["attempts"])
+            return (k, s, row["sent"])
         }
         switch OutboxCoalescing.decide(existing: existing, incoming: kind) {
         case .append(let k):
@@ -45,15 +46,23 @@ enum Outbox {
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?",
                 arguments: [k.rawValue, payload, waiting?["seq"] as Int64?])
+        case .revive(let k):
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, state = 'pending', attempts = 0,
+                    next_attempt_at = 0, last_error = NULL WHERE seq = ?
+                    """,
+                arguments: [k.rawValue, payload, newKey(), waiting?["seq"] as Int64?])
         case .dropExisting:
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [waiting?["seq"] as Int64?])
         }
     }
 
-    /// Removes unsent entries for an entity (its parent was deleted with it).
+    /// Removes entries for an entity that never reached the server — unsent, or refused — (its
+    /// parent was deleted with it).
     static func cancelPending(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
         try db.execute(
-            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'pending' AND attempts = 0",
+            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight' AND sent = 0",
             arguments: [entity.rawValue, id])
     }
 

@@ -53,7 +53,7 @@ extension SQLiteLocalStore {
             let seqs = work.map(\.seq)
             try db.execute(
                 sql:
-                    "UPDATE outbox SET state = 'in_flight' WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))",
+                    "UPDATE outbox SET state = 'in_flight', sent = 1 WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))",
                 arguments: StatementArguments(seqs))
             return (work, nil)
         }
@@ -110,12 +110,17 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// The server refused the entry: it is surfaced as failed and no longer blocks the queue.
-    func fail(_ entry: OutboxEntry, error: String) async throws {
+    /// The entry failed: it is surfaced as failed and no longer blocks the queue. A `refused`
+    /// entry (the server answered no) was not applied, so it no longer counts as sent and the
+    /// next change to its entity revives it; one that ran out of retries may have been applied.
+    func fail(_ entry: OutboxEntry, error: String, refused: Bool = true) async throws {
         try await db.write { db in
             try db.execute(
-                sql: "UPDATE outbox SET state = 'failed', last_error = ?, attempts = attempts + 1 WHERE seq = ?",
-                arguments: [error, entry.seq])
+                sql: """
+                    UPDATE outbox SET state = 'failed', last_error = ?, attempts = attempts + 1,
+                    sent = CASE WHEN ? THEN 0 ELSE sent END WHERE seq = ?
+                    """,
+                arguments: [error, refused, entry.seq])
             try db.execute(
                 sql: "UPDATE \(Self.table(entry.entity)) SET sync_status = 'failed' WHERE id = ?",
                 arguments: [entry.entityId])
@@ -133,7 +138,7 @@ extension SQLiteLocalStore {
                     seq: entry.seq, entity: entry.entity, entityId: entry.entityId, kind: entry.kind,
                     payload: entry.payload,
                     idempotencyKey: entry.idempotencyKey, attempts: attempts - 1),
-                error: "gave up after \(attempts) attempts: \(error)")
+                error: "gave up after \(attempts) attempts: \(error)", refused: false)
             return true
         }
         let next = now.addingTimeInterval(RetryPolicy.delay(afterAttempts: attempts))

@@ -81,5 +81,15 @@ public enum SyncSchema {
                     END;
                     """)
         }
+        // Whether an entry was ever handed to the network and not refused: such an entry's key
+        // may be on the server with its body, so the entry is never changed again (D34). Entries
+        // from before this column are judged by their attempts, which counted the same sends.
+        migrator.registerMigration("sync.v3-outbox-sent") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
+                    UPDATE outbox SET sent = 1 WHERE attempts > 0 OR state = 'in_flight';
+                    """)
+        }
     }
 }

@@ -122,6 +122,79 @@ struct SyncEngineTests {
         }
     }
 
+    /// The way to fix a change the server refused is to edit it: the edit revives the refused
+    /// entry with the latest data, rather than queueing an update of something the server never
+    /// accepted (which would be refused too, for ever).
+    @Test func editingARefusedEventSendsItAgainWithTheEdit() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = h.event(type, note: "first")
+            try await h.store.createEvent(event)
+            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
+            h.api.fail("createEvents", with: .validation(issues: [], problem: refusal))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.failedChanges().map(\.entityId) == [event.id.description])
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .failed)
+
+            event.notes = "fixed"
+            try await h.store.updateEvent(event)
+            #expect(try await h.store.outboxCounts() == (pending: 1, failed: 0))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.direct.event(id: event.id).value.notes == "fixed")
+            #expect(h.api.calls("updateEvent").isEmpty)
+            let keys = h.api.calls("createEvents").filter { $0.ids == [event.id.description] }.map(\.idempotencyKey)
+            #expect(keys.count == 2)
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
+    @Test func deletingARefusedEventSendsNothing() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let event = h.event(type)
+            try await h.store.createEvent(event)
+            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
+            h.api.fail("createEvents", with: .validation(issues: [], problem: refusal))
+            _ = await h.engine.sync(full: false)
+            try await h.store.deleteEvent(id: event.id)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(try await h.serverEventIds().isEmpty)
+        }
+    }
+
+    /// A process killed while a change was on the wire leaves the entry in flight; put back at
+    /// the next start, it may already be applied under its key. An edit made then must get its
+    /// own entry: folded into the old one, it would reach the server under a key the server
+    /// knows with another body and be refused — the edit lost.
+    @Test func anEditAfterAKilledSendIsNotLost() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = h.event(type, note: "first")
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+
+            event.notes = "second"
+            try await h.store.updateEvent(event)
+            // The killed process's last moments: the entry taken and sent, the answer never read.
+            let work = try await h.store.nextWork(now: Date(), batchSize: 50).entries
+            #expect(work.map(\.kind) == [.update])
+            try await h.engine.sendOne(work[0])
+            #expect(try await h.direct.event(id: event.id).value.notes == "second")
+            try await h.store.resetInFlight()  // the next start
+
+            event.notes = "third"
+            try await h.store.updateEvent(event)
+            #expect(try await h.store.outboxCounts().pending == 2)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.direct.event(id: event.id).value.notes == "third")
+            #expect(try await h.store.event(id: event.id)?.value.notes == "third")
+        }
+    }
+
     @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()

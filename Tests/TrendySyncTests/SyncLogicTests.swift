@@ -13,7 +13,7 @@ struct SyncLogicTests {
         (.delete, .create, D.append(.create)),
     ])
     func coalescingKeepsMeaning(existing: MutationKind, incoming: MutationKind, expected: D) {
-        #expect(OutboxCoalescing.decide(existing: (existing, .pending, 0), incoming: incoming) == expected)
+        #expect(OutboxCoalescing.decide(existing: (existing, .pending, false), incoming: incoming) == expected)
     }
 
     @Test func nothingWaitingAppends() {
@@ -21,9 +21,21 @@ struct SyncLogicTests {
     }
 
     @Test func inFlightOrAttemptedEntriesAreNeverChanged() {
-        #expect(OutboxCoalescing.decide(existing: (.create, .inFlight, 0), incoming: .update) == .append(.update))
-        #expect(OutboxCoalescing.decide(existing: (.create, .pending, 1), incoming: .delete) == .append(.delete))
-        #expect(OutboxCoalescing.decide(existing: (.update, .failed, 0), incoming: .update) == .append(.update))
+        #expect(OutboxCoalescing.decide(existing: (.create, .inFlight, true), incoming: .update) == .append(.update))
+        #expect(OutboxCoalescing.decide(existing: (.create, .pending, true), incoming: .delete) == .append(.delete))
+        // Failed after running out of retries: it may have been applied.
+        #expect(OutboxCoalescing.decide(existing: (.update, .failed, true), incoming: .update) == .append(.update))
+    }
+
+    @Test(arguments: [
+        (MutationKind.create, MutationKind.update, D.revive(.create)),
+        (.update, .update, .revive(.update)),
+        (.update, .delete, .revive(.delete)),
+        (.create, .delete, .dropExisting),
+        (.delete, .create, .append(.create)),
+    ])
+    func aRefusedEntryIsRevivedWithTheLatestChange(existing: MutationKind, incoming: MutationKind, expected: D) {
+        #expect(OutboxCoalescing.decide(existing: (existing, .failed, false), incoming: incoming) == expected)
     }
 
     @Test func breakerOpensOnTheThirdConsecutive429AndHonoursRetryAfter() {
