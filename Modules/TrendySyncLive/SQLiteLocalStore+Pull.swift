@@ -6,13 +6,21 @@ import TrendySync
 
 /// Applying server state: change-feed pages and the bootstrap download.
 extension SQLiteLocalStore {
-    /// A server delete: the entity goes, with any local change still waiting for it.
+    /// A server delete: the entity goes, with any local change for it that is not on the wire
+    /// (waiting or failed: none is left behind pointing at nothing). A deleted type takes its
+    /// events with it, except those with a local change the server has not taken: an event
+    /// logged here is never discarded because another device deleted its type — its create is
+    /// refused ("no such event type") and surfaced, and editing it to another type sends it (D35).
     static func applyDelete(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
         try db.execute(
-            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'pending'",
+            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight'",
             arguments: [entity.rawValue, id])
         if entity == .eventType {
-            try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id])
+            try db.execute(
+                sql: """
+                    DELETE FROM local_events WHERE event_type_id = ?
+                    AND id NOT IN (SELECT entity_id FROM outbox WHERE entity = 'event')
+                    """, arguments: [id])
         }
         try db.execute(sql: "DELETE FROM \(table(entity)) WHERE id = ?", arguments: [id])
     }

@@ -68,6 +68,80 @@ struct SyncCLITests {
         }
     }
 
+    /// Editing and removing events, and the way out of a refused change: the laptop deletes a
+    /// type while the phone logs an event of it; the phone's event is refused, kept and shown as
+    /// failed, and moving it to another type with `events edit` gets it to the server.
+    @Test func editAndRemoveEventsAndFixARefusedOne() async throws {
+        try await AuthCLITests.withServer { server in
+            let phone = TemporaryDataDirectory()
+            let laptop = TemporaryDataDirectory()
+            for dir in [phone, laptop] {
+                let verb = dir === phone ? "signup" : "login"
+                let signedIn = try await trendy(
+                    [verb, "--email", "e@example.com", "--password-stdin"], dir, server, stdin: "password-e-1\n")
+                #expect(signedIn.status == 0, "\(signedIn.stderr)")
+                if dir === phone {
+                    #expect(try await trendy(["types", "add", "Doomed"], phone, server).status == 0)
+                    #expect(try await trendy(["types", "add", "Tea"], phone, server).status == 0)
+                    #expect(try await trendy(["log", "Tea", "--note", "black"], phone, server).status == 0)
+                }
+                #expect(try await trendy(["sync"], dir, server).status == 0)
+            }
+            func events(_ dir: TemporaryDataDirectory) async throws -> [[String: Any]] {
+                (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+            }
+            let tea = try #require(try await events(phone).first?["id"] as? String)
+
+            // Edit and remove, locally first, then on the server.
+            let edited = try await trendy(["events", "edit", tea, "--note", "green", "--json"], phone, server)
+            #expect(edited.status == 0, "\(edited.stderr)")
+            #expect((json(edited) as? [String: Any])?["notes"] as? String == "green")
+            #expect((json(edited) as? [String: Any])?["sync_status"] as? String == "pending")
+            #expect(try await trendy(["sync"], phone, server).status == 0)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
+            #expect(try await events(laptop).first?["notes"] as? String == "green")
+
+            // The laptop deletes a type; the phone, not yet told, logs an event of it.
+            #expect(try await trendy(["types", "rm", "Doomed"], laptop, server).status == 0)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
+            #expect(try await trendy(["log", "Doomed", "--note", "kept"], phone, server).status == 0)
+            #expect(try await trendy(["sync"], phone, server).status == 0)
+            let status = json(try await trendy(["status", "--json"], phone, server)) as? [String: Any]
+            #expect(status?["failed"] as? Int == 1)
+            let reason = (status?["failed_changes"] as? [[String: Any]])?.first?["error"] as? String
+            #expect(reason?.contains("no such event type") == true, "\(String(describing: reason))")
+            let kept = try await events(phone).first { $0["notes"] as? String == "kept" }
+            #expect(kept?["sync_status"] as? String == "failed")
+            let keptId = try #require(kept?["id"] as? String)
+
+            #expect(try await trendy(["events", "edit", keptId, "--type", "Tea"], phone, server).status == 0)
+            #expect(try await trendy(["sync"], phone, server).status == 0)
+            let after = json(try await trendy(["status", "--json"], phone, server)) as? [String: Any]
+            #expect(after?["failed"] as? Int == 0)
+            #expect(after?["pending"] as? Int == 0)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
+            let onLaptop = try await events(laptop)
+            #expect(Set(onLaptop.compactMap { $0["notes"] as? String }) == ["green", "kept"])
+            #expect(onLaptop.allSatisfy { $0["type"] as? String == "Tea" })
+
+            // Removing: gone here at once, from the server with the next sync.
+            let removed = try await trendy(["events", "rm", tea], phone, server)
+            #expect(removed.status == 0, "\(removed.stderr)")
+            #expect(try await events(phone).count == 1)
+            #expect(try await trendy(["sync"], phone, server).status == 0)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
+            #expect(try await events(laptop).compactMap { $0["id"] as? String } == [keptId])
+
+            // Bad input: a clear error and a non-zero exit, nothing changed.
+            #expect(try await trendy(["events", "edit", keptId], phone, server).status == 64)
+            #expect(try await trendy(["events", "edit", "not-an-id", "--note", "x"], phone, server).status == 64)
+            #expect(try await trendy(["events", "edit", tea, "--note", "x"], phone, server).status == 65)
+            #expect(try await trendy(["events", "edit", keptId, "--type", "Nope"], phone, server).status == 65)
+            #expect(try await trendy(["events", "rm", tea], phone, server).status == 65)
+            #expect(try await events(phone).first?["notes"] as? String == "kept")
+        }
+    }
+
     @Test func offlineWritesStayQueuedAndFailuresAreClear() async throws {
         let dir = TemporaryDataDirectory()
         let offline = ["--api-url", "http://127.0.0.1:1"]

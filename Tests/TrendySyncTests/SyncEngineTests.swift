@@ -195,6 +195,55 @@ struct SyncEngineTests {
         }
     }
 
+    /// Another device deletes a type while this one logs an event of it: the event is not
+    /// thrown away. Its create is refused and surfaced; moving it to another type sends it.
+    @Test func anEventWhoseTypeWasDeletedElsewhereIsKeptAndCanBeMoved() async throws {
+        try await SyncHarness.with { h in
+            let doomed = try await h.type("Doomed")
+            let other = try await h.type("Other")
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            var event = h.event(doomed, note: "logged offline")
+            try await h.store.createEvent(event)
+            try await h.direct.deleteEventType(id: doomed.id)
+
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.eventType(id: doomed.id) == nil)
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .failed)
+            let failed = try await h.store.failedChanges()
+            #expect(failed.map(\.entityId) == [event.id.description])
+            #expect(failed.first?.error.contains("no such event type") == true)
+
+            event.eventTypeId = other.id
+            try await h.store.updateEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.direct.event(id: event.id).value.eventTypeId == other.id)
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
+        }
+    }
+
+    /// A server delete takes the entity's failed changes with it: nothing stays surfaced about
+    /// an entity that no longer exists anywhere.
+    @Test func aServerDeleteLeavesNoFailedChangeBehind() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = h.event(type)
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            event.notes = "refused"
+            try await h.store.updateEvent(event)
+            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
+            h.api.fail("updateEvent", with: .validation(issues: [], problem: refusal))
+            _ = await h.engine.sync(full: false)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
+            try await h.direct.deleteEvent(id: event.id)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.event(id: event.id) == nil)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
     @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()

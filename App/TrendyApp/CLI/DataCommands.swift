@@ -153,8 +153,8 @@ struct LogCommand: AsyncParsableCommand {
 
 struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "events", abstract: "Read events from the local store.", subcommands: [List.self],
-        defaultSubcommand: List.self)
+        commandName: "events", abstract: "List, edit and remove events in the local store.",
+        subcommands: [List.self, Edit.self, Remove.self], defaultSubcommand: List.self)
 
     struct Item: Encodable {
         let id: String
@@ -187,15 +187,90 @@ struct EventsCommand: AsyncParsableCommand {
                 for e in events {
                     let name = names[e.value.eventTypeId] ?? "?"
                     let note = e.value.notes.map { "  \($0)" } ?? ""
-                    out.line("\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]")
+                    out.line(
+                        "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]  "
+                            + e.value.id.description)
                 }
-                out.document(
-                    events.map {
-                        Item(
-                            id: $0.value.id.description, type: names[$0.value.eventTypeId] ?? "?",
-                            timestamp: $0.value.timestamp, end_date: $0.value.endDate, notes: $0.value.notes,
-                            source_type: $0.value.sourceType.rawValue, sync_status: $0.syncStatus.rawValue)
-                    })
+                out.document(events.map { EventsCommand.item($0, typeName: names[$0.value.eventTypeId] ?? "?") })
+            }
+        }
+    }
+
+    /// The item for one stored event.
+    static func item(_ e: LocalRecord<Event>, typeName: String) -> Item {
+        Item(
+            id: e.value.id.description, type: typeName, timestamp: e.value.timestamp, end_date: e.value.endDate,
+            notes: e.value.notes, source_type: e.value.sourceType.rawValue, sync_status: e.syncStatus.rawValue)
+    }
+
+    /// Finds a stored event by its id (as `trendy events list` prints it).
+    static func find(_ env: AppEnvironment, _ text: String) async throws -> LocalRecord<Event> {
+        guard let id = UUIDv7(text) else {
+            throw CLIError(
+                code: "invalid_id", message: "'\(text)' is not an event id; `trendy events list` shows them",
+                exitCode: .usage)
+        }
+        guard let event = try await env.store.event(id: id) else {
+            throw CLIError(code: "not_found", message: "no event with id \(text) here", exitCode: .dataError)
+        }
+        return event
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "edit",
+            abstract:
+                "Change an event here; it syncs with the next `trendy sync` (a change the server refused goes again, edited)."
+        )
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The event's id (from `trendy events list`).") var id: String
+        @Option(help: "Another event type (name or id).") var type: String?
+        @Option(help: "Another time: ISO-8601 or now.") var at: String?
+        @Option(help: "A new note.") var note: String?
+        @Flag(help: "Remove the note.") var clearNote = false
+
+        func validate() throws {
+            if note != nil, clearNote { throw ValidationError("--note and --clear-note cannot go together") }
+            if type == nil, at == nil, note == nil, !clearNote {
+                throw ValidationError("nothing to change: give --type, --at, --note or --clear-note")
+            }
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let stored = try await EventsCommand.find(env, id)
+                var event = stored.value
+                var typeName = try await env.store.eventType(id: event.eventTypeId)?.value.name ?? "?"
+                if let type {
+                    let t = try await resolveType(env, type)
+                    event.eventTypeId = t.id
+                    typeName = t.name
+                }
+                if let at { event.timestamp = try parseTime(at, now: env.now()) }
+                if let note { event.notes = note }
+                if clearNote { event.notes = nil }
+                try await storeCall { try await env.store.updateEvent(event) }
+                let saved = try await env.store.event(id: event.id) ?? LocalRecord(event, syncStatus: .pending)
+                out.line(
+                    "Changed \(typeName) at \(TrendyJSON.formatDate(event.timestamp)); it syncs with the next `trendy sync`."
+                )
+                out.document(EventsCommand.item(saved, typeName: typeName))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm", abstract: "Remove an event here; the server forgets it with the next `trendy sync`.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The event's id (from `trendy events list`).") var id: String
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let stored = try await EventsCommand.find(env, id)
+                try await storeCall { try await env.store.deleteEvent(id: stored.value.id) }
+                out.line("Removed the event at \(TrendyJSON.formatDate(stored.value.timestamp)).")
+                out.document(["removed": stored.value.id.description])
             }
         }
     }
