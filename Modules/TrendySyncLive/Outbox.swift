@@ -56,13 +56,21 @@ enum Outbox {
         case .dropExisting:
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [waiting?["seq"] as Int64?])
         }
+        if kind == .delete {
+            // The entity is going: its failed changes no longer need anyone's attention.
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'failed'")
+                .execute(arguments: [entity.rawValue, id])
+        }
     }
 
-    /// Removes entries for an entity that never reached the server — unsent, or refused — (its
-    /// parent was deleted with it).
+    /// Removes the entries of an entity deleted with its parent that nothing needs any more:
+    /// unsent ones, and failed ones (the server deletes its copy with the parent).
     static func cancelPending(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
         try db.execute(
-            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight' AND sent = 0",
+            sql: """
+                DELETE FROM outbox WHERE entity = ? AND entity_id = ?
+                AND (state = 'failed' OR (state = 'pending' AND sent = 0))
+                """,
             arguments: [entity.rawValue, id])
     }
 

@@ -244,6 +244,29 @@ struct SyncEngineTests {
         }
     }
 
+    /// Deleting an entity settles its failed changes: the delete goes, they go.
+    @Test func deletingAnEntityClearsItsFailedChanges() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = h.event(type)
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            event.notes = "never answered"
+            try await h.store.updateEvent(event)
+            h.api.fail("updateEvent", with: .transport(.timedOut), times: RetryPolicy.maxAttempts)
+            for _ in 0..<RetryPolicy.maxAttempts {
+                _ = await h.engine.sync(full: false)
+                h.clock.advance(120)
+            }
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
+            try await h.store.deleteEvent(id: event.id)
+            #expect(try await h.store.outboxCounts() == (pending: 1, failed: 0))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.serverEventIds().isEmpty)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
+    }
+
     @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
