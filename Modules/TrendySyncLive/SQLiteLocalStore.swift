@@ -126,8 +126,21 @@ public final class SQLiteLocalStore: LocalStore {
     // MARK: Events
 
     static func event(_ row: Row) throws -> LocalRecord<Event> {
-        LocalRecord(
-            try decode(Event.self, row["body"]), syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+        let body: String = row["body"]
+        return LocalRecord(
+            try scanEvent(body) ?? decode(Event.self, body),
+            syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+    }
+
+    /// A stored body read with the wire format's fast reader (the first screen decodes 50 of
+    /// them); nil for what it does not take (typed properties), which `JSONDecoder` then reads.
+    static func scanEvent(_ body: String) -> Event? {
+        var body = body
+        return body.withUTF8 { bytes -> Event? in
+            var scanner = WireJSONScanner(bytes)
+            guard let scanned = Event.scan(&scanner), scanner.atEnd() else { return nil }
+            return scanned.event
+        }
     }
 
     /// Implements `LocalStore.events`: an index range scan, whatever the outbox holds.
