@@ -150,4 +150,40 @@ struct CrashTortureTests {
             print("crash torture: \(Self.trials) kills \(kinds), \(local.count) events converged")
         }
     }
+
+    /// One event edited again and again, each edit followed by a sync killed at a random moment:
+    /// the last edit is what the server and the device end with, and nothing is left failed (an
+    /// edit made after a killed send must not be folded into the entry the server already has).
+    @Test func editsBetweenKilledSyncsEndWithTheLastEdit() async throws {
+        try await LaunchCLITests.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "edits@example.com", "--password-stdin"], dir, api, stdin: "edits-pass-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            #expect(try await trendy(["types", "add", "Tea"], dir, api).status == 0)
+            let logged = try await trendy(["log", "Tea", "--note", "v0", "--sync", "--json"], dir, api)
+            let id = try #require(cli.json(logged)["id"] as? String)
+            var rng = SystemRandomNumberGenerator()
+            let trials = max(8, Self.trials / 2)
+            for trial in 1...trials {
+                let edit = try await trendy(["events", "edit", id, "--note", "v\(trial)"], dir, api)
+                #expect(edit.status == 0, "\(edit.stderr)")
+                try await killed(
+                    ["sync", "--data-dir", dir.path, "--api-url", api],
+                    after: .milliseconds(Int.random(in: 10...250, using: &rng)))
+            }
+            var status: [String: Any] = [:]
+            for _ in 0..<5 where (status["pending"] as? Int) != 0 {
+                _ = try await trendy(["sync"], dir, api)
+                status = cli.json(try await trendy(["status", "--json"], dir, api))
+            }
+            #expect(status["pending"] as? Int == 0)
+            #expect(status["failed"] as? Int == 0, "\(status)")
+            let local = events(try await trendy(["events", "list", "--json"], dir, api))
+            #expect(local.map { $0["notes"] as? String } == ["v\(trials)"])
+            let remote = try await cli.serverEvents("edits@example.com", password: "edits-pass-1", api: api)
+            #expect(remote.map { $0["notes"] as? String } == ["v\(trials)"])
+        }
+    }
 }

@@ -54,4 +54,63 @@ struct FaultConvergenceTests {
             #expect(requests < 400, "too many requests: \(requests)")
         }
     }
+
+    /// Edits and deletes made between passes under the same faults: the server and the device
+    /// end with the same events holding the same notes — the last edit of each, none lost, none
+    /// re-applied over a later one, nothing deleted coming back.
+    @Test func editsAndDeletesUnderFaultsConverge() async throws {
+        var faults = FaultConfiguration()
+        faults.errorRate = 0.2
+        faults.latencyMilliseconds = 1
+        faults.jitterMilliseconds = 5
+        faults.dropRate = 0.05
+        faults.cutRate = 0.1
+        faults.forced429Count = 3
+        faults.retryAfterSeconds = 1
+        try await SyncHarness.with(faults: faults) { h in
+            let type = try await h.type("Run")
+            var events = (0..<120).map { h.event(type, offset: Double($0), note: "v0") }
+            _ = try await h.store.insertEvents(events)
+            var deleted: Set<String> = []
+            var passes = 0
+            while passes < 300 {
+                passes += 1
+                if passes <= 12, passes % 3 == 0 {
+                    // Every third pass, the person edits a third of what is left and deletes a few.
+                    for i in stride(from: passes % 4, to: events.count, by: 3) {
+                        events[i].notes = "v\(passes)"
+                        try await h.store.updateEvent(events[i])
+                    }
+                    for _ in 0..<5 {
+                        let gone = events.removeLast()
+                        try await h.store.deleteEvent(id: gone.id)
+                        deleted.insert(gone.id.description)
+                    }
+                }
+                let run = await h.engine.sync(full: false)
+                let counts = try await h.store.outboxCounts()
+                if counts.failed > 0 { _ = try await h.store.retryFailed() }
+                if run.outcome == "ok", counts.pending == 0, counts.failed == 0, passes > 12 { break }
+                h.clock.advance(65)
+            }
+            #expect(passes < 300, "did not converge")
+            h.server.faults.update(FaultConfiguration())
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            var onServer: [String: String] = [:]
+            var after: String?
+            repeat {
+                let page = try await h.direct.listEvents(limit: 500, after: after)
+                for item in page.items { onServer[item.value.id.description] = item.value.notes ?? "" }
+                after = page.hasMore ? page.next : nil
+            } while after != nil
+            let expected = Dictionary(uniqueKeysWithValues: events.map { ($0.id.description, $0.notes ?? "") })
+            #expect(onServer == expected)
+            #expect(onServer.keys.allSatisfy { !deleted.contains($0) })
+            let local = try await h.store.events(limit: 1_000, since: nil)
+            #expect(
+                Dictionary(uniqueKeysWithValues: local.map { ($0.value.id.description, $0.value.notes ?? "") })
+                    == expected)
+            #expect(local.allSatisfy { $0.syncStatus == .synced })
+        }
+    }
 }
