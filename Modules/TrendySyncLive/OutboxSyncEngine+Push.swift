@@ -19,6 +19,9 @@ extension OutboxSyncEngine {
         case rateLimited(retryAfter: Double?)
         /// The session is not accepted.
         case unauthorized(String)
+        /// The server already has a type of this name under another id (made on another
+        /// device): this device's type becomes that one (D36).
+        case adoptedType(EventType)
     }
 
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
@@ -92,6 +95,14 @@ extension OutboxSyncEngine {
                     throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
                 case .unauthorized(let message):
                     throw Stop(outcome: "error", message: message, phase: .error(message))
+                case .adoptedType(let server):
+                    // The unit taken meanwhile may hold changes that name the local type: put it
+                    // back, re-point everything at the server's type, and take it again.
+                    try await store.release(taken.entries)
+                    try await store.adoptEventType(work[0], as: server)
+                    taken = try await store.nextWork(now: now(), batchSize: batchSize)
+                    breaker.recordSuccess()
+                    logger.info("Adopted the server's event type of the same name")
                 }
                 unresolved = taken.entries
                 done += work.count
@@ -127,9 +138,30 @@ extension OutboxSyncEngine {
             return .delivered(replaced: [:])
         } catch let error as TrendyAPIError {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
+            if case .conflict = error, work[0].entity == .eventType, work[0].kind == .create,
+                let adoption = await sameNamedServerType(work[0])
+            {
+                return adoption
+            }
             return Self.classify(error)
         } catch {
             return .refused("unreadable local change: \(error)")
+        }
+    }
+
+    /// A type create the server refused as a conflict: when the server has a type of the same
+    /// name under another id, that one is adopted; nil leaves the refusal as it was. A failure to
+    /// look is classified like any other (a transient one is retried).
+    func sameNamedServerType(_ entry: OutboxEntry) async -> SendOutcome? {
+        guard let local = try? TrendyJSON.decoder().decode(EventType.self, from: Data((entry.payload ?? "").utf8))
+        else { return nil }
+        do {
+            let match = try await api.listEventTypes().first {
+                $0.value.id != local.id && $0.value.name.caseInsensitiveCompare(local.name) == .orderedSame
+            }
+            return match.map { .adoptedType($0.value) }
+        } catch {
+            return Self.classify(error)
         }
     }
 

@@ -142,6 +142,35 @@ struct SyncCLITests {
         }
     }
 
+    /// Both devices add "Coffee" and log a cup before either syncs: after syncing, both have one
+    /// Coffee type holding both cups, and nothing failed.
+    @Test func aTypeAddedOnBothDevicesBecomesOne() async throws {
+        try await AuthCLITests.withServer { server in
+            let phone = TemporaryDataDirectory()
+            let laptop = TemporaryDataDirectory()
+            for (dir, verb, name) in [(phone, "signup", "Coffee"), (laptop, "login", "coffee")] {
+                let signedIn = try await trendy(
+                    [verb, "--email", "f@example.com", "--password-stdin"], dir, server, stdin: "password-f-1\n")
+                #expect(signedIn.status == 0, "\(signedIn.stderr)")
+                #expect(try await trendy(["types", "add", name], dir, server).status == 0)
+                #expect(try await trendy(["log", name, "--note", "cup on \(verb)"], dir, server).status == 0)
+            }
+            for dir in [phone, laptop, phone] { #expect(try await trendy(["sync"], dir, server).status == 0) }
+            for dir in [phone, laptop] {
+                let status = json(try await trendy(["status", "--json"], dir, server)) as? [String: Any]
+                #expect(status?["failed"] as? Int == 0, "\(String(describing: status))")
+                #expect(status?["pending"] as? Int == 0)
+                let types =
+                    (json(try await trendy(["types", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+                #expect(types.compactMap { $0["name"] as? String } == ["Coffee"])
+                let events =
+                    (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+                #expect(Set(events.compactMap { $0["notes"] as? String }) == ["cup on signup", "cup on login"])
+                #expect(events.allSatisfy { $0["type"] as? String == "Coffee" })
+            }
+        }
+    }
+
     @Test func offlineWritesStayQueuedAndFailuresAreClear() async throws {
         let dir = TemporaryDataDirectory()
         let offline = ["--api-url", "http://127.0.0.1:1"]

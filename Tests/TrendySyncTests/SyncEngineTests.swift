@@ -267,6 +267,63 @@ struct SyncEngineTests {
         }
     }
 
+    /// Two devices make "Coffee" before either syncs. The server keeps the first; the second
+    /// device's type becomes that one — its events and geofences move to it and go up — instead
+    /// of leaving two types of one name here and every event of it refused.
+    @Test func aTypeMadeOnTwoDevicesBecomesOne() async throws {
+        try await SyncHarness.with { h in
+            let first = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Coffee", color: "#112233"), idempotencyKey: nil
+            ).value
+            let mine = try await h.type("coffee")
+            let events = (0..<3).map { h.event(mine, offset: Double($0), note: "cup \($0)") }
+            for e in events { try await h.store.createEvent(e) }
+            let fence = Geofence(
+                id: h.ids.next(), name: "Café", center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 80,
+                entryEventTypeId: mine.id)
+            try await h.store.createGeofence(fence)
+
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.store.eventTypes().map(\.value) == [first])
+            let local = try await h.store.events(limit: 10, since: nil)
+            #expect(local.count == 3)
+            #expect(local.allSatisfy { $0.value.eventTypeId == first.id && $0.syncStatus == .synced })
+            #expect(Set(local.map(\.value.notes)) == Set(events.map(\.notes)))
+            let remote = try await h.direct.listEvents(limit: 10, after: nil).items.map(\.value)
+            #expect(Set(remote.map(\.id)) == Set(events.map(\.id)))
+            #expect(remote.allSatisfy { $0.eventTypeId == first.id })
+            #expect(try await h.store.geofences().first?.value.entryEventTypeId == first.id)
+            #expect(try await h.direct.geofence(id: fence.id).value.entryEventTypeId == first.id)
+            #expect(try await h.direct.listEventTypes().count == 1)
+        }
+    }
+
+    /// Events refused for want of their type ("no such event type") go again when the type is
+    /// adopted.
+    @Test func eventsRefusedForWantOfTheirTypeGoWhenItIsAdopted() async throws {
+        try await SyncHarness.with { h in
+            var mine = try await h.type("Tea")
+            let event = h.event(mine)
+            try await h.store.createEvent(event)
+            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event type")
+            h.api.fail("createEventType", with: .validation(issues: [], problem: refusal))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(
+                Set(try await h.store.failedChanges().map(\.entityId)) == [mine.id.description, event.id.description])
+
+            let first = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "TEA"), idempotencyKey: nil)
+            mine.color = "#00AA00"
+            try await h.store.updateEventType(mine)  // the person edits the refused type: it goes again
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.direct.event(id: event.id).value.eventTypeId == first.value.id)
+            #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
+            #expect(try await h.store.eventTypes().map(\.value.id) == [first.value.id])
+        }
+    }
+
     @Test func rateLimitsTripTheBreakerAndNeverCountAsAttempts() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
