@@ -10,16 +10,22 @@ import TrendySync
 /// locally must end up on the server exactly once.
 @Suite(.timeLimit(.minutes(2)))
 struct FaultConvergenceTests {
-    @Test func everyLocalEventReachesTheServerExactlyOnce() async throws {
+    /// 20 % 5xx, latency with jitter, 5 % dropped connections, `cutRate` of requests carried out
+    /// and then cut before the answer, and a burst of three 429s.
+    static func hostile(cutRate: Double) -> FaultConfiguration {
         var faults = FaultConfiguration()
         faults.errorRate = 0.2
         faults.latencyMilliseconds = 2
         faults.jitterMilliseconds = 10
         faults.dropRate = 0.05
-        faults.cutRate = 0.05  // carried out, then the connection closes before the answer
+        faults.cutRate = cutRate
         faults.forced429Count = 3
         faults.retryAfterSeconds = 1
-        try await SyncHarness.with(faults: faults) { h in
+        return faults
+    }
+
+    @Test func everyLocalEventReachesTheServerExactlyOnce() async throws {
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.05)) { h in
             let types = [try await h.type("Run"), try await h.type("Tea")]
             var created: [Event] = []
             for i in 0..<400 {
@@ -59,15 +65,7 @@ struct FaultConvergenceTests {
     /// end with the same events holding the same notes — the last edit of each, none lost, none
     /// re-applied over a later one, nothing deleted coming back.
     @Test func editsAndDeletesUnderFaultsConverge() async throws {
-        var faults = FaultConfiguration()
-        faults.errorRate = 0.2
-        faults.latencyMilliseconds = 1
-        faults.jitterMilliseconds = 5
-        faults.dropRate = 0.05
-        faults.cutRate = 0.1
-        faults.forced429Count = 3
-        faults.retryAfterSeconds = 1
-        try await SyncHarness.with(faults: faults) { h in
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.1)) { h in
             let type = try await h.type("Run")
             var events = (0..<120).map { h.event(type, offset: Double($0), note: "v0") }
             _ = try await h.store.insertEvents(events)
