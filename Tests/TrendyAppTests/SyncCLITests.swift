@@ -110,6 +110,8 @@ struct SyncCLITests {
             #expect(status?["failed"] as? Int == 1)
             let reason = (status?["failed_changes"] as? [[String: Any]])?.first?["error"] as? String
             #expect(reason?.contains("no such event type") == true, "\(String(describing: reason))")
+            let human = try await trendy(["status"], phone, server)
+            #expect(human.stdout.contains("trendy events edit <id>"), "\(human.stdout)")
             let kept = try await events(phone).first { $0["notes"] as? String == "kept" }
             #expect(kept?["sync_status"] as? String == "failed")
             let keptId = try #require(kept?["id"] as? String)

@@ -171,6 +171,11 @@ struct StatusCommand: AsyncParsableCommand {
             if let last = status.lastSuccessfulSync { out.line("Last sync: \(TrendyJSON.formatDate(last))") }
             if let error = status.lastError { out.line("Last error: \(error)") }
             for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }
+            if failed.contains(where: { $0.entity == .event }) {
+                out.line(
+                    "Fix a refused event with `trendy events edit <id>` (it is sent again, edited) or drop it with "
+                        + "`trendy events rm <id>`; `trendy sync --retry-failed` sends every failed change again.")
+            }
             out.document(StatusReport(status, failed: failed))
         }
     }
