@@ -70,9 +70,8 @@ public enum LocalDatabaseRepair {
         try fresh.write { db in
             // No cursor: the next sync downloads everything again.
             try db.execute(sql: "DELETE FROM sync_state WHERE key = 'cursor'")
-            // Entries that were on their way when the damage happened go again (same keys, so
-            // they stay `sent` even if the damaged copy predates that column).
-            try db.execute(sql: "UPDATE outbox SET state = 'pending', sent = 1 WHERE state = 'in_flight'")
+            // Entries that were on their way when the damage happened go again (same keys).
+            try Outbox.requeueInFlight(db)
         }
         let pending = try fresh.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox") ?? 0 }
         try fresh.close()

@@ -17,6 +17,16 @@ struct OutboxEntry: Sendable, Hashable {
 enum Outbox {
     static func newKey() -> String { UUID().uuidString.lowercased() }
 
+    /// The assignments that put an entry back in the queue as if never tried (a retry the
+    /// person asked for, a refused entry revived): the key is only changed where the body is.
+    static let requeued = "state = 'pending', attempts = 0, next_attempt_at = 0, last_error = NULL"
+
+    /// Entries left in flight (a killed process, a damaged database) go back to the queue. They
+    /// may have reached the server under their keys, so they stay `sent` and keep their keys.
+    static func requeueInFlight(_ db: Database) throws {
+        try db.execute(sql: "UPDATE outbox SET state = 'pending', sent = 1 WHERE state = 'in_flight'")
+    }
+
     /// Records a local change, coalescing with a waiting entry for the same entity.
     static func enqueue(
         _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, now: Date
@@ -48,10 +58,7 @@ enum Outbox {
                 arguments: [k.rawValue, payload, waiting?["seq"] as Int64?])
         case .revive(let k):
             try db.execute(
-                sql: """
-                    UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, state = 'pending', attempts = 0,
-                    next_attempt_at = 0, last_error = NULL WHERE seq = ?
-                    """,
+                sql: "UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, \(requeued) WHERE seq = ?",
                 arguments: [k.rawValue, payload, newKey(), waiting?["seq"] as Int64?])
         case .dropExisting:
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [waiting?["seq"] as Int64?])
@@ -65,7 +72,7 @@ enum Outbox {
 
     /// Removes the entries of an entity deleted with its parent that nothing needs any more:
     /// unsent ones, and failed ones (the server deletes its copy with the parent).
-    static func cancelPending(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+    static func dropUnsentAndFailed(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
         try db.execute(
             sql: """
                 DELETE FROM outbox WHERE entity = ? AND entity_id = ?

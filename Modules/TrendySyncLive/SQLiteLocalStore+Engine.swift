@@ -26,8 +26,7 @@ extension SQLiteLocalStore {
     /// Entries left in flight by a killed process go back to pending (their keys are unchanged,
     /// so resending them is safe).
     func resetInFlight() async throws {
-        try await db.write { db in try db.execute(sql: "UPDATE outbox SET state = 'pending' WHERE state = 'in_flight'")
-        }
+        try await db.write { db in try Outbox.requeueInFlight(db) }
     }
 
     /// The next unit of work, marked in flight: the oldest pending entry, extended to a batch when
@@ -182,7 +181,7 @@ extension SQLiteLocalStore {
                         """, arguments: [entity, path, local])
                 try db.execute(
                     sql: """
-                        UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = 0, last_error = NULL
+                        UPDATE outbox SET \(Outbox.requeued)
                         WHERE entity = ?1 AND state = 'failed' AND sent = 0 AND json_extract(payload, ?2) = ?3
                         """, arguments: [entity, path, local])
                 try db.execute(

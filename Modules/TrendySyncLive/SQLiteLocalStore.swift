@@ -114,7 +114,7 @@ public final class SQLiteLocalStore: LocalStore {
                 db, sql: "SELECT id FROM local_events WHERE event_type_id = ?", arguments: [id.description])
             for eventId in eventIds {
                 // Their server copies go with the type; only unsent creates need cancelling.
-                try Outbox.cancelPending(db, .event, eventId)
+                try Outbox.dropUnsentAndFailed(db, .event, eventId)
                 try Outbox.tombstone(db, .event, eventId)
             }
             try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id.description])
@@ -355,7 +355,7 @@ public final class SQLiteLocalStore: LocalStore {
     public func retryFailed() async throws -> Int {
         try await db.write { db in
             try db.execute(
-                sql: "UPDATE outbox SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'failed'")
+                sql: "UPDATE outbox SET \(Outbox.requeued) WHERE state = 'failed'")
             return db.changesCount
         }
     }

@@ -16,6 +16,18 @@ struct SyncCLITests {
 
     func json(_ r: TrendyProcess.Result) -> Any? { try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) }
 
+    /// `trendy signup` or `login` (`verb`) with a password on stdin; expects success.
+    func signIn(_ verb: String, _ email: String, _ dir: TemporaryDataDirectory, _ server: RunningServer) async throws {
+        let r = try await trendy(
+            [verb, "--email", email, "--password-stdin"], dir, server, stdin: "password-1-\(email)\n")
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    /// `trendy events list --json`, newest first.
+    func events(_ dir: TemporaryDataDirectory, _ server: RunningServer) async throws -> [[String: Any]] {
+        (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+    }
+
     @Test func logImportSyncAndASecondDevice() async throws {
         try await AuthCLITests.withServer { server in
             let phone = TemporaryDataDirectory()
@@ -75,20 +87,15 @@ struct SyncCLITests {
         try await AuthCLITests.withServer { server in
             let phone = TemporaryDataDirectory()
             let laptop = TemporaryDataDirectory()
-            for dir in [phone, laptop] {
-                let verb = dir === phone ? "signup" : "login"
-                let signedIn = try await trendy(
-                    [verb, "--email", "e@example.com", "--password-stdin"], dir, server, stdin: "password-e-1\n")
-                #expect(signedIn.status == 0, "\(signedIn.stderr)")
-                if dir === phone {
-                    #expect(try await trendy(["types", "add", "Doomed"], phone, server).status == 0)
-                    #expect(try await trendy(["types", "add", "Tea"], phone, server).status == 0)
-                    #expect(try await trendy(["log", "Tea", "--note", "black"], phone, server).status == 0)
-                }
-                #expect(try await trendy(["sync"], dir, server).status == 0)
-            }
+            try await signIn("signup", "e@example.com", phone, server)
+            #expect(try await trendy(["types", "add", "Doomed"], phone, server).status == 0)
+            #expect(try await trendy(["types", "add", "Tea"], phone, server).status == 0)
+            #expect(try await trendy(["log", "Tea", "--note", "black"], phone, server).status == 0)
+            #expect(try await trendy(["sync"], phone, server).status == 0)
+            try await signIn("login", "e@example.com", laptop, server)
+            #expect(try await trendy(["sync"], laptop, server).status == 0)
             func events(_ dir: TemporaryDataDirectory) async throws -> [[String: Any]] {
-                (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+                try await self.events(dir, server)
             }
             let tea = try #require(try await events(phone).first?["id"] as? String)
 
@@ -151,9 +158,7 @@ struct SyncCLITests {
             let phone = TemporaryDataDirectory()
             let laptop = TemporaryDataDirectory()
             for (dir, verb, name) in [(phone, "signup", "Coffee"), (laptop, "login", "coffee")] {
-                let signedIn = try await trendy(
-                    [verb, "--email", "f@example.com", "--password-stdin"], dir, server, stdin: "password-f-1\n")
-                #expect(signedIn.status == 0, "\(signedIn.stderr)")
+                try await signIn(verb, "f@example.com", dir, server)
                 #expect(try await trendy(["types", "add", name], dir, server).status == 0)
                 #expect(try await trendy(["log", name, "--note", "cup on \(verb)"], dir, server).status == 0)
             }
@@ -165,8 +170,7 @@ struct SyncCLITests {
                 let types =
                     (json(try await trendy(["types", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
                 #expect(types.compactMap { $0["name"] as? String } == ["Coffee"])
-                let events =
-                    (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
+                let events = try await events(dir, server)
                 #expect(Set(events.compactMap { $0["notes"] as? String }) == ["cup on signup", "cup on login"])
                 #expect(events.allSatisfy { $0["type"] as? String == "Coffee" })
             }

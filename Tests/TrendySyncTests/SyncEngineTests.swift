@@ -130,8 +130,7 @@ struct SyncEngineTests {
             let type = try await h.type()
             var event = h.event(type, note: "first")
             try await h.store.createEvent(event)
-            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
-            h.api.fail("createEvents", with: .validation(issues: [], problem: refusal))
+            h.refuseNext("createEvents")
             #expect(await h.engine.sync(full: false).outcome == "ok")
             #expect(try await h.store.failedChanges().map(\.entityId) == [event.id.description])
             #expect(try await h.store.event(id: event.id)?.syncStatus == .failed)
@@ -154,8 +153,7 @@ struct SyncEngineTests {
             let type = try await h.type()
             let event = h.event(type)
             try await h.store.createEvent(event)
-            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
-            h.api.fail("createEvents", with: .validation(issues: [], problem: refusal))
+            h.refuseNext("createEvents")
             _ = await h.engine.sync(full: false)
             try await h.store.deleteEvent(id: event.id)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
@@ -232,8 +230,7 @@ struct SyncEngineTests {
             #expect(await h.engine.sync(full: false).outcome == "ok")
             event.notes = "refused"
             try await h.store.updateEvent(event)
-            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event")
-            h.api.fail("updateEvent", with: .validation(issues: [], problem: refusal))
+            h.refuseNext("updateEvent")
             _ = await h.engine.sync(full: false)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
             try await h.direct.deleteEvent(id: event.id)
@@ -306,8 +303,7 @@ struct SyncEngineTests {
             var mine = try await h.type("Tea")
             let event = h.event(mine)
             try await h.store.createEvent(event)
-            let refusal = APIProblem(status: 422, code: "validation_failed", title: "Invalid event type")
-            h.api.fail("createEventType", with: .validation(issues: [], problem: refusal))
+            h.refuseNext("createEventType")
             #expect(await h.engine.sync(full: false).outcome == "ok")
             #expect(
                 Set(try await h.store.failedChanges().map(\.entityId)) == [mine.id.description, event.id.description])
@@ -321,6 +317,34 @@ struct SyncEngineTests {
             #expect(try await h.direct.event(id: event.id).value.eventTypeId == first.value.id)
             #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
             #expect(try await h.store.eventTypes().map(\.value.id) == [first.value.id])
+        }
+    }
+
+    /// The adoption's own failure paths: a failure while listing the server's types is retried
+    /// like any transient one (nothing refused, nothing re-pointed meanwhile); a conflict when the
+    /// server has no type of that name stays a refusal, surfaced as before.
+    @Test func anAdoptionThatCannotLookIsRetriedAndAConflictWithoutANameStaysRefused() async throws {
+        try await SyncHarness.with { h in
+            let first = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Tea"), idempotencyKey: nil
+            ).value
+            let mine = try await h.type("tea")
+            let event = h.event(mine)
+            try await h.store.createEvent(event)
+            h.api.fail("listEventTypes", with: .server(status: 503, problem: nil))
+            #expect(await h.engine.sync(full: false).outcome == "error")
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.store.event(id: event.id)?.value.eventTypeId == mine.id)
+            #expect(try await h.store.outboxCounts().pending == 2)
+            h.clock.advance(120)
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.direct.event(id: event.id).value.eventTypeId == first.id)
+
+            let juice = try await h.type("Juice")
+            h.api.fail("createEventType", with: .conflict(APIProblem(status: 409, code: "conflict", title: "in use")))
+            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(try await h.store.failedChanges().map(\.entityId) == [juice.id.description])
+            #expect(try await h.store.eventType(id: juice.id) != nil)
         }
     }
 

@@ -122,6 +122,15 @@ struct SyncHarness: Sendable {
         return t
     }
 
+    /// The next call named `name` is refused as invalid (422), as the server refuses a change
+    /// it will never take; nothing reaches the server.
+    func refuseNext(_ name: String) {
+        api.fail(
+            name,
+            with: .validation(
+                issues: [], problem: APIProblem(status: 422, code: "validation_failed", title: "Refused by the test")))
+    }
+
     func event(_ type: EventType, offset: Double = 0, note: String? = nil) -> Event {
         Event(id: ids.next(), eventTypeId: type.id, timestamp: Date().addingTimeInterval(-3_600 + offset), notes: note)
     }

@@ -238,19 +238,21 @@ struct EventsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let stored = try await EventsCommand.find(env, id)
-                var event = stored.value
-                var typeName = try await env.store.eventType(id: event.eventTypeId)?.value.name ?? "?"
+                var event = try await EventsCommand.find(env, id).value
+                let typeName: String
                 if let type {
                     let t = try await resolveType(env, type)
                     event.eventTypeId = t.id
                     typeName = t.name
+                } else {
+                    typeName = try await env.store.eventType(id: event.eventTypeId)?.value.name ?? "?"
                 }
                 if let at { event.timestamp = try parseTime(at, now: env.now()) }
                 if let note { event.notes = note }
                 if clearNote { event.notes = nil }
                 try await storeCall { try await env.store.updateEvent(event) }
-                let saved = try await env.store.event(id: event.id) ?? LocalRecord(event, syncStatus: .pending)
+                // A local write always leaves the event pending until the next sync takes it.
+                let saved = LocalRecord(event, syncStatus: .pending)
                 out.line(
                     "Changed \(typeName) at \(TrendyJSON.formatDate(event.timestamp)); it syncs with the next `trendy sync`."
                 )
