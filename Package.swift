@@ -111,7 +111,7 @@ let package = Package(
 
         .target(
             name: "TrendySync",
-            dependencies: ["TrendyModels", "TrendyLogging"],
+            dependencies: ["TrendyModels", "TrendyAPI", "TrendyLogging"],
             path: "Modules/TrendySync",
             swiftSettings: swiftSettings
         ),

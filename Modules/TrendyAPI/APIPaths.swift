@@ -35,6 +35,10 @@ public enum APIPaths {
     public static let idempotencyKeyHeader = "Idempotency-Key"
     /// The header a replayed response carries (`true`).
     public static let idempotentReplayHeader = "Idempotent-Replayed"
+    /// The header carrying the change-feed cursor a change was made on (``ChangeBase``).
+    public static let baseVersionHeader = "Trendy-Base-Version"
+    /// The header carrying the id of the device that made a change (``ChangeBase``).
+    public static let deviceIdHeader = "Trendy-Device-Id"
     /// The request id header.
     public static let requestIdHeader = "X-Request-ID"
 }

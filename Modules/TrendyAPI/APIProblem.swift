@@ -63,6 +63,8 @@ public enum ProblemCode {
     public static let notFound = "not_found"
     /// The request conflicts with stored data (duplicate name, id in use).
     public static let conflict = "conflict"
+    /// The entity was deleted; the change was kept as a conflict (410).
+    public static let gone = "gone"
     /// The same idempotency key was used with a different body.
     public static let idempotencyKeyReused = "idempotency_key_reused"
     /// The body is larger than the server accepts.

@@ -11,6 +11,8 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case geofence
     /// The user's onboarding status.
     case onboarding
+    /// A conflict the server recorded (``SyncConflict``); only ever created.
+    case conflict
 }
 
 /// What happened to the entity.
@@ -33,6 +35,8 @@ public enum ChangeData: Sendable, Hashable {
     case geofence(Timestamped<Geofence>)
     /// The onboarding status.
     case onboarding(OnboardingStatus)
+    /// A recorded conflict.
+    case conflict(SyncConflict)
 }
 
 /// One entry of the change feed.
@@ -106,6 +110,7 @@ public struct Change: Codable, Sendable, Hashable {
             case .eventType: data = .eventType(try c.decode(Timestamped<EventType>.self, forKey: .data))
             case .geofence: data = .geofence(try c.decode(Timestamped<Geofence>.self, forKey: .data))
             case .onboarding: data = .onboarding(try c.decode(OnboardingStatus.self, forKey: .data))
+            case .conflict: data = .conflict(try c.decode(SyncConflict.self, forKey: .data))
             }
         }
     }
@@ -124,6 +129,7 @@ public struct Change: Codable, Sendable, Hashable {
         case .eventType(let v): try c.encode(v, forKey: .data)
         case .geofence(let v): try c.encode(v, forKey: .data)
         case .onboarding(let v): try c.encode(v, forKey: .data)
+        case .conflict(let v): try c.encode(v, forKey: .data)
         }
     }
 }

@@ -98,6 +98,10 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             sentToken = token
         }
         if let idempotencyKey { request.headers.add(name: APIPaths.idempotencyKeyHeader, value: idempotencyKey) }
+        if let base = ChangeBase.current, method == .PATCH || method == .DELETE {
+            request.headers.add(name: APIPaths.baseVersionHeader, value: String(base.version))
+            request.headers.add(name: APIPaths.deviceIdHeader, value: base.deviceId)
+        }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))

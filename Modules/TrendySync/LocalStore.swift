@@ -110,6 +110,19 @@ public protocol LocalStore: Sendable {
     /// Hands the local data to `userId`; another account's synced data is cleared, its unsynced
     /// data is never discarded (throws instead). Returns whether data was cleared.
     @discardableResult func claim(for userId: String) async throws -> Bool
+
+    /// Conflicts kept on this install, newest first; closed ones (dismissed, restored) too when asked.
+    func conflicts(includeClosed: Bool) async throws -> [StoredConflict]
+    /// How many conflicts are open.
+    func openConflictCount() async throws -> Int
+    /// Closes a conflict without changing anything.
+    func dismissConflict(id: String) async throws
+    /// Makes a conflict's losing value current again — an ordinary local edit that syncs. A
+    /// deleted entity comes back as a new one with `newId` and its last content. Returns the
+    /// id of the entity that now holds the value.
+    func restoreConflict(id: String, newId: UUIDv7) async throws -> String
+    /// Everything this install knows about one entity's sync.
+    func explain(entityId: String) async throws -> SyncExplanation
 }
 
 /// A local change the server refused or that ran out of retries.

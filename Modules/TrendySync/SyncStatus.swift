@@ -45,6 +45,8 @@ public struct SyncStatus: Sendable, Hashable {
     public var lastError: String?
     /// Passes that failed in a row.
     public var consecutiveFailures: Int
+    /// Open conflicts: concurrent changes that lost, kept for the person to restore or dismiss.
+    public var conflictCount: Int = 0
 
     /// Creates a status.
     public init(
@@ -61,6 +63,12 @@ public struct SyncStatus: Sendable, Hashable {
 
     /// One line for a banner: `Syncing 1,200 of 5,000`, `Offline — 3 pending`, ...
     public var bannerText: String {
+        let text = phaseText
+        guard conflictCount > 0 else { return text }
+        return text + " · \(Self.format(conflictCount)) conflict\(conflictCount == 1 ? "" : "s")"
+    }
+
+    private var phaseText: String {
         let pending = pendingCount > 0 ? " — \(Self.format(pendingCount)) pending" : ""
         switch phase {
         case .pushing(let done, let total): return "Syncing \(Self.format(done)) of \(Self.format(total))"

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TrendyAPI
 import TrendySync
 
 /// One outbox row, as the engine works with it.
@@ -11,6 +12,9 @@ struct OutboxEntry: Sendable, Hashable {
     var payload: String?
     var idempotencyKey: String
     var attempts: Int
+    /// The change-feed cursor the change was made on; nil for entries from before field-level
+    /// changes (sent without a base: plain last-write-wins).
+    var baseVersion: Int64? = nil
 }
 
 /// The outbox's SQL, used inside the store's transactions.
@@ -27,15 +31,19 @@ enum Outbox {
         try db.execute(sql: "UPDATE outbox SET state = 'pending', sent = 1 WHERE state = 'in_flight'")
     }
 
-    /// Records a local change, coalescing with a waiting entry for the same entity.
+    /// Records a local change, coalescing with a waiting entry for the same entity. An update's
+    /// `payload` is a field patch (only what changed, ``FieldPatch``) and `whole` the entity as
+    /// it now is (what a create folded with it sends). A new entry records the change-feed
+    /// cursor as its base (D37); a coalesced one keeps the base of its first change.
     static func enqueue(
-        _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, now: Date
+        _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?,
+        whole: String? = nil, now: Date
     ) throws {
         // The newest waiting entry; when none waits, the newest failed one (it may be refused).
         let waiting = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
-                    SELECT seq, kind, state, sent FROM outbox WHERE entity = ? AND entity_id = ?
+                    SELECT seq, kind, state, sent, payload FROM outbox WHERE entity = ? AND entity_id = ?
                     ORDER BY state = 'failed', seq DESC LIMIT 1
                     """), arguments: [entity.rawValue, id])
         let existing = waiting.flatMap { row -> OutboxCoalescing.Existing? in
@@ -44,30 +52,94 @@ enum Outbox {
             }
             return (k, s, row["sent"])
         }
-        switch OutboxCoalescing.decide(existing: existing, incoming: kind) {
+        let seq = waiting?["seq"] as Int64?
+        /// What the merged entry sends: a create sends the whole entity, an update the union of
+        /// both patches (the later value per field), a delete nothing.
+        func merged(_ k: MutationKind) -> String? {
+            switch k {
+            case .create: return kind == .update ? whole : payload
+            case .update:
+                guard let old = waiting?["payload"] as String?, existing?.kind == .update, let payload else {
+                    return payload
+                }
+                return FieldPatch.merge(old, payload)
+            case .delete: return nil
+            }
+        }
+        var decision = OutboxCoalescing.decide(existing: existing, incoming: kind)
+        // A change is never folded into an entry that would then be sent before a creation it
+        // refers to (an edit to a type made after the waiting entry): it goes after it instead.
+        if let seq, kind == .update, let payload, try refersToLaterCreate(db, payload, after: seq) {
+            switch decision {
+            case .replace: decision = .append(.update)
+            case .revive(let k):
+                try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [seq])
+                try insert(db, entity, id, k, payload: merged(k), base: try cursor(db), now: now)
+                return
+            case .append, .dropExisting: break
+            }
+        }
+        switch decision {
         case .append(let k):
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [entity.rawValue, id, k.rawValue, payload, newKey(), now.timeIntervalSince1970])
+            try insert(
+                db, entity, id, k, payload: k == .create ? (whole ?? payload) : payload, base: try cursor(db), now: now)
         case .replace(let k):
             try db.execute(
-                sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?",
-                arguments: [k.rawValue, payload, waiting?["seq"] as Int64?])
+                sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?", arguments: [k.rawValue, merged(k), seq])
         case .revive(let k):
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, \(requeued) WHERE seq = ?",
-                arguments: [k.rawValue, payload, newKey(), waiting?["seq"] as Int64?])
+                arguments: [k.rawValue, merged(k), newKey(), seq])
         case .dropExisting:
-            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [waiting?["seq"] as Int64?])
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [seq])
         }
         if kind == .delete {
             // The entity is going: its failed changes no longer need anyone's attention.
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'failed'")
                 .execute(arguments: [entity.rawValue, id])
         }
+    }
+
+    private static func insert(
+        _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, base: Int64?,
+        now: Date
+    ) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at, base_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            entity.rawValue, id, kind.rawValue, payload, newKey(), now.timeIntervalSince1970, base ?? 0,
+        ])
+    }
+
+    /// Whether `patch` names an entity whose create waits in the outbox after `seq`.
+    private static func refersToLaterCreate(_ db: Database, _ patch: String, after seq: Int64) throws -> Bool {
+        for reference in FieldPatch.references(patch) {
+            if try Bool.fetchOne(
+                db.cachedStatement(
+                    sql:
+                        "SELECT 1 FROM outbox WHERE entity_id = ? AND kind = 'create' AND state != 'failed' AND seq > ?"
+                ),
+                arguments: [reference, seq]) == true
+            {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// The change-feed cursor this install has applied (nil before the first download).
+    static func cursor(_ db: Database) throws -> Int64? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = 'cursor'"))
+            .flatMap { Int64($0) }
+    }
+
+    /// This install's device id (made by the schema migration).
+    static func deviceId(_ db: Database) throws -> String {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = 'device_id'"))
+            ?? "unknown"
     }
 
     /// Removes the entries of an entity deleted with its parent that nothing needs any more:

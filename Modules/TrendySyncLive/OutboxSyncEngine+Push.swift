@@ -27,6 +27,7 @@ extension OutboxSyncEngine {
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
     /// when the drain starts (it grows only if writes arrive meanwhile).
     func push(user: String) async throws -> Int {
+        deviceId = try await store.deviceId()
         let total = try await store.outboxCounts().pending
         var done = 0
         broadcaster.update { $0.phase = .pushing(done: 0, total: total) }
@@ -138,6 +139,8 @@ extension OutboxSyncEngine {
             return .delivered(replaced: [:])
         } catch let error as TrendyAPIError {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
+            // 410: the entity was deleted and the server kept this change as a conflict (D37).
+            if case .server(410, _) = error, work[0].kind != .create { return .delivered(replaced: [:]) }
             if case .conflict = error, work[0].entity == .eventType, work[0].kind == .create,
                 let adoption = await sameNamedServerType(work[0])
             {
@@ -185,66 +188,41 @@ extension OutboxSyncEngine {
         return .mixed(delivered: delivered, replaced: replaced, refused: refused)
     }
 
+    /// Sends one entry. Updates carry only their fields; updates and deletes say what they were
+    /// based on (the cursor when the person made the change, this device), so the server keeps
+    /// the value a concurrent change replaces as a conflict (D37).
     func sendOne(_ entry: OutboxEntry) async throws {
         let decoder = TrendyJSON.decoder()
         let payload = Data((entry.payload ?? "").utf8)
         let key = entry.idempotencyKey
         guard let id = UUIDv7(entry.entityId) else { throw TrendyAPIError.decoding("bad local id \(entry.entityId)") }
-        switch (entry.entity, entry.kind) {
-        case (.eventType, .create):
-            let t = try decoder.decode(EventType.self, from: payload)
-            _ = try await api.createEventType(
-                EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
-        case (.eventType, .update):
-            let t = try decoder.decode(EventType.self, from: payload)
-            _ = try await api.updateEventType(
-                id: id, EventTypeUpdate(name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
-        case (.eventType, .delete):
-            try await api.deleteEventType(id: id)
-        case (.event, .create):
-            _ = try await api.createEvent(try decoder.decode(Event.self, from: payload), idempotencyKey: key)
-        case (.event, .update):
-            let e = try decoder.decode(Event.self, from: payload)
-            _ = try await api.updateEvent(id: id, Self.fullUpdate(e), idempotencyKey: key)
-        case (.event, .delete):
-            try await api.deleteEvent(id: id)
-        case (.geofence, .create):
-            _ = try await api.createGeofence(try decoder.decode(Geofence.self, from: payload), idempotencyKey: key)
-        case (.geofence, .update):
-            let g = try decoder.decode(Geofence.self, from: payload)
-            _ = try await api.updateGeofence(id: id, Self.fullUpdate(g), idempotencyKey: key)
-        case (.geofence, .delete):
-            try await api.deleteGeofence(id: id)
+        let base = entry.baseVersion.map { ChangeBase(version: $0, deviceId: deviceId) }
+        try await ChangeBase.$current.withValue(base) {
+            switch (entry.entity, entry.kind) {
+            case (.eventType, .create):
+                let t = try decoder.decode(EventType.self, from: payload)
+                _ = try await api.createEventType(
+                    EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
+            case (.eventType, .update):
+                _ = try await api.updateEventType(
+                    id: id, try decoder.decode(EventTypeUpdate.self, from: payload), idempotencyKey: key)
+            case (.eventType, .delete):
+                try await api.deleteEventType(id: id)
+            case (.event, .create):
+                _ = try await api.createEvent(try decoder.decode(Event.self, from: payload), idempotencyKey: key)
+            case (.event, .update):
+                _ = try await api.updateEvent(
+                    id: id, try decoder.decode(EventUpdate.self, from: payload), idempotencyKey: key)
+            case (.event, .delete):
+                try await api.deleteEvent(id: id)
+            case (.geofence, .create):
+                _ = try await api.createGeofence(try decoder.decode(Geofence.self, from: payload), idempotencyKey: key)
+            case (.geofence, .update):
+                _ = try await api.updateGeofence(
+                    id: id, try decoder.decode(GeofenceUpdate.self, from: payload), idempotencyKey: key)
+            case (.geofence, .delete):
+                try await api.deleteGeofence(id: id)
+            }
         }
-    }
-
-    /// An update that sets every field to the local value (and clears what is nil locally).
-    static func fullUpdate(_ e: Event) -> EventUpdate {
-        var u = EventUpdate()
-        u.eventTypeId = .set(e.eventTypeId)
-        u.timestamp = .set(e.timestamp)
-        u.endDate = e.endDate.map { .set($0) } ?? .clear
-        u.notes = e.notes.map { .set($0) } ?? .clear
-        u.isAllDay = .set(e.isAllDay)
-        u.externalId = e.externalId.map { .set($0) } ?? .clear
-        u.geofenceId = e.geofenceId.map { .set($0) } ?? .clear
-        u.location = e.location.map { .set($0) } ?? .clear
-        u.locationName = e.locationName.map { .set($0) } ?? .clear
-        u.properties = .set(e.properties)
-        return u
-    }
-
-    static func fullUpdate(_ g: Geofence) -> GeofenceUpdate {
-        var u = GeofenceUpdate()
-        u.name = .set(g.name)
-        u.latitude = .set(g.center.latitude)
-        u.longitude = .set(g.center.longitude)
-        u.radius = .set(g.radius)
-        u.entryEventTypeId = g.entryEventTypeId.map { .set($0) } ?? .clear
-        u.exitEventTypeId = g.exitEventTypeId.map { .set($0) } ?? .clear
-        u.isActive = .set(g.isActive)
-        u.notifyOnEntry = .set(g.notifyOnEntry)
-        u.notifyOnExit = .set(g.notifyOnExit)
-        return u
     }
 }

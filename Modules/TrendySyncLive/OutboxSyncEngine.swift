@@ -42,6 +42,8 @@ public actor OutboxSyncEngine: SyncEngine {
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
     var bulkLoad: SQLiteLocalStore.BulkLoadStart?
+    /// This install's device id, sent with every change's base (read at the first push).
+    var deviceId = "unknown"
 
     /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
     /// results the moment it changes.
@@ -67,7 +69,9 @@ public actor OutboxSyncEngine: SyncEngine {
     public func refreshCounts() async {
         let counts = try? await store.outboxCounts()
         let last = try? await store.lastSuccessfulSync()
+        let conflicts = try? await store.openConflictCount()
         broadcaster.update { s in
+            s.conflictCount = conflicts ?? s.conflictCount
             s.pendingCount = counts?.pending ?? s.pendingCount
             s.failedCount = counts?.failed ?? s.failedCount
             s.lastSuccessfulSync = last ?? s.lastSuccessfulSync
@@ -178,7 +182,9 @@ public actor OutboxSyncEngine: SyncEngine {
             outcome: outcome, error: message)
         try? await store.appendHistory(run)
         let counts = try? await store.outboxCounts()
+        let conflicts = try? await store.openConflictCount()
         broadcaster.update { s in
+            s.conflictCount = conflicts ?? s.conflictCount
             if outcome == "ok" {
                 s.phase = .idle
                 s.lastSuccessfulSync = startedAt.addingTimeInterval(run.duration)

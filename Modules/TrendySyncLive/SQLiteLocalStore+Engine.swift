@@ -20,7 +20,7 @@ extension SQLiteLocalStore {
         }
         return OutboxEntry(
             seq: row["seq"], entity: entity, entityId: row["entity_id"], kind: kind, payload: row["payload"],
-            idempotencyKey: row["idempotency_key"], attempts: row["attempts"])
+            idempotencyKey: row["idempotency_key"], attempts: row["attempts"], baseVersion: row["base_version"])
     }
 
     /// Entries left in flight by a killed process go back to pending (their keys are unchanged,
@@ -136,7 +136,7 @@ extension SQLiteLocalStore {
                 OutboxEntry(
                     seq: entry.seq, entity: entry.entity, entityId: entry.entityId, kind: entry.kind,
                     payload: entry.payload,
-                    idempotencyKey: entry.idempotencyKey, attempts: attempts - 1),
+                    idempotencyKey: entry.idempotencyKey, attempts: attempts - 1, baseVersion: entry.baseVersion),
                 error: "gave up after \(attempts) attempts: \(error)", refused: false)
             return true
         }
@@ -208,6 +208,9 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// This install's device id.
+    package func deviceId() async throws -> String { try await db.read { db in try Outbox.deviceId(db) } }
+
     /// Puts in-flight entries back without counting an attempt (429, session change).
     func release(_ entries: [OutboxEntry]) async throws {
         guard !entries.isEmpty else { return }
@@ -220,9 +223,7 @@ extension SQLiteLocalStore {
 
     // MARK: Cursor and history
 
-    static func cursor(_ db: Database) throws -> Int64? {
-        try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'cursor'").flatMap { Int64($0) }
-    }
+    static func cursor(_ db: Database) throws -> Int64? { try Outbox.cursor(db) }
 
     /// The change-feed cursor, or nil before the first bootstrap.
     public func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }

@@ -12,6 +12,7 @@ extension SQLiteLocalStore {
     /// logged here is never discarded because another device deleted its type — its create is
     /// refused ("no such event type") and surfaced, and editing it to another type sends it (D35).
     static func applyDelete(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+        try keepEditsOfDeleted(db, entity, id)
         try db.execute(
             sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight'",
             arguments: [entity.rawValue, id])
@@ -33,6 +34,9 @@ extension SQLiteLocalStore {
             let keyed = page.changes.compactMap { change in change.syncEntity.map { (change, $0) } }
             let writer = try ServerStateWriter(
                 db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
+            for change in page.changes where change.entityType == .conflict {
+                if case .conflict(let conflict) = change.data { try Self.keep(conflict, db) }
+            }
             for (change, entity) in keyed {
                 if change.operation == .delete {
                     try Self.applyDelete(db, entity, change.entityId)
@@ -94,14 +98,7 @@ extension SQLiteLocalStore {
 
 extension Change {
     /// The local kind of entity this change is about (nil for onboarding, which Sync does not store).
-    var syncEntity: SyncEntity? {
-        switch entityType {
-        case .event: .event
-        case .eventType: .eventType
-        case .geofence: .geofence
-        case .onboarding: nil
-        }
-    }
+    var syncEntity: SyncEntity? { entityType.syncEntity }
 }
 
 extension ChangeData {
@@ -111,7 +108,7 @@ extension ChangeData {
         case .event(let e): (.event, e.value.id.description)
         case .eventType(let t): (.eventType, t.value.id.description)
         case .geofence(let g): (.geofence, g.value.id.description)
-        case .onboarding: nil
+        case .onboarding, .conflict: nil
         }
     }
 }

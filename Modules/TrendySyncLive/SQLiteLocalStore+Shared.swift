@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TrendyAPI
 import TrendyModels
 import TrendySync
 
@@ -16,10 +17,13 @@ extension SQLiteLocalStore {
         try insert(db, event, now: now)
     }
 
-    /// Replaces an event's fields inside the caller's transaction and queues the update.
+    /// Replaces an event's fields inside the caller's transaction and queues an update of the
+    /// fields that changed (nothing when none did).
     package static func replaceEvent(_ db: Database, _ event: Event, now: Date) throws {
         do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
         try requireType(db, event)
+        guard let old = try storedEvent(db, id: event.id) else { throw LocalStoreError.notFound("event") }
+        guard let patch = try FieldPatch.diff(EventUpdate.self, from: old, to: event) else { return }
         let body = try encode(event)
         try db.execute(
             sql: """
@@ -31,7 +35,7 @@ extension SQLiteLocalStore {
                 event.id.description,
             ])
         guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
-        try Outbox.enqueue(db, .event, event.id.description, .update, payload: body, now: now)
+        try Outbox.enqueue(db, .event, event.id.description, .update, payload: patch, whole: body, now: now)
     }
 
     /// One stored event, inside the caller's transaction.

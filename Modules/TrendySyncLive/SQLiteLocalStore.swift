@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import TrendyAPI
 import TrendyLogging
 import TrendyModels
 import TrendySync
@@ -94,11 +95,17 @@ public final class SQLiteLocalStore: LocalStore {
             {
                 throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
             }
+            guard
+                let old = try Row.fetchOne(
+                    db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [type.id.description]
+                ).flatMap(Self.eventType)
+            else { throw LocalStoreError.notFound("event type") }
+            guard let patch = try FieldPatch.diff(EventTypeUpdate.self, from: old.value, to: type) else { return }
             try db.execute(
                 sql: "UPDATE local_event_types SET name = ?, color = ?, icon = ?, sync_status = 'pending' WHERE id = ?",
                 arguments: [type.name, type.color, type.icon, type.id.description])
-            guard db.changesCount > 0 else { throw LocalStoreError.notFound("event type") }
-            try Outbox.enqueue(db, .eventType, type.id.description, .update, payload: try Self.encode(type), now: at)
+            try Outbox.enqueue(
+                db, .eventType, type.id.description, .update, payload: patch, whole: try Self.encode(type), now: at)
         }
     }
 
@@ -294,12 +301,15 @@ public final class SQLiteLocalStore: LocalStore {
         try validate { () throws(ValidationError) in try geofence.validate() }
         let at = now()
         try await db.write { db in
+            guard let old = try Self.storedGeofence(db, id: geofence.id) else {
+                throw LocalStoreError.notFound("geofence")
+            }
+            guard let patch = try FieldPatch.diff(GeofenceUpdate.self, from: old, to: geofence) else { return }
             let body = try Self.encode(geofence)
             try db.execute(
                 sql: "UPDATE local_geofences SET body = ?, is_active = ?, sync_status = 'pending' WHERE id = ?",
                 arguments: [body, geofence.isActive, geofence.id.description])
-            guard db.changesCount > 0 else { throw LocalStoreError.notFound("geofence") }
-            try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: body, now: at)
+            try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: patch, whole: body, now: at)
         }
     }
 

@@ -14,64 +14,98 @@ final class ServerStateWriter {
     }
 
     private let db: Database
-    /// Entities that a waiting local change or a local delete protects from server state.
-    private let protected: Set<Key>
+    /// Entities a local delete protects from server state (no resurrection).
+    private let tombstoned: Set<Key>
+    /// Entities with local changes: the fields those changes set (all their update patches,
+    /// merged in order), whether one was refused, and whether a create not yet sent makes the
+    /// whole entity local. Server state is stored with those fields kept as they are here (D37).
+    private let local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)]
     private var events: EventRowWriter?
 
-    /// Looks up which of `keys` are protected: two cached queries per kind of entity, the ids
-    /// passed as one JSON array.
+    /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
+    /// entity, the ids passed as one JSON array.
     init(_ db: Database, keys: some Sequence<(SyncEntity, String)>) throws {
         self.db = db
         var byEntity: [SyncEntity: Set<String>] = [:]
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
-        var protected: Set<Key> = []
+        var tombstoned: Set<Key> = []
+        var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
-            for sql in [
-                """
-                SELECT entity_id FROM outbox WHERE entity = ?1 AND state != 'failed'
-                AND entity_id IN (SELECT value FROM json_each(?2))
-                """,
-                "SELECT entity_id FROM tombstones WHERE entity = ?1 AND entity_id IN (SELECT value FROM json_each(?2))",
-            ] {
-                let ids = try String.fetchAll(db.cachedStatement(sql: sql), arguments: [entity.rawValue, list])
-                for id in ids { protected.insert(Key(entity: entity, id: id)) }
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT entity_id, kind, state, sent, payload FROM outbox WHERE entity = ?1
+                        AND entity_id IN (SELECT value FROM json_each(?2)) ORDER BY seq
+                        """), arguments: [entity.rawValue, list])
+            for row in rows {
+                let key = Key(entity: entity, id: row["entity_id"])
+                var entry = local[key] ?? (nil, false, false)
+                if (row["kind"] as String) == MutationKind.update.rawValue, let patch = row["payload"] as String? {
+                    entry.patch = entry.patch.map { FieldPatch.merge($0, patch) } ?? patch
+                }
+                entry.failed = entry.failed || (row["state"] as String) == OutboxState.failed.rawValue
+                entry.unsentCreate =
+                    entry.unsentCreate
+                    || ((row["kind"] as String) == MutationKind.create.rawValue && !(row["sent"] as Bool))
+                local[key] = entry
             }
+            let ids = try String.fetchAll(
+                db.cachedStatement(
+                    sql:
+                        "SELECT entity_id FROM tombstones WHERE entity = ?1 AND entity_id IN (SELECT value FROM json_each(?2))"
+                ), arguments: [entity.rawValue, list])
+            for id in ids { tombstoned.insert(Key(entity: entity, id: id)) }
         }
-        self.protected = protected
+        self.tombstoned = tombstoned
+        self.local = local
     }
 
-    private func blocked(_ entity: SyncEntity, _ id: String) -> Bool {
-        !protected.isEmpty && protected.contains(Key(entity: entity, id: id))
-    }
-
-    /// Stores `data` unless it is protected; true when it was stored. `wire` is the entity's
-    /// JSON as received, when the reader kept it: it is stored as it is instead of re-encoded.
+    /// Stores `data` unless a local delete protects it, with the fields of waiting local
+    /// changes laid over it; true when it was stored. `wire` is the entity's JSON as received,
+    /// when the reader kept it: it is stored as it is instead of re-encoded.
     func upsert(_ data: ChangeData, wire: String? = nil) throws -> Bool {
+        guard let (entity, id) = data.entityKey else { return false }
+        let key = Key(entity: entity, id: id)
+        if !tombstoned.isEmpty, tombstoned.contains(key) { return false }
+        let mine = local.isEmpty ? nil : local[key]
+        // A create the server cannot have taken yet: the entity is this device's alone.
+        if mine?.unsentCreate == true { return false }
+        func overlay<P: EntityPatch>(_: P.Type, _ value: P.Entity) throws -> P.Entity {
+            guard let patch = mine?.patch else { return value }
+            return try FieldPatch.decode(P.self, patch).apply(to: value)
+        }
         switch data {
         case .eventType(let t):
-            let id = t.value.id.description
-            guard !blocked(.eventType, id) else { return false }
+            let value = try overlay(EventTypeUpdate.self, t.value)
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
                     VALUES (?, ?, ?, ?, 'synced')
                     """
-            ).execute(arguments: [id, t.value.name, t.value.color, t.value.icon])
+            ).execute(arguments: [id, value.name, value.color, value.icon])
         case .event(let e):
-            let id = e.value.id.description
-            guard !blocked(.event, id) else { return false }
             if events == nil { events = try EventRowWriter(db) }
-            try events?.write(id: id, e.value, body: wire ?? e.value.wireJSON())
+            if mine?.patch != nil {
+                let value = try overlay(EventUpdate.self, e.value)
+                try events?.write(id: id, value, body: value.wireJSON())
+            } else {
+                try events?.write(id: id, e.value, body: wire ?? e.value.wireJSON())
+            }
         case .geofence(let g):
-            let id = g.value.id.description
-            guard !blocked(.geofence, id) else { return false }
+            let value = try overlay(GeofenceUpdate.self, g.value)
             try db.cachedStatement(
                 sql:
                     "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
-            ).execute(arguments: [id, try SQLiteLocalStore.encode(g.value), g.value.isActive])
-        case .onboarding:
+            ).execute(arguments: [id, try SQLiteLocalStore.encode(value), value.isActive])
+        case .onboarding, .conflict:
             return false
+        }
+        if let mine {
+            // Still waiting to reach the server (or refused): say so, not 'synced'.
+            try db.execute(
+                sql: "UPDATE \(SQLiteLocalStore.table(entity)) SET sync_status = ? WHERE id = ?",
+                arguments: [mine.failed ? EntitySyncStatus.failed.rawValue : EntitySyncStatus.pending.rawValue, id])
         }
         return true
     }

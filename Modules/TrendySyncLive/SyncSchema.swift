@@ -1,4 +1,8 @@
+import Foundation
 import GRDB
+import TrendyAPI
+import TrendyModels
+import TrendySync
 
 /// Sync's tables in the install database. The composition root registers these migrations with
 /// the other modules' before opening the database.
@@ -90,6 +94,54 @@ public enum SyncSchema {
                     ALTER TABLE outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
                     UPDATE outbox SET sent = 1 WHERE attempts > 0 OR state = 'in_flight';
                     """)
+        }
+        // Field-level changes and conflicts (D37): an update entry holds only the fields it
+        // changed and the feed cursor it was made on; this install has a device id; conflicts
+        // the server reports (or a pull finds) are kept. Updates queued by earlier versions held
+        // the whole entity: they become patches of every field, sent without a base (as before).
+        migrator.registerMigration("sync.v4-field-changes") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN base_version INTEGER;
+                    INSERT OR IGNORE INTO sync_state (key, value) VALUES ('device_id', lower(hex(randomblob(16))));
+                    CREATE TABLE sync_conflicts (
+                        id TEXT PRIMARY KEY,
+                        body TEXT NOT NULL,
+                        entity TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'open',
+                        detected_at REAL NOT NULL
+                    );
+                    CREATE INDEX sync_conflicts_entity ON sync_conflicts(entity_id);
+                    """)
+            for row in try Row.fetchAll(db, sql: "SELECT seq, entity, payload FROM outbox WHERE kind = 'update'") {
+                guard let text = row["payload"] as String?, let entity = SyncEntity(rawValue: row["entity"]) else {
+                    continue
+                }
+                try db.execute(
+                    sql: "UPDATE outbox SET payload = ? WHERE seq = ?",
+                    arguments: [try LegacyUpdate.patch(entity, text), row["seq"] as Int64])
+            }
+        }
+    }
+}
+
+/// Updates queued before field-level changes held the whole entity.
+enum LegacyUpdate {
+    /// The whole-entity payload as a patch of every field.
+    static func patch(_ entity: SyncEntity, _ whole: String) throws -> String {
+        let data = Data(whole.utf8)
+        let decoder = TrendyJSON.decoder()
+        switch entity {
+        case .event:
+            return FieldPatch.text(
+                try FieldPatch.object(EventUpdate(everyFieldOf: try decoder.decode(Event.self, from: data))))
+        case .eventType:
+            return FieldPatch.text(
+                try FieldPatch.object(EventTypeUpdate(everyFieldOf: try decoder.decode(EventType.self, from: data))))
+        case .geofence:
+            return FieldPatch.text(
+                try FieldPatch.object(GeofenceUpdate(everyFieldOf: try decoder.decode(Geofence.self, from: data))))
         }
     }
 }

@@ -72,6 +72,42 @@ import TrendySyncLive
         #expect(try await store.event(id: fresh.id)?.value == fresh)
     }
 
+    /// D37: a pull keeps the fields a waiting local change sets and takes every other field.
+    @Test func aPullKeepsFieldsWithAWaitingChangeAndTakesTheRest() async throws {
+        let (store, database) = try SyncHarness.memoryDatabaseStore()
+        let type = EventType(id: ids.next(), name: "T")
+        try await store.createEventType(type)
+        let event = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0, notes: "server")
+        _ = try await store.apply(try serverPage([event]))
+        try await database.write { db in try db.execute(sql: "DELETE FROM outbox") }
+        var mine = event
+        mine.notes = "mine"
+        try await store.updateEvent(mine)
+        var theirs = event
+        theirs.notes = "theirs"
+        theirs.timestamp = t0.addingTimeInterval(60)
+        theirs.isAllDay = true
+        #expect(try await store.apply(try serverPage([theirs], from: 1)) == 1)
+        let stored = try #require(try await store.event(id: event.id))
+        #expect(stored.value.notes == "mine")
+        #expect(stored.value.timestamp == theirs.timestamp)
+        #expect(stored.value.isAllDay)
+        #expect(stored.syncStatus == .pending)
+        let x = try await store.explain(entityId: event.id.description)
+        #expect(x.changes.map(\.fields) == [["notes"]])
+        #expect(x.changes.first?.baseVersion == 1)
+        #expect(x.nextStep.contains("update of notes based on cursor 1"))
+        // A server delete of it keeps the waiting edit as a conflict.
+        _ = try await store.apply(try serverPage([], deletes: [event.id], from: 2))
+        #expect(try await store.event(id: event.id) == nil)
+        let kept = try await store.conflicts(includeClosed: false)
+        #expect(kept.first?.conflict.kind == .deleted)
+        #expect(kept.first?.conflict.lostValue == #"{"notes":"mine"}"#)
+        let restored = try await store.restoreConflict(id: try #require(kept.first?.conflict.id), newId: ids.next())
+        #expect(try await store.event(id: try #require(UUIDv7(restored)))?.value.notes == "mine")
+        #expect(try await store.openConflictCount() == 0)
+    }
+
     @Test func aPageThatFailsHalfwayLeavesNothingAndKeepsTheCursor() async throws {
         let (store, database) = try SyncHarness.memoryDatabaseStore()
         let type = ids.next()

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TrendyAPI
+import TrendyModels
 import TrendySync
 
 struct SyncLogicTests {
@@ -84,6 +86,17 @@ struct SyncLogicTests {
         #expect(RetryPolicy.delay(afterAttempts: 20) == 60)
     }
 
+    @Test func bannerCountsOpenConflictsOnEveryPhase() {
+        var status = SyncStatus(lastSuccessfulSync: Date(timeIntervalSince1970: 0))
+        status.conflictCount = 1
+        #expect(status.bannerText.hasSuffix(" · 1 conflict"))
+        status.conflictCount = 3
+        status.phase = .offline
+        #expect(status.bannerText == "Offline · 3 conflicts")
+        status.conflictCount = 0
+        #expect(status.bannerText == "Offline")
+    }
+
     @Test func bannerTextsSayWhatIsHappening() {
         #expect(SyncStatus(phase: .pushing(done: 1_200, total: 5_000)).bannerText == "Syncing 1,200 of 5,000")
         #expect(SyncStatus(phase: .offline, pendingCount: 3).bannerText == "Offline — 3 pending")
@@ -91,5 +104,32 @@ struct SyncLogicTests {
         #expect(SyncStatus(phase: .idle, failedCount: 1).bannerText.hasPrefix("1 change(s) could not sync"))
         #expect(SyncStatus(phase: .error("boom")).bannerText.contains("retry"))
         #expect(SyncStatus().bannerText == "Not synced yet")
+    }
+}
+
+/// Field patches: the difference of two states, merging, references.
+struct FieldPatchTests {
+    let ids = UUIDv7Generator()
+
+    @Test func aDiffHoldsOnlyTheChangedFieldsAndNullForCleared() throws {
+        let e = Event(id: ids.next(), eventTypeId: ids.next(), timestamp: Date(timeIntervalSince1970: 1e9), notes: "a")
+        var f = e
+        f.notes = nil
+        f.isAllDay = true
+        let patch = try #require(try FieldPatch.diff(EventUpdate.self, from: e, to: f))
+        #expect(FieldPatch.fields(patch) == ["is_all_day", "notes"])
+        #expect(FieldPatch.object(text: patch)["notes"] is NSNull)
+        #expect(try FieldPatch.diff(EventUpdate.self, from: e, to: e) == nil)
+        #expect(try FieldPatch.decode(EventUpdate.self, patch).apply(to: e) == f)
+    }
+
+    @Test func mergeKeepsEveryFieldAndTheLaterValue() {
+        let merged = FieldPatch.merge(#"{"notes":"a","timestamp":"t"}"#, #"{"notes":null,"is_all_day":true}"#)
+        #expect(merged == #"{"is_all_day":true,"notes":null,"timestamp":"t"}"#)
+    }
+
+    @Test func referencesNameTypesAndGeofences() {
+        #expect(FieldPatch.references(#"{"event_type_id":"x","notes":"y","geofence_id":"g"}"#).sorted() == ["g", "x"])
+        #expect(FieldPatch.references(#"{"event_type_entry_id":"e","event_type_exit_id":null}"#) == ["e"])
     }
 }

@@ -42,6 +42,7 @@ struct StatusReport: Encodable {
     let last_error: String?
     let breaker_open_until: Date?
     let consecutive_failures: Int
+    let conflicts: Int
     let failed_changes: [FailedChange]
 
     init(_ s: SyncStatus, failed: [FailedChange]) {
@@ -53,6 +54,7 @@ struct StatusReport: Encodable {
         last_error = s.lastError
         if case .rateLimited(let until) = s.phase { breaker_open_until = until } else { breaker_open_until = nil }
         consecutive_failures = s.consecutiveFailures
+        conflicts = s.conflictCount
         failed_changes = failed
     }
 }
@@ -60,7 +62,7 @@ struct StatusReport: Encodable {
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync", abstract: "Push local changes and pull the server's.",
-        subcommands: [Run.self, History.self], defaultSubcommand: Run.self)
+        subcommands: [Run.self, History.self, Explain.self], defaultSubcommand: Run.self)
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "run", abstract: "Run a sync pass (the default).")
@@ -167,7 +169,11 @@ struct StatusCommand: AsyncParsableCommand {
             }
             let failed = try await env.store.failedChanges()
             out.line(status.bannerText)
-            out.line("Pending: \(status.pendingCount)  Failed: \(status.failedCount)")
+            out.line(
+                "Pending: \(status.pendingCount)  Failed: \(status.failedCount)  Conflicts: \(status.conflictCount)")
+            if status.conflictCount > 0 {
+                out.line("See them with `trendy conflicts`; `trendy conflicts restore <id>` brings a lost value back.")
+            }
             if let last = status.lastSuccessfulSync { out.line("Last sync: \(TrendyJSON.formatDate(last))") }
             if let error = status.lastError { out.line("Last error: \(error)") }
             for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }

@@ -12,6 +12,7 @@ public struct TrendyCommand: AsyncParsableCommand {
         subcommands: [
             VersionCommand.self, SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
+            ConflictsCommand.self,
             StatusCommand.self, GeofenceCommand.self, LocationCommand.self, LaunchCommand.self, RepairCommand.self,
             OnboardingCommand.self,
             TourCommand.self, LogsCommand.self,

@@ -158,20 +158,23 @@ extension APIRoutes {
         let id = try pathId(context, "event")
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(EventUpdate.self, from: buffer)
+        let base = try changeBase(request)
         if !body.clearedRequiredFields.isEmpty {
             throw ProblemError.validation(
                 body.clearedRequiredFields.map { FieldIssue(field: $0, reason: "cannot be null") })
         }
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             try APIResult.json(
-                try await storeCall { try await store.updateEvent(userId: user, id: id, body, now: now()) })
+                try await storeCall { try await store.updateEvent(userId: user, id: id, body, base: base, now: now()) })
         }
     }
 
     func deleteEvent(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
         let id = try pathId(context, "event")
-        try await storeCall { try await store.deleteEvent(userId: user, id: id, now: now()) }
+        try await storeCall {
+            try await store.deleteEvent(userId: user, id: id, base: try changeBase(request), now: now())
+        }
         return JSONIO.noContent()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -28,6 +29,22 @@ struct APIRoutes: Sendable {
         } catch let error as StoreError {
             throw ProblemError.from(error)
         }
+    }
+
+    /// What an update or delete was based on (``ChangeBase``): both headers, or neither (a
+    /// client that sends neither gets plain last-write-wins, without conflict records).
+    func changeBase(_ request: Request) throws -> ChangeBase? {
+        let version = request.headers[HTTPField.Name(APIPaths.baseVersionHeader)!]
+        let device = request.headers[HTTPField.Name(APIPaths.deviceIdHeader)!]
+        guard let version else { return nil }
+        guard let number = Int64(version), number >= 0 else {
+            throw ProblemError.malformed("\(APIPaths.baseVersionHeader) must be a change-feed cursor (an integer ≥ 0)")
+        }
+        guard let device, !device.isEmpty, device.count <= 100 else {
+            throw ProblemError.malformed(
+                "\(APIPaths.baseVersionHeader) needs \(APIPaths.deviceIdHeader) (1 to 100 characters)")
+        }
+        return ChangeBase(version: number, deviceId: device)
     }
 
     func intQuery(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -87,16 +104,21 @@ struct APIRoutes: Sendable {
         let id = try pathId(context, "event type")
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(EventTypeUpdate.self, from: buffer)
+        let base = try changeBase(request)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             try APIResult.json(
-                try await storeCall { try await store.updateEventType(userId: user, id: id, body, now: now()) })
+                try await storeCall {
+                    try await store.updateEventType(userId: user, id: id, body, base: base, now: now())
+                })
         }
     }
 
     func deleteEventType(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
         let id = try pathId(context, "event type")
-        try await storeCall { try await store.deleteEventType(userId: user, id: id, now: now()) }
+        try await storeCall {
+            try await store.deleteEventType(userId: user, id: id, base: try changeBase(request), now: now())
+        }
         return JSONIO.noContent()
     }
 
@@ -141,20 +163,25 @@ struct APIRoutes: Sendable {
         let id = try pathId(context, "geofence")
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(GeofenceUpdate.self, from: buffer)
+        let base = try changeBase(request)
         if !body.clearedRequiredFields.isEmpty {
             throw ProblemError.validation(
                 body.clearedRequiredFields.map { FieldIssue(field: $0, reason: "cannot be null") })
         }
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             try APIResult.json(
-                try await storeCall { try await store.updateGeofence(userId: user, id: id, body, now: now()) })
+                try await storeCall {
+                    try await store.updateGeofence(userId: user, id: id, body, base: base, now: now())
+                })
         }
     }
 
     func deleteGeofence(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
         let id = try pathId(context, "geofence")
-        try await storeCall { try await store.deleteGeofence(userId: user, id: id, now: now()) }
+        try await storeCall {
+            try await store.deleteGeofence(userId: user, id: id, base: try changeBase(request), now: now())
+        }
         return JSONIO.noContent()
     }
 

@@ -56,6 +56,10 @@ struct ProblemError: Error, HTTPResponseError {
         case .conflict(let detail): return .conflict(detail)
         case .validation(let issues): return .validation(issues)
         case .emailTaken: return .conflict("email taken")
+        case .gone(let what):
+            return ProblemError(
+                410, ProblemCode.gone, "Gone",
+                detail: "The \(what) was deleted; the change is kept as a conflict (see the change feed).")
         }
     }
 }

@@ -50,6 +50,9 @@ extension SQLiteServerStore {
                 if same { return (stored, false) }
                 throw StoreError.conflict("an event type with id \(id) already exists with other values")
             }
+            if let body = try Self.deletedBody(db, userId: userId, entity: .eventType, id: id) {
+                return (try Self.decode(Timestamped<EventType>.self, body), false)
+            }
             if try Self.nameTaken(db, userId: userId, name: type.name, except: id) {
                 throw StoreError.conflict("an event type named \"\(type.name)\" already exists")
             }
@@ -75,13 +78,26 @@ extension SQLiteServerStore {
     }
 
     /// Implements `ServerStore.updateEventType`.
-    public func updateEventType(userId: String, id: String, _ update: EventTypeUpdate, now: Date) async throws
-        -> Timestamped<EventType>
-    {
-        try await db.write { db in
+    public func updateEventType(
+        userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
+    ) async throws -> Timestamped<EventType> {
+        let outcome: Result<Timestamped<EventType>, StoreError> = try await db.write { db in
+            let patch = try FieldPatch.object(update)
             guard let stored = try Self.fetchEventType(db, userId: userId, id: id) else {
-                throw StoreError.notFound("event type")
+                return .failure(
+                    try Self.missing(
+                        db, userId: userId, entity: .eventType, id: id, what: "event type", patch: patch, base: base,
+                        now: now
+                    ) { body in
+                        var last = try Self.decode(Timestamped<EventType>.self, body)
+                        last.value = update.apply(to: last.value)
+                        return try Self.encode(last)
+                    })
             }
+            let conflicts = try Self.fieldConflicts(
+                db, entity: .eventType, id: id,
+                current: try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)), patch: patch, base: base,
+                now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
             if try Self.nameTaken(db, userId: userId, name: updated.name, except: id) {
@@ -94,19 +110,34 @@ extension SQLiteServerStore {
             try Self.appendChange(
                 db, userId: userId, entity: .eventType, id: id, operation: .update, data: try Self.encode(result),
                 now: now)
-            return result
+            try Self.recordFieldVersions(db, entity: .eventType, id: id, fields: patch.keys, base: base, now: now)
+            try Self.record(conflicts, db, userId: userId, now: now)
+            return .success(result)
         }
+        return try outcome.get()
     }
 
     /// Implements `ServerStore.deleteEventType`.
-    public func deleteEventType(userId: String, id: String, now: Date) async throws {
+    public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
-            guard try Self.fetchEventType(db, userId: userId, id: id) != nil else {
+            guard let storedType = try Self.fetchEventType(db, userId: userId, id: id) else {
                 throw StoreError.notFound("event type")
             }
-            let eventIds = try String.fetchAll(
-                db, sql: "SELECT id FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
-            for eventId in eventIds {
+            try Self.recordDeletion(
+                db, userId: userId, entity: .eventType, id: id,
+                current: try FieldPatch.object(EventTypeUpdate(everyFieldOf: storedType.value)),
+                body: try Self.encode(storedType), base: base, now: now)
+            let events = try Row.fetchAll(
+                db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
+            for row in events {
+                // Each event goes with the type: edits of it its deleting device had not seen,
+                // or that arrive later, are kept as conflicts like a direct delete's.
+                let eventId: String = row["id"]
+                let stored = try Self.decode(Timestamped<Event>.self, row["body"])
+                try Self.recordDeletion(
+                    db, userId: userId, entity: .event, id: eventId,
+                    current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)), body: row["body"],
+                    base: base, now: now)
                 try Self.appendChange(
                     db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }

@@ -90,6 +90,10 @@ extension SQLiteServerStore {
                     }
                     continue
                 }
+                if let body = try Self.deletedBody(db, userId: userId, entity: .event, id: id) {
+                    outcomes.append(.existing(try decoder.decode(Timestamped<Event>.self, from: Data(body.utf8))))
+                    continue
+                }
                 let typeId = event.eventTypeId.description
                 let typeExists: Bool
                 if let known = knownTypes[typeId] {
@@ -125,13 +129,24 @@ extension SQLiteServerStore {
     }
 
     /// Implements `ServerStore.updateEvent`.
-    public func updateEvent(userId: String, id: String, _ update: EventUpdate, now: Date) async throws
-        -> Timestamped<Event>
+    public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
+        async throws -> Timestamped<Event>
     {
-        try await db.write { db in
+        let outcome: Result<Timestamped<Event>, StoreError> = try await db.write { db in
+            let patch = try FieldPatch.object(update)
             guard let stored = try Self.fetchEvent(db, userId: userId, id: id) else {
-                throw StoreError.notFound("event")
+                return .failure(
+                    try Self.missing(
+                        db, userId: userId, entity: .event, id: id, what: "event", patch: patch, base: base, now: now
+                    ) { body in
+                        var last = try Self.decode(Timestamped<Event>.self, body)
+                        last.value = update.apply(to: last.value)
+                        return try Self.encode(last)
+                    })
             }
+            let conflicts = try Self.fieldConflicts(
+                db, entity: .event, id: id, current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)),
+                patch: patch, base: base, now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
             if updated.eventTypeId != stored.value.eventTypeId,
@@ -155,13 +170,23 @@ extension SQLiteServerStore {
                     now.timeIntervalSince1970, id,
                 ])
             try Self.appendChange(db, userId: userId, entity: .event, id: id, operation: .update, data: body, now: now)
-            return result
+            try Self.recordFieldVersions(db, entity: .event, id: id, fields: patch.keys, base: base, now: now)
+            try Self.record(conflicts, db, userId: userId, now: now)
+            return .success(result)
         }
+        return try outcome.get()
     }
 
     /// Implements `ServerStore.deleteEvent`.
-    public func deleteEvent(userId: String, id: String, now: Date) async throws {
+    public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
+            if let stored = try Self.fetchEvent(db, userId: userId, id: id) {
+                try Self.recordDeletion(
+                    db, userId: userId, entity: .event, id: id,
+                    current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)),
+                    body: try Self.encode(stored),
+                    base: base, now: now)
+            }
             try db.execute(sql: "DELETE FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
             guard db.changesCount > 0 else { throw StoreError.notFound("event") }
             try Self.appendChange(db, userId: userId, entity: .event, id: id, operation: .delete, data: nil, now: now)

@@ -51,6 +51,9 @@ extension SQLiteServerStore {
                 }
                 return (stored, false)
             }
+            if let body = try Self.deletedBody(db, userId: userId, entity: .geofence, id: id) {
+                return (try Self.decode(Timestamped<Geofence>.self, body), false)
+            }
             try Self.checkTypes(db, userId: userId, geofence)
             let stored = Timestamped(geofence, createdAt: now, updatedAt: now)
             let body = try Self.encode(stored)
@@ -74,13 +77,26 @@ extension SQLiteServerStore {
     }
 
     /// Implements `ServerStore.updateGeofence`.
-    public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, now: Date) async throws
-        -> Timestamped<Geofence>
+    public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
+        async throws -> Timestamped<Geofence>
     {
-        try await db.write { db in
+        let outcome: Result<Timestamped<Geofence>, StoreError> = try await db.write { db in
+            let patch = try FieldPatch.object(update)
             guard let stored = try Self.fetchGeofence(db, userId: userId, id: id) else {
-                throw StoreError.notFound("geofence")
+                return .failure(
+                    try Self.missing(
+                        db, userId: userId, entity: .geofence, id: id, what: "geofence", patch: patch, base: base,
+                        now: now
+                    ) { body in
+                        var last = try Self.decode(Timestamped<Geofence>.self, body)
+                        last.value = update.apply(to: last.value)
+                        return try Self.encode(last)
+                    })
             }
+            let conflicts = try Self.fieldConflicts(
+                db, entity: .geofence, id: id,
+                current: try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)), patch: patch, base: base,
+                now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
             try Self.checkTypes(db, userId: userId, updated)
@@ -91,13 +107,22 @@ extension SQLiteServerStore {
                 arguments: [updated.isActive, body, now.timeIntervalSince1970, id])
             try Self.appendChange(
                 db, userId: userId, entity: .geofence, id: id, operation: .update, data: body, now: now)
-            return result
+            try Self.recordFieldVersions(db, entity: .geofence, id: id, fields: patch.keys, base: base, now: now)
+            try Self.record(conflicts, db, userId: userId, now: now)
+            return .success(result)
         }
+        return try outcome.get()
     }
 
     /// Implements `ServerStore.deleteGeofence`.
-    public func deleteGeofence(userId: String, id: String, now: Date) async throws {
+    public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
+            if let stored = try Self.fetchGeofence(db, userId: userId, id: id) {
+                try Self.recordDeletion(
+                    db, userId: userId, entity: .geofence, id: id,
+                    current: try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)),
+                    body: try Self.encode(stored), base: base, now: now)
+            }
             try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
             guard db.changesCount > 0 else { throw StoreError.notFound("geofence") }
             try Self.appendChange(

@@ -120,6 +120,40 @@ enum ServerDatabase {
                     );
                     """)
         }
+        // Field-level versions and conflicts (D37): which change last set each field and from
+        // which device, the last content of deleted entities, and each conflict once.
+        m.registerMigration("v2-field-versions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE field_versions (
+                        entity_type TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        field TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        device TEXT NOT NULL,
+                        changed_at REAL NOT NULL,
+                        PRIMARY KEY (entity_type, entity_id, field)
+                    );
+                    CREATE TABLE deleted_entities (
+                        entity_type TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        device TEXT NOT NULL,
+                        deleted_at REAL NOT NULL,
+                        PRIMARY KEY (entity_type, entity_id)
+                    );
+                    CREATE TABLE conflicts (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        field TEXT NOT NULL,
+                        lost_value TEXT NOT NULL,
+                        lost_by TEXT NOT NULL,
+                        UNIQUE (user_id, entity_id, field, lost_value, lost_by)
+                    );
+                    """)
+        }
         return m
     }
 }

@@ -57,6 +57,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case validation([FieldIssue])
     /// The email is taken.
     case emailTaken
+    /// The entity was deleted (an edit of it is kept as a conflict).
+    case gone(String)
 }
 
 /// The outcome of creating one event.
@@ -156,10 +158,11 @@ public protocol ServerStore: Sendable {
     /// One event type.
     func eventType(userId: String, id: String) async throws -> Timestamped<EventType>?
     /// Updates an event type.
-    func updateEventType(userId: String, id: String, _ update: EventTypeUpdate, now: Date) async throws
+    func updateEventType(userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date)
+        async throws
         -> Timestamped<EventType>
     /// Deletes an event type, its events, and clears geofence references to it.
-    func deleteEventType(userId: String, id: String, now: Date) async throws
+    func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 
     // MARK: Events
     /// A page of events as their stored wire JSON, newest first (served without re-encoding).
@@ -169,9 +172,10 @@ public protocol ServerStore: Sendable {
     /// Creates events in one transaction, each with its own outcome.
     func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome]
     /// Updates an event.
-    func updateEvent(userId: String, id: String, _ update: EventUpdate, now: Date) async throws -> Timestamped<Event>
+    func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date) async throws
+        -> Timestamped<Event>
     /// Deletes an event.
-    func deleteEvent(userId: String, id: String, now: Date) async throws
+    func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 
     // MARK: Geofences
     /// The user's geofences, optionally only (in)active ones.
@@ -181,10 +185,10 @@ public protocol ServerStore: Sendable {
     /// One geofence.
     func geofence(userId: String, id: String) async throws -> Timestamped<Geofence>?
     /// Updates a geofence.
-    func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, now: Date) async throws
+    func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date) async throws
         -> Timestamped<Geofence>
     /// Deletes a geofence.
-    func deleteGeofence(userId: String, id: String, now: Date) async throws
+    func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 
     // MARK: Onboarding
     /// The status, creating the defaults for a new user (never resetting an existing one).

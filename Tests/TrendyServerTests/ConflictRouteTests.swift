@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+
+/// The server side of field-level sync (D37): per-field versions, the later change wins and the
+/// replaced value is kept in the feed, edit vs delete, and no resurrection by a retried create.
+@Suite(.timeLimit(.minutes(1)))
+struct ConflictRouteTests {
+    func conflicts(_ api: some TrendyAPIClient) async throws -> [SyncConflict] {
+        try await api.changes(since: 0, limit: 1000).changes.compactMap {
+            if case .conflict(let c) = $0.data { return c }
+            return nil
+        }
+    }
+
+    func update(_ api: some TrendyAPIClient, _ id: UUIDv7, base: Int64, device: String, _ body: EventUpdate)
+        async throws
+    {
+        try await ChangeBase.$current.withValue(ChangeBase(version: base, deviceId: device)) {
+            _ = try await api.updateEvent(id: id, body, idempotencyKey: nil)
+        }
+    }
+
+    @Test func sameFieldFromAnotherDeviceAfterTheBaseIsKeptAsAConflict() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let base = try await api.latestCursor().cursor
+            var a = EventUpdate()
+            a.notes = .set("from A")
+            try await update(api, event.id, base: base, device: "A", a)
+            var b = EventUpdate()
+            b.notes = .set("from B")
+            b.endDate = .set(event.timestamp.addingTimeInterval(60))
+            try await update(api, event.id, base: base, device: "B", b)
+            #expect(try await api.event(id: event.id).value.notes == "from B")
+            let kept = try await conflicts(api)
+            #expect(kept.count == 1)
+            #expect(kept.first?.field == "notes")
+            #expect(kept.first?.lostValue == "\"from A\"")
+            #expect(kept.first?.keptValue == "\"from B\"")
+            #expect(kept.first?.lostBy == "A")
+            #expect(kept.first?.keptBy == "B")
+            // A device's own later change, a change based on what it saw, and an equal value are no conflicts.
+            var again = EventUpdate()
+            again.notes = .set("B again")
+            try await update(api, event.id, base: base, device: "B", again)
+            let seen = try await api.latestCursor().cursor
+            var c = EventUpdate()
+            c.notes = .set("C saw it")
+            try await update(api, event.id, base: seen, device: "C", c)
+            var same = EventUpdate()
+            same.notes = .set("C saw it")
+            try await update(api, event.id, base: base, device: "D", same)
+            #expect(try await conflicts(api).count == 1)
+            // Without a base (an older or official client): last write wins, nothing recorded.
+            var plain = EventUpdate()
+            plain.notes = .set("plain")
+            _ = try await api.updateEvent(id: event.id, plain, idempotencyKey: nil)
+            #expect(try await conflicts(api).count == 1)
+        }
+    }
+
+    @Test func anEditOfADeletedEntityIsGoneAndKept() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            try await api.deleteEvent(id: event.id)
+            var edit = EventUpdate()
+            edit.notes = .set("late edit")
+            await #expect(throws: TrendyAPIError.self) { try await update(api, event.id, base: 0, device: "B", edit) }
+            do {
+                try await update(api, event.id, base: 0, device: "B", edit)
+            } catch let error as TrendyAPIError {
+                guard case .server(let status, let problem) = error else { throw error }
+                #expect(status == 410)
+                #expect(problem?.code == ProblemCode.gone)
+            }
+            let kept = try await conflicts(api)
+            #expect(kept.count == 1, "a retried edit records nothing twice")
+            #expect(kept.first?.kind == .deleted)
+            #expect(kept.first?.lostValue.contains("late edit") == true)
+            #expect(kept.first?.entity?.contains("late edit") == true)
+            // A never-existing id stays a plain 404.
+            await #expect(throws: TrendyAPIError.self) {
+                try await update(api, h.ids.next(), base: 0, device: "B", edit)
+            }
+        }
+    }
+
+    @Test func aDeleteThatHadNotSeenAnEditKeepsIt() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let base = try await api.latestCursor().cursor
+            var edit = EventUpdate()
+            edit.notes = .set("A's edit")
+            try await update(api, event.id, base: base, device: "A", edit)
+            try await ChangeBase.$current.withValue(ChangeBase(version: base, deviceId: "B")) {
+                try await api.deleteEvent(id: event.id)
+            }
+            let kept = try await conflicts(api)
+            #expect(kept.first?.kind == .deleted)
+            #expect(kept.first?.lostBy == "A")
+            #expect(kept.first?.keptBy == "B")
+            #expect(kept.first?.lostValue == #"{"notes":"A's edit"}"#)
+        }
+    }
+
+    /// Found by the simulation: a create retried after another device deleted the entity
+    /// (its first answer lost) brought the entity back.
+    @Test func aRetriedCreateOfADeletedEntityDoesNotBringItBack() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvents([event], idempotencyKey: nil)
+            try await api.deleteEvent(id: event.id)
+            let retried = try await api.createEvents([event], idempotencyKey: nil)
+            #expect(retried.results.first?.status == .existing)
+            await #expect(throws: TrendyAPIError.self) { try await api.event(id: event.id) }
+            #expect(try await api.syncSummary().eventCount == 0)
+        }
+    }
+
+    @Test func malformedBaseHeadersAreRefused() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let auth = ("Authorization", "Bearer \(session.accessToken)")
+            for headers in [
+                [auth, (APIPaths.baseVersionHeader, "-1"), (APIPaths.deviceIdHeader, "d")],
+                [auth, (APIPaths.baseVersionHeader, "x"), (APIPaths.deviceIdHeader, "d")],
+                [auth, (APIPaths.baseVersionHeader, "3")],
+            ] {
+                let r = try await h.raw(.PATCH, "/api/v1/events/\(event.id)", body: #"{"notes":"x"}"#, headers: headers)
+                #expect(r.status == 400)
+            }
+        }
+    }
+}
