@@ -70,12 +70,15 @@ public enum FieldPatch {
         try TrendyJSON.decoder().decode(P.self, from: Data(patch.utf8))
     }
 
-    /// The ids a patch refers to (event types, geofences), so a change is never sent before the
-    /// creations it needs.
-    public static func references(_ patch: String) -> [String] {
-        let keys = ["event_type_id", "geofence_id", "event_type_entry_id", "event_type_exit_id"]
+    /// The entities a patch refers to, as (kind, id) with the feed's kind names (`event_type`,
+    /// `geofence`), so a change is never sent before the creations it needs.
+    public static func references(_ patch: String) -> [(entity: String, id: String)] {
+        let keys = [
+            ("event_type_id", "event_type"), ("geofence_id", "geofence"), ("event_type_entry_id", "event_type"),
+            ("event_type_exit_id", "event_type"),
+        ]
         let object = object(text: patch)
-        return keys.compactMap { object[$0] as? String }
+        return keys.compactMap { key, entity in (object[key] as? String).map { (entity, $0) } }
     }
 }
 

@@ -119,10 +119,11 @@ enum Outbox {
         for reference in FieldPatch.references(patch) {
             if try Bool.fetchOne(
                 db.cachedStatement(
-                    sql:
-                        "SELECT 1 FROM outbox WHERE entity_id = ? AND kind = 'create' AND state != 'failed' AND seq > ?"
-                ),
-                arguments: [reference, seq]) == true
+                    sql: """
+                        SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create'
+                        AND state != 'failed' AND seq > ?
+                        """),
+                arguments: [reference.entity, reference.id, seq]) == true
             {
                 return true
             }

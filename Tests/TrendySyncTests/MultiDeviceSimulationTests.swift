@@ -124,6 +124,7 @@ struct Simulation {
     mutating func run() async throws {
         let h = harness
         h.server.faults.update(FaultConfiguration())
+        h.server.faults.seed(seed)
         let (client, session) = try await SyncHarness.account(h.http, h.running.baseURL)
         api = client
         userId = session.user.id
@@ -185,7 +186,7 @@ struct Simulation {
             }
         }
         intents["\(d.name)|\(key)"] = Intent(value: value)
-        log.append("\(step) \(d.name) wrote \(key)=\(value)")
+        log.append("\(step) \(d.name) wrote \(key)=\(value) cursor \(d.cursors.last ?? -1)")
         d.seen[key, default: []].insert(value)
     }
 
@@ -258,7 +259,7 @@ struct Simulation {
             try await Task.sleep(for: .milliseconds(int(8)))
             pass.cancel()
             _ = await pass.value
-            log.append("\(step) \(d.name) killed")
+            log.append("\(step) \(d.name) killed (a whole pass) cursor \(try await d.store.cursor() ?? -1)")
             // Whatever the pass got to apply is in front of the person now.
             if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
             try await observe(d)
@@ -280,7 +281,8 @@ struct Simulation {
             let before = d.cursors.last ?? 0
             let run = try await syncQuietly(d)
             log.append(
-                "\(step) \(d.name) sync \(run.outcome) pushed \(run.pushed) pulled \(run.pulled) \(run.error ?? "")")
+                "\(step) \(d.name) sync \(run.outcome) pushed \(run.pushed) pulled \(run.pulled) \(run.error ?? "") "
+                    + "cursor \(d.cursors.last ?? -1)")
             if let after = d.cursors.last, after < before {
                 throw SimulationFailure(description: "\(d.name)'s cursor moved back from \(before) to \(after)")
             }

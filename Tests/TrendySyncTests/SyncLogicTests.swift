@@ -129,7 +129,9 @@ struct FieldPatchTests {
     }
 
     @Test func referencesNameTypesAndGeofences() {
-        #expect(FieldPatch.references(#"{"event_type_id":"x","notes":"y","geofence_id":"g"}"#).sorted() == ["g", "x"])
-        #expect(FieldPatch.references(#"{"event_type_entry_id":"e","event_type_exit_id":null}"#) == ["e"])
+        let refs = FieldPatch.references(#"{"event_type_id":"x","notes":"y","geofence_id":"g"}"#)
+        #expect(refs.map { "\($0.entity):\($0.id)" }.sorted() == ["event_type:x", "geofence:g"])
+        let geofence = FieldPatch.references(#"{"event_type_entry_id":"e","event_type_exit_id":null}"#)
+        #expect(geofence.map(\.id) == ["e"])
     }
 }

@@ -63,6 +63,8 @@ enum SyncBenchmarks {
         case serverDidNotStart
         /// The server refused an event of a benchmark's batch (the figure would be wrong).
         case batchFailed(String)
+        /// A sync pass the benchmark needed did not end `ok`.
+        case passFailed(String)
     }
 
     /// Starts the dev server, signs up a user and runs `body` against it; the server is stopped and

@@ -15,6 +15,8 @@ public final class FaultInjector: Sendable {
 
     let state: Mutex<FaultConfiguration>
     let random: @Sendable () -> Double
+    /// A seeded source (SplitMix64) that replaces `random` while set, so a run can be replayed.
+    let seeded = Mutex<UInt64?>(nil)
 
     init(_ configuration: FaultConfiguration, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         state = Mutex(configuration)
@@ -27,6 +29,25 @@ public final class FaultInjector: Sendable {
     /// Replaces the switches.
     public func update(_ configuration: FaultConfiguration) { state.withLock { $0 = configuration } }
 
+    /// Draws the faults' random numbers from a generator seeded with `seed` (nil: the system's
+    /// again), so a simulation that seeds its own steps replays its faults too.
+    public func seed(_ seed: UInt64?) { seeded.withLock { $0 = seed } }
+
+    /// The next number in [0, 1): from the seeded generator when one is set.
+    func next() -> Double {
+        let drawn = seeded.withLock { state -> UInt64? in
+            guard var s = state else { return nil }
+            s &+= 0x9E37_79B9_7F4A_7C15
+            state = s
+            var z = s
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        guard let drawn else { return random() }
+        return Double(drawn >> 11) / Double(1 << 53)
+    }
+
     /// Decides the faults for one request: a delay first (if any), then at most one failure.
     func actions() -> [Action] {
         let (c, forced) = state.withLock { s -> (FaultConfiguration, Bool) in
@@ -37,15 +58,15 @@ public final class FaultInjector: Sendable {
             return (s, false)
         }
         var out: [Action] = []
-        let latency = c.latencyMilliseconds + (c.jitterMilliseconds > 0 ? random() * c.jitterMilliseconds : 0)
+        let latency = c.latencyMilliseconds + (c.jitterMilliseconds > 0 ? next() * c.jitterMilliseconds : 0)
         if latency > 0 { out.append(.delay(latency / 1000)) }
         if forced {
             out.append(.tooManyRequests(retryAfter: c.retryAfterSeconds))
-        } else if c.dropRate > 0, random() < c.dropRate {
+        } else if c.dropRate > 0, next() < c.dropRate {
             out.append(.drop)
-        } else if c.errorRate > 0, random() < c.errorRate {
+        } else if c.errorRate > 0, next() < c.errorRate {
             out.append(.fail)
-        } else if c.cutRate > 0, random() < c.cutRate {
+        } else if c.cutRate > 0, next() < c.cutRate {
             out.append(.cutAfterWork)
         }
         return out

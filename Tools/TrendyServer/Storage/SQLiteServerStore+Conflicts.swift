@@ -12,8 +12,8 @@ import TrendyModels
 extension SQLiteServerStore {
     /// The conflicts an incoming patch makes with changes its device had not seen.
     static func fieldConflicts(
-        _ db: Database, entity: ChangeEntity, id: String, current: [String: Any], patch: [String: Any],
-        base: ChangeBase?, now: Date
+        _ db: Database, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
+        patch: [String: Any], base: ChangeBase?, now: Date
     ) throws -> [SyncConflict] {
         guard let base else { return [] }
         let rows = try Row.fetchAll(
@@ -22,6 +22,8 @@ extension SQLiteServerStore {
                     SELECT field, device, changed_at FROM field_versions
                     WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ?
                     """), arguments: [entity.rawValue, id, base.version, base.deviceId])
+        guard !rows.isEmpty else { return [] }
+        let current = try current()
         return rows.compactMap { row -> SyncConflict? in
             let field: String = row["field"]
             guard let incoming = patch[field] else { return nil }
@@ -75,8 +77,8 @@ extension SQLiteServerStore {
     /// and the entity's last content kept (so an edit arriving later is kept too, and either can
     /// be restored). `current` is the entity as a patch of every field; `body` its JSON.
     static func recordDeletion(
-        _ db: Database, userId: String, entity: ChangeEntity, id: String, current: [String: Any], body: String,
-        base: ChangeBase?, now: Date
+        _ db: Database, userId: String, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
+        body: String, base: ChangeBase?, now: Date
     ) throws {
         if let base {
             let rows = try Row.fetchAll(
@@ -86,6 +88,7 @@ extension SQLiteServerStore {
                         WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ? ORDER BY version
                         """), arguments: [entity.rawValue, id, base.version, base.deviceId])
             if let last = rows.last {
+                let current = try current()
                 var lost: [String: Any] = [:]
                 for row in rows { lost[row["field"] as String] = current[row["field"] as String] ?? NSNull() }
                 try record(

@@ -96,7 +96,8 @@ extension SQLiteServerStore {
             }
             let conflicts = try Self.fieldConflicts(
                 db, entity: .eventType, id: id,
-                current: try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)), patch: patch, base: base,
+                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                base: base,
                 now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
@@ -125,7 +126,7 @@ extension SQLiteServerStore {
             }
             try Self.recordDeletion(
                 db, userId: userId, entity: .eventType, id: id,
-                current: try FieldPatch.object(EventTypeUpdate(everyFieldOf: storedType.value)),
+                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: storedType.value)) },
                 body: try Self.encode(storedType), base: base, now: now)
             let events = try Row.fetchAll(
                 db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
@@ -133,11 +134,13 @@ extension SQLiteServerStore {
                 // Each event goes with the type: edits of it its deleting device had not seen,
                 // or that arrive later, are kept as conflicts like a direct delete's.
                 let eventId: String = row["id"]
-                let stored = try Self.decode(Timestamped<Event>.self, row["body"])
+                let body: String = row["body"]
                 try Self.recordDeletion(
                     db, userId: userId, entity: .event, id: eventId,
-                    current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)), body: row["body"],
-                    base: base, now: now)
+                    current: {
+                        try FieldPatch.object(
+                            EventUpdate(everyFieldOf: try Self.decode(Timestamped<Event>.self, body).value))
+                    }, body: body, base: base, now: now)
                 try Self.appendChange(
                     db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }

@@ -145,7 +145,7 @@ extension SQLiteServerStore {
                     })
             }
             let conflicts = try Self.fieldConflicts(
-                db, entity: .event, id: id, current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)),
+                db, entity: .event, id: id, current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
                 patch: patch, base: base, now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
@@ -183,7 +183,7 @@ extension SQLiteServerStore {
             if let stored = try Self.fetchEvent(db, userId: userId, id: id) {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .event, id: id,
-                    current: try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)),
+                    current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
                     body: try Self.encode(stored),
                     base: base, now: now)
             }

@@ -95,7 +95,8 @@ extension SQLiteServerStore {
             }
             let conflicts = try Self.fieldConflicts(
                 db, entity: .geofence, id: id,
-                current: try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)), patch: patch, base: base,
+                current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                base: base,
                 now: now)
             let updated = update.apply(to: stored.value)
             do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
@@ -120,7 +121,7 @@ extension SQLiteServerStore {
             if let stored = try Self.fetchGeofence(db, userId: userId, id: id) {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .geofence, id: id,
-                    current: try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)),
+                    current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) },
                     body: try Self.encode(stored), base: base, now: now)
             }
             try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])

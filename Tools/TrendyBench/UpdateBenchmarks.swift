@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyLogging
+import TrendyModels
+import TrendySyncLive
+
+/// Field-level updates (D37) against whole-entity updates in the same run: one device edits the
+/// note of every event and syncs; alternately, the same edits are sent as the old whole-entity
+/// updates (every field, no base: what the outbox queued before). Push (the updates reaching the
+/// server) and pull (the server's resulting changes applied back) are timed separately; medians
+/// of the rounds.
+enum UpdateBenchmarks {
+    enum Mode: String, CaseIterable {
+        case fieldLevel = "field-level"
+        case wholeEntity = "whole-entity"
+    }
+
+    static func run(smoke: Bool) async throws -> [BenchResult] {
+        let dir = BenchHarness.temporaryDirectory("updates")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ids = UUIDv7Generator()
+        let n = smoke ? 100 : 2_000
+        let rounds = smoke ? 1 : 5
+        return try await SyncBenchmarks.withRig(dir) { rig in
+            let (store, pool) = try SyncBenchmarks.makeStore(dir, name: "updates.sqlite")
+            let engine = OutboxSyncEngine(
+                store: store, api: rig.api, identity: { rig.userId }, logger: LogSystem.disabled().logger(.sync))
+            let type = EventType(id: ids.next(), name: "T")
+            try await store.createEventType(type)
+            var events = SyncBenchmarks.events(n, type: type.id, ids: ids, start: Date().addingTimeInterval(-1e6))
+            _ = try await store.insertEvents(events)
+            let first = await engine.sync(full: false)
+            guard first.outcome == "ok" else {
+                throw SyncBenchmarks.BenchError.passFailed("the first sync failed: \(first.error ?? "")")
+            }
+            var push: [Mode: [Double]] = [:]
+            var pull: [Mode: [Double]] = [:]
+            for round in 0..<rounds {
+                // Alternate which mode goes first, so drift on a shared machine hits both alike.
+                for mode in round % 2 == 0 ? Mode.allCases : Mode.allCases.reversed() {
+                    for i in events.indices {
+                        events[i].notes = "\(mode.rawValue) \(round) \(i)"
+                        try await store.updateEvent(events[i])
+                    }
+                    if mode == .wholeEntity {
+                        let whole = Dictionary(uniqueKeysWithValues: events.map { ($0.id.description, $0) })
+                        try await pool.write { db in
+                            for row in try Row.fetchAll(db, sql: "SELECT seq, entity_id FROM outbox") {
+                                guard let e = whole[row["entity_id"]] else { continue }
+                                try db.execute(
+                                    sql: "UPDATE outbox SET payload = ?, base_version = NULL WHERE seq = ?",
+                                    arguments: [
+                                        FieldPatch.text(try FieldPatch.object(EventUpdate(everyFieldOf: e))),
+                                        row["seq"] as Int64,
+                                    ])
+                            }
+                        }
+                    }
+                    let clock = ContinuousClock()
+                    let pushEnd = SyncBenchmarks.pushEnd(of: engine)
+                    let t0 = clock.now
+                    let run = await engine.sync(full: false)
+                    let t1 = clock.now
+                    let pushed = await pushEnd.value
+                    guard run.outcome == "ok", run.pushed == n else {
+                        throw SyncBenchmarks.BenchError.passFailed(
+                            "an update pass failed: \(run.outcome) \(run.error ?? "") pushed \(run.pushed)")
+                    }
+                    push[mode, default: []].append(Double(n) / BenchHarness.seconds(pushed - t0))
+                    pull[mode, default: []].append(Double(run.pulled) / BenchHarness.seconds(t1 - pushed))
+                }
+            }
+            var results: [BenchResult] = []
+            for (name, rates) in [("update_push_throughput", push), ("update_pull_apply_throughput", pull)] {
+                let field = BenchHarness.median(rates[.fieldLevel] ?? [])
+                let whole = BenchHarness.median(rates[.wholeEntity] ?? [])
+                results.append(
+                    BenchResult(
+                        suite: "updates",
+                        name: "\(name) (\(n) note edits, field-level; baseline: whole-entity, median of \(rounds))",
+                        value: field, unit: "changes/s", baseline: whole, ratio: field / whole,
+                        target: "ratio ≥ 0.9", met: field / whole >= 0.9))
+            }
+            return results
+        }
+    }
+}
