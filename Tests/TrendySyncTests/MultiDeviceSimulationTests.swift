@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendyServer
@@ -65,6 +66,9 @@ struct Simulation {
     final class Device {
         let name: String
         let store: SQLiteLocalStore
+        /// The device's way to the server; a kill makes every further call fail, as a dead
+        /// process sends nothing more.
+        let api: InterceptingAPIClient
         var engine: OutboxSyncEngine
         var offlineUntil = 0
         var cursors: [Int64] = []
@@ -72,9 +76,10 @@ struct Simulation {
         /// knowingly when it edits).
         var seen: [String: Set<String>] = [:]
 
-        init(name: String, store: SQLiteLocalStore, engine: OutboxSyncEngine) {
+        init(name: String, store: SQLiteLocalStore, api: InterceptingAPIClient, engine: OutboxSyncEngine) {
             self.name = name
             self.store = store
+            self.api = api
             self.engine = engine
         }
     }
@@ -110,8 +115,8 @@ struct Simulation {
     mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
     mutating func chance(_ p: Double) -> Bool { Double(rng.next() % 10_000) / 10_000 < p }
 
-    /// A new engine for this run's account on `store`.
-    func engine(on store: SQLiteLocalStore) -> OutboxSyncEngine {
+    /// A new engine for this run's account on `store`, calling the server through `api`.
+    func engine(on store: SQLiteLocalStore, _ api: any TrendyAPIClient) -> OutboxSyncEngine {
         var c = OutboxSyncEngine.Configuration()
         c.pageSize = 20
         let user = userId
@@ -130,7 +135,8 @@ struct Simulation {
         userId = session.user.id
         for i in 0..<(2 + int(2)) {
             let store = try SyncHarness.memoryStore(now: { h.clock.now })
-            devices.append(Device(name: "d\(i)", store: store, engine: engine(on: store)))
+            let api = InterceptingAPIClient(client)
+            devices.append(Device(name: "d\(i)", store: store, api: api, engine: engine(on: store, api)))
         }
         try await devices[0].store.createEventType(EventType(id: h.ids.next(), name: "Base"))
         let steps = 30 + int(30)
@@ -253,17 +259,19 @@ struct Simulation {
             try await d.store.deleteGeofence(id: g.id)
             deleted(d, g.id.description, Self.fields(g).map(\.0))
         case 69..<73:
-            // Killed mid-pass: the engine is dropped and a new one starts on the same database.
+            // Killed mid-pass: from a random moment on, nothing more reaches the server (a dead
+            // process sends nothing); the engine is dropped and a new one starts on the database.
             let doomed = d.engine
             let pass = Task { await doomed.sync(full: false) }
             try await Task.sleep(for: .milliseconds(int(8)))
-            pass.cancel()
+            d.api.fail(nil, with: .transport(.connectionLost("the process was killed")), times: 100_000)
             _ = await pass.value
+            d.api.clearScript()
             log.append("\(step) \(d.name) killed (a whole pass) cursor \(try await d.store.cursor() ?? -1)")
             // Whatever the pass got to apply is in front of the person now.
             if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
             try await observe(d)
-            d.engine = engine(on: d.store)
+            d.engine = engine(on: d.store, d.api)
         case 73..<77:
             d.offlineUntil = step + 3 + int(8)
         case 77..<85:
