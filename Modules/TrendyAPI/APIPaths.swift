@@ -21,6 +21,8 @@ public enum APIPaths {
     public static let changes = "\(api)/changes"
     /// `/api/v1/changes/latest-cursor`.
     public static let latestCursor = "\(api)/changes/latest-cursor"
+    /// `/api/v1/conflicts`.
+    public static let conflicts = "\(api)/conflicts"
     /// `/api/v1/me/sync`.
     public static let syncSummary = "\(api)/me/sync"
 

@@ -79,6 +79,9 @@ public protocol TrendyAPIClient: Sendable {
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /me/sync`.
     func syncSummary() async throws(TrendyAPIError) -> SyncSummary
+    /// `GET /conflicts`: every conflict the server kept for the user (a new device's download
+    /// includes them: the feed before its cursor is never read).
+    func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
 }
 
 extension TrendyAPIClient {

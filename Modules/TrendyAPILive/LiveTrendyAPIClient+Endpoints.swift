@@ -190,6 +190,11 @@ extension LiveTrendyAPIClient {
         try await send(.GET, APIPaths.latestCursor, as: LatestCursor.self).value
     }
 
+    /// Implements `TrendyAPIClient.conflicts`.
+    public func conflicts() async throws(TrendyAPIError) -> [SyncConflict] {
+        try await send(.GET, APIPaths.conflicts, as: ItemList<SyncConflict>.self).value.items
+    }
+
     /// Implements `TrendyAPIClient.syncSummary`.
     public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
         try await send(.GET, APIPaths.syncSummary, as: SyncSummary.self).value

@@ -270,7 +270,13 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {
         try await intercept("latestCursor") { () throws(TrendyAPIError) in try await inner.latestCursor() }
     }
+
     /// Forwards (or fails as scripted).
+    public func conflicts() async throws(TrendyAPIError) -> [SyncConflict] {
+        try await intercept("conflicts") { () throws(TrendyAPIError) in try await inner.conflicts() }
+    }
+
+    /// Forwards `syncSummary`.
     public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
         try await intercept("syncSummary") { () throws(TrendyAPIError) in try await inner.syncSummary() }
     }

@@ -126,6 +126,10 @@ extension OutboxSyncEngine {
         let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
         try await store.beginBootstrap()
         var count = 0
+        // Conflicts recorded before the cursor this download ends at are never read from the feed.
+        let conflicts = try await call { () throws(TrendyAPIError) in try await api.conflicts() }
+        try ensureSameUser(user)
+        try await store.keep(conflicts)
         let types = try await call { () throws(TrendyAPIError) in try await api.listEventTypes() }
         try ensureSameUser(user)
         try await store.bootstrap(types.map { ChangeData.eventType($0) })

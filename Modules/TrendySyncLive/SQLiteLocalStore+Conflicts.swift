@@ -19,6 +19,12 @@ extension SQLiteLocalStore {
             ])
     }
 
+    /// Keeps conflicts a download listed (once each).
+    func keep(_ conflicts: [SyncConflict]) async throws {
+        guard !conflicts.isEmpty else { return }
+        try await db.write { db in for c in conflicts { try Self.keep(c, db) } }
+    }
+
     /// A server delete is about to remove an entity with local edits the server has not taken:
     /// those edits are kept as a conflict (the delete wins; they can be restored), never dropped
     /// without a trace. Edits in flight reach the server, which keeps them itself (410).

@@ -186,4 +186,32 @@ struct ConflictCLITests {
             }
         }
     }
+
+    /// The main screen's banner says "1 conflict" from the first frame of a launch.
+    @Test func theLaunchBannerCountsConflicts() async throws {
+        try await AuthCLITests.withServer { server in
+            let launcher = LaunchCLITests()
+            let api = server.baseURL.absoluteString
+            let a = TemporaryDataDirectory()
+            let b = TemporaryDataDirectory()
+            try await launcher.onboard(a, api, email: "banner@example.com")
+            let login = try await cli.trendy(
+                ["login", "--email", "banner@example.com", "--password-stdin"], b, server,
+                stdin: "password-launch-1\n")
+            #expect(login.status == 0, "\(login.stderr)")
+            try await sync(a, server)
+            try await sync(b, server)
+            let id = try #require(try await cli.events(b, server).first?["id"] as? String)
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "A"], a, server).status == 0)
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "B"], b, server).status == 0)
+            try await sync(a, server)
+            try await sync(b, server)
+            try await sync(a, server)
+            let (_, frames, report) = try await launcher.launch(a, api: api, ["--no-wait"])
+            let banners = frames.compactMap { $0["banner"] as? String }
+            #expect(!banners.isEmpty)
+            #expect(banners.allSatisfy { $0.contains("1 conflict") }, "\(banners)")
+            #expect((report["banner"] as? String)?.contains("1 conflict") == true, "\(report)")
+        }
+    }
 }

@@ -44,6 +44,8 @@ struct ConflictRouteTests {
             #expect(kept.first?.keptValue == "\"from B\"")
             #expect(kept.first?.lostBy == "A")
             #expect(kept.first?.keptBy == "B")
+            // A new device reads them without the feed (its download starts at the latest cursor).
+            #expect(try await api.conflicts() == kept)
             // A device's own later change, a change based on what it saw, and an equal value are no conflicts.
             var again = EventUpdate()
             again.notes = .set("B again")

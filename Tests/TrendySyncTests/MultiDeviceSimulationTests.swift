@@ -367,6 +367,25 @@ struct Simulation {
                 let conflictList = conflicts.filter { $0.entityId == id }.map {
                     "\($0.kind) \($0.field ?? "") lost \($0.lostValue)"
                 }
+                var feedCursor: Int64 = 0
+                while true {
+                    let page = try await api.changes(since: feedCursor, limit: 1000)
+                    for c in page.changes where c.entityId == id || c.entityType == .conflict {
+                        var what = ""
+                        if case .event(let e) = c.data {
+                            what = "notes=\(e.value.notes ?? "∅") ts=\(e.value.timestamp)"
+                        }
+                        print("FEED \(c.cursor) \(c.entityType.rawValue) \(c.operation.rawValue) \(what)")
+                    }
+                    feedCursor = page.nextCursor
+                    if !page.hasMore { break }
+                }
+                for d in devices {
+                    print("EXPLAIN \(d.name): \(try await d.store.explain(entityId: id))")
+                    print(
+                        "HISTORY \(d.name): \(try await d.engine.history().map { "\($0.outcome) \($0.pushed)/\($0.pulled) \($0.error ?? "")" })"
+                    )
+                }
                 print("SIMULATION LOG seed \(seed)\n" + story.joined(separator: "\n") + "\nconflicts: \(conflictList)")
                 throw SimulationFailure(
                     description:

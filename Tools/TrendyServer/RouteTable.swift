@@ -55,6 +55,7 @@ extension TrendyServer {
             RouteEntry(method: .get, path: "\(v1)/changes", handler: api.changes),
             RouteEntry(method: .get, path: "\(v1)/changes/latest-cursor", handler: api.latestCursor),
             RouteEntry(method: .get, path: "\(v1)/me/sync", handler: api.syncSummary),
+            RouteEntry(method: .get, path: "\(v1)/conflicts", handler: api.conflicts),
             RouteEntry(method: .post, path: "\(a)/signup", handler: auth.signup),
             RouteEntry(method: .post, path: "\(a)/token", handler: auth.token),
             RouteEntry(method: .get, path: "\(a)/user", handler: auth.user),

@@ -221,6 +221,12 @@ struct APIRoutes: Sendable {
         return try JSONIO.response(LatestCursor(cursor: try await store.latestCursor(userId: user)))
     }
 
+    func conflicts(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        let bodies = try await store.conflicts(userId: user)
+        return JSONIO.raw(Data(("{\"items\":[" + bodies.joined(separator: ",") + "]}").utf8), status: .ok)
+    }
+
     func syncSummary(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
         return try JSONIO.response(try await store.syncSummary(userId: user))

@@ -58,18 +58,28 @@ extension SQLiteServerStore {
     /// in the feed.
     static func record(_ conflicts: [SyncConflict], _ db: Database, userId: String, now: Date) throws {
         for conflict in conflicts {
+            let body = try encode(conflict)
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO conflicts (id, user_id, entity_id, field, lost_value, lost_by)
-                    VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO conflicts (id, user_id, entity_id, field, lost_value, lost_by, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     conflict.id, userId, conflict.entityId, conflict.field ?? "", conflict.lostValue, conflict.lostBy,
+                    body,
                 ])
             guard db.changesCount > 0 else { continue }
             try appendChange(
-                db, userId: userId, entity: .conflict, id: conflict.id, operation: .create,
-                data: try encode(conflict), now: now)
+                db, userId: userId, entity: .conflict, id: conflict.id, operation: .create, data: body, now: now)
+        }
+    }
+
+    /// Implements `ServerStore.conflicts`.
+    public func conflicts(userId: String) async throws -> [String] {
+        try await db.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT body FROM conflicts WHERE user_id = ? AND body IS NOT NULL ORDER BY rowid",
+                arguments: [userId])
         }
     }
 

@@ -154,6 +154,10 @@ enum ServerDatabase {
                     );
                     """)
         }
+        // The whole conflict, for a new device's download (`GET /conflicts`).
+        m.registerMigration("v3-conflict-bodies") { db in
+            try db.execute(sql: "ALTER TABLE conflicts ADD COLUMN body TEXT")
+        }
         return m
     }
 }

@@ -207,6 +207,8 @@ public protocol ServerStore: Sendable {
     func latestCursor(userId: String) async throws -> Int64
     /// Counts and the newest cursor.
     func syncSummary(userId: String) async throws -> SyncSummary
+    /// Every conflict kept for the user, as JSON objects, oldest first.
+    func conflicts(userId: String) async throws -> [String]
 
     // MARK: Idempotency
     /// The stored response for a key, if younger than `maxAge`.
