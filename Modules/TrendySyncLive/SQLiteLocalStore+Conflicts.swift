@@ -99,6 +99,11 @@ extension SQLiteLocalStore {
         let at = now()
         return try await db.write { db in
             let conflict = try Self.storedConflict(db, id)
+            if try String.fetchOne(db, sql: "SELECT state FROM sync_conflicts WHERE id = ?", arguments: [id])
+                == ConflictState.restored.rawValue
+            {
+                throw LocalStoreError.conflict("conflict \(id) was already restored")
+            }
             guard let entity = conflict.entityType.syncEntity else {
                 throw LocalStoreError.conflict("conflicts about \(conflict.entityType.rawValue) cannot be restored")
             }
@@ -161,6 +166,11 @@ extension SQLiteLocalStore {
         case .event:
             var event = try decoder.decode(Event.self, from: data)
             event.id = newId
+            guard try eventTypeExists(db, id: event.eventTypeId) else {
+                throw LocalStoreError.conflict(
+                    "its event type \(event.eventTypeId) was deleted too: restore that type's own conflict "
+                        + "(`trendy conflicts --all`) or add a type and restore again")
+            }
             try insertEvent(db, event, now: now)
         case .geofence:
             var geofence = try decoder.decode(Geofence.self, from: data)

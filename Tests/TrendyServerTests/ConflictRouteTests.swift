@@ -66,6 +66,28 @@ struct ConflictRouteTests {
         }
     }
 
+    /// Found by an outsider: the same value losing again later (after a restore, say) was
+    /// swallowed as a duplicate of its first loss.
+    @Test func theSameValueLosingAgainIsANewConflict() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let base = try await api.latestCursor().cursor
+            var x = EventUpdate()
+            x.notes = .set("x")
+            var y = EventUpdate()
+            y.notes = .set("y")
+            try await update(api, event.id, base: base, device: "A", x)
+            try await update(api, event.id, base: base, device: "B", y)  // x lost
+            try await update(api, event.id, base: base, device: "A", x)  // y lost
+            try await update(api, event.id, base: base, device: "B", y)  // x lost again
+            let lost = try await conflicts(api).map(\.lostValue)
+            #expect(lost == ["\"x\"", "\"y\"", "\"x\""])
+        }
+    }
+
     @Test func anEditOfADeletedEntityIsGoneAndKept() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()

@@ -103,9 +103,14 @@ import TrendySyncLive
         let kept = try await store.conflicts(includeClosed: false)
         #expect(kept.first?.conflict.kind == .deleted)
         #expect(kept.first?.conflict.lostValue == #"{"notes":"mine"}"#)
-        let restored = try await store.restoreConflict(id: try #require(kept.first?.conflict.id), newId: ids.next())
+        let conflictId = try #require(kept.first?.conflict.id)
+        let restored = try await store.restoreConflict(id: conflictId, newId: ids.next())
         #expect(try await store.event(id: try #require(UUIDv7(restored)))?.value.notes == "mine")
         #expect(try await store.openConflictCount() == 0)
+        // Restoring twice would make a second copy: refused.
+        await #expect(throws: LocalStoreError.self) {
+            try await store.restoreConflict(id: conflictId, newId: ids.next())
+        }
     }
 
     @Test func aPageThatFailsHalfwayLeavesNothingAndKeepsTheCursor() async throws {

@@ -14,26 +14,27 @@ extension SQLiteServerStore {
     static func fieldConflicts(
         _ db: Database, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
         patch: [String: Any], base: ChangeBase?, now: Date
-    ) throws -> [SyncConflict] {
+    ) throws -> [(SyncConflict, lostVersion: Int64)] {
         guard let base else { return [] }
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT field, device, changed_at FROM field_versions
+                    SELECT field, device, changed_at, version FROM field_versions
                     WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ?
                     """), arguments: [entity.rawValue, id, base.version, base.deviceId])
         guard !rows.isEmpty else { return [] }
         let current = try current()
-        return rows.compactMap { row -> SyncConflict? in
+        return rows.compactMap { row -> (SyncConflict, lostVersion: Int64)? in
             let field: String = row["field"]
             guard let incoming = patch[field] else { return nil }
             let kept = FieldPatch.canonical(incoming)
             let lost = FieldPatch.canonical(current[field])
             guard kept != lost else { return nil }
-            return SyncConflict(
+            let conflict = SyncConflict(
                 id: UUID().uuidString.lowercased(), kind: .field, entityType: entity, entityId: id, field: field,
                 keptValue: kept, lostValue: lost, keptBy: base.deviceId, keptAt: now, lostBy: row["device"],
                 lostAt: Date(timeIntervalSince1970: row["changed_at"]), detectedAt: now)
+            return (conflict, row["version"])
         }
     }
 
@@ -54,19 +55,24 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Keeps conflicts (once each: a retried request records nothing new) and announces them
-    /// in the feed.
-    static func record(_ conflicts: [SyncConflict], _ db: Database, userId: String, now: Date) throws {
-        for conflict in conflicts {
+    /// Keeps conflicts and announces them in the feed, each once: the same loss (entity, field,
+    /// lost value from the same device, replaced at the same version) is recorded only once, so
+    /// a retried request records nothing new, while the same value losing again later (after a
+    /// restore, say) is a new conflict.
+    static func record(
+        _ conflicts: [(SyncConflict, lostVersion: Int64)], _ db: Database, userId: String, now: Date
+    ) throws {
+        for (conflict, lostVersion) in conflicts {
             let body = try encode(conflict)
             try db.execute(
                 sql: """
-                    INSERT OR IGNORE INTO conflicts (id, user_id, entity_id, field, lost_value, lost_by, body)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO conflicts
+                    (id, user_id, entity_id, field, lost_value, lost_by, lost_version, body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     conflict.id, userId, conflict.entityId, conflict.field ?? "", conflict.lostValue, conflict.lostBy,
-                    body,
+                    lostVersion, body,
                 ])
             guard db.changesCount > 0 else { continue }
             try appendChange(
@@ -94,7 +100,7 @@ extension SQLiteServerStore {
             let rows = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT field, device, changed_at FROM field_versions
+                        SELECT field, device, changed_at, version FROM field_versions
                         WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ? ORDER BY version
                         """), arguments: [entity.rawValue, id, base.version, base.deviceId])
             if let last = rows.last {
@@ -103,12 +109,15 @@ extension SQLiteServerStore {
                 for row in rows { lost[row["field"] as String] = current[row["field"] as String] ?? NSNull() }
                 try record(
                     [
-                        SyncConflict(
-                            id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id,
-                            field: nil, keptValue: nil, lostValue: FieldPatch.text(lost), keptBy: base.deviceId,
-                            keptAt: now, lostBy: last["device"],
-                            lostAt: Date(timeIntervalSince1970: last["changed_at"]),
-                            detectedAt: now, entity: body)
+                        (
+                            SyncConflict(
+                                id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id,
+                                field: nil, keptValue: nil, lostValue: FieldPatch.text(lost), keptBy: base.deviceId,
+                                keptAt: now, lostBy: last["device"],
+                                lostAt: Date(timeIntervalSince1970: last["changed_at"]),
+                                detectedAt: now, entity: body),
+                            last["version"] as Int64
+                        )
                     ], db, userId: userId, now: now)
             }
         }
@@ -147,13 +156,17 @@ extension SQLiteServerStore {
                     WHERE entity_type = ? AND entity_id = ? AND user_id = ?
                     """, arguments: [entity.rawValue, id, userId])
         else { return .notFound(what) }
+        // The edit's base tells a retry (same base: recorded once) from a later edit of the same values.
         try record(
             [
-                SyncConflict(
-                    id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id, field: nil,
-                    keptValue: nil, lostValue: FieldPatch.text(patch), keptBy: row["device"],
-                    keptAt: Date(timeIntervalSince1970: row["deleted_at"]), lostBy: base?.deviceId ?? "unknown",
-                    lostAt: now, detectedAt: now, entity: try apply(row["body"]))
+                (
+                    SyncConflict(
+                        id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id,
+                        field: nil, keptValue: nil, lostValue: FieldPatch.text(patch), keptBy: row["device"],
+                        keptAt: Date(timeIntervalSince1970: row["deleted_at"]), lostBy: base?.deviceId ?? "unknown",
+                        lostAt: now, detectedAt: now, entity: try apply(row["body"])),
+                    base?.version ?? 0
+                )
             ], db, userId: userId, now: now)
         return .gone(what)
     }

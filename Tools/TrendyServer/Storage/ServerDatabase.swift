@@ -150,13 +150,11 @@ enum ServerDatabase {
                         field TEXT NOT NULL,
                         lost_value TEXT NOT NULL,
                         lost_by TEXT NOT NULL,
-                        UNIQUE (user_id, entity_id, field, lost_value, lost_by)
+                        lost_version INTEGER NOT NULL,
+                        body TEXT NOT NULL,
+                        UNIQUE (user_id, entity_id, field, lost_value, lost_by, lost_version)
                     );
                     """)
-        }
-        // The whole conflict, for a new device's download (`GET /conflicts`).
-        m.registerMigration("v3-conflict-bodies") { db in
-            try db.execute(sql: "ALTER TABLE conflicts ADD COLUMN body TEXT")
         }
         return m
     }
