@@ -137,24 +137,13 @@ extension SQLiteLocalStore {
             try replaceEvent(db, try FieldPatch.decode(EventUpdate.self, patch).apply(to: event), now: now)
         case .geofence:
             guard let old = try storedGeofence(db, id: uuid) else { throw LocalStoreError.notFound("geofence") }
-            let new = try FieldPatch.decode(GeofenceUpdate.self, patch).apply(to: old)
-            guard let diff = try FieldPatch.diff(GeofenceUpdate.self, from: old, to: new) else { return }
-            let body = try encode(new)
-            try db.execute(
-                sql: "UPDATE local_geofences SET body = ?, is_active = ?, sync_status = 'pending' WHERE id = ?",
-                arguments: [body, new.isActive, id])
-            try Outbox.enqueue(db, .geofence, id, .update, payload: diff, whole: body, now: now)
+            try replaceGeofence(db, try FieldPatch.decode(GeofenceUpdate.self, patch).apply(to: old), now: now)
         case .eventType:
             guard
                 let old = try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [id])
                     .flatMap(eventType)?.value
             else { throw LocalStoreError.notFound("event type") }
-            let new = try FieldPatch.decode(EventTypeUpdate.self, patch).apply(to: old)
-            guard let diff = try FieldPatch.diff(EventTypeUpdate.self, from: old, to: new) else { return }
-            try db.execute(
-                sql: "UPDATE local_event_types SET name = ?, color = ?, icon = ?, sync_status = 'pending' WHERE id = ?",
-                arguments: [new.name, new.color, new.icon, id])
-            try Outbox.enqueue(db, .eventType, id, .update, payload: diff, whole: try encode(new), now: now)
+            try replaceEventType(db, try FieldPatch.decode(EventTypeUpdate.self, patch).apply(to: old), now: now)
         }
     }
 

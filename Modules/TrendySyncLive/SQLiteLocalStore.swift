@@ -88,25 +88,29 @@ public final class SQLiteLocalStore: LocalStore {
     public func updateEventType(_ type: EventType) async throws {
         try validate { () throws(ValidationError) in try type.validate() }
         let at = now()
-        try await db.write { db in
-            if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM local_event_types WHERE name = ? AND id != ?",
-                arguments: [type.name, type.id.description]) == true
-            {
-                throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
-            }
-            guard
-                let old = try Row.fetchOne(
-                    db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [type.id.description]
-                ).flatMap(Self.eventType)
-            else { throw LocalStoreError.notFound("event type") }
-            guard let patch = try FieldPatch.diff(EventTypeUpdate.self, from: old.value, to: type) else { return }
-            try db.execute(
-                sql: "UPDATE local_event_types SET name = ?, color = ?, icon = ?, sync_status = 'pending' WHERE id = ?",
-                arguments: [type.name, type.color, type.icon, type.id.description])
-            try Outbox.enqueue(
-                db, .eventType, type.id.description, .update, payload: patch, whole: try Self.encode(type), now: at)
+        try await db.write { db in try Self.replaceEventType(db, type, now: at) }
+    }
+
+    /// Replaces a type's fields inside the caller's transaction and queues an update of the
+    /// fields that changed (nothing when none did).
+    static func replaceEventType(_ db: Database, _ type: EventType, now: Date) throws {
+        if try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM local_event_types WHERE name = ? AND id != ?",
+            arguments: [type.name, type.id.description]) == true
+        {
+            throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
         }
+        guard
+            let old = try Row.fetchOne(
+                db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [type.id.description]
+            ).flatMap(Self.eventType)
+        else { throw LocalStoreError.notFound("event type") }
+        guard let patch = try FieldPatch.diff(EventTypeUpdate.self, from: old.value, to: type) else { return }
+        try db.execute(
+            sql: "UPDATE local_event_types SET name = ?, color = ?, icon = ?, sync_status = 'pending' WHERE id = ?",
+            arguments: [type.name, type.color, type.icon, type.id.description])
+        try Outbox.enqueue(
+            db, .eventType, type.id.description, .update, payload: patch, whole: try Self.encode(type), now: now)
     }
 
     /// Implements `LocalStore.deleteEventType`: its events go too (the server does the same).
@@ -300,17 +304,19 @@ public final class SQLiteLocalStore: LocalStore {
     public func updateGeofence(_ geofence: Geofence) async throws {
         try validate { () throws(ValidationError) in try geofence.validate() }
         let at = now()
-        try await db.write { db in
-            guard let old = try Self.storedGeofence(db, id: geofence.id) else {
-                throw LocalStoreError.notFound("geofence")
-            }
-            guard let patch = try FieldPatch.diff(GeofenceUpdate.self, from: old, to: geofence) else { return }
-            let body = try Self.encode(geofence)
-            try db.execute(
-                sql: "UPDATE local_geofences SET body = ?, is_active = ?, sync_status = 'pending' WHERE id = ?",
-                arguments: [body, geofence.isActive, geofence.id.description])
-            try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: patch, whole: body, now: at)
-        }
+        try await db.write { db in try Self.replaceGeofence(db, geofence, now: at) }
+    }
+
+    /// Replaces a geofence's fields inside the caller's transaction and queues an update of the
+    /// fields that changed (nothing when none did).
+    static func replaceGeofence(_ db: Database, _ geofence: Geofence, now: Date) throws {
+        guard let old = try storedGeofence(db, id: geofence.id) else { throw LocalStoreError.notFound("geofence") }
+        guard let patch = try FieldPatch.diff(GeofenceUpdate.self, from: old, to: geofence) else { return }
+        let body = try encode(geofence)
+        try db.execute(
+            sql: "UPDATE local_geofences SET body = ?, is_active = ?, sync_status = 'pending' WHERE id = ?",
+            arguments: [body, geofence.isActive, geofence.id.description])
+        try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: patch, whole: body, now: now)
     }
 
     /// Implements `LocalStore.deleteGeofence`.

@@ -186,11 +186,7 @@ struct Simulation {
     /// The device writes `value` to `entity/field`, knowingly replacing what it has seen there.
     mutating func wrote(_ d: Device, _ entity: String, _ field: String, _ value: String) {
         let key = "\(entity)/\(field)"
-        for other in devices where other !== d {
-            if let intent = intents["\(other.name)|\(key)"], d.seen[key]?.contains(intent.value) == true {
-                intents["\(other.name)|\(key)"]?.superseded = true
-            }
-        }
+        supersedeSeen(by: d, key)
         intents["\(d.name)|\(key)"] = Intent(value: value)
         log.append("\(step) \(d.name) wrote \(key)=\(value) cursor \(d.cursors.last ?? -1)")
         d.seen[key, default: []].insert(value)
@@ -303,12 +299,17 @@ struct Simulation {
         log.append("\(step) \(d.name) deleted \(id)")
         for field in fields {
             let key = "\(id)/\(field)"
-            for other in devices where other !== d {
-                if let intent = intents["\(other.name)|\(key)"], d.seen[key]?.contains(intent.value) == true {
-                    intents["\(other.name)|\(key)"]?.superseded = true
-                }
-            }
+            supersedeSeen(by: d, key)
             intents["\(d.name)|\(key)"]?.superseded = true
+        }
+    }
+
+    /// Other devices' last values of `key` that `d` had in front of it are knowingly replaced.
+    mutating func supersedeSeen(by d: Device, _ key: String) {
+        for other in devices where other !== d {
+            if let intent = intents["\(other.name)|\(key)"], d.seen[key]?.contains(intent.value) == true {
+                intents["\(other.name)|\(key)"]?.superseded = true
+            }
         }
     }
 
