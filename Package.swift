@@ -60,9 +60,21 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TrendyHTTP",
+            dependencies: [
+                "TrendyAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Modules/TrendyHTTP",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "TrendyAPILive",
             dependencies: [
                 "TrendyAPI",
+                "TrendyHTTP",
                 "TrendyModels",
                 "TrendyLogging",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -92,6 +104,7 @@ let package = Package(
                 "TrendyAuth",
                 "TrendyFiles",
                 "TrendyAPI",
+                "TrendyHTTP",
                 "TrendyModels",
                 "TrendyLogging",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -190,6 +203,7 @@ let package = Package(
                 "TrendyServer",
                 "TrendyAPI",
                 "TrendyAPILive",
+                "TrendyHTTP",
                 "TrendyAuth",
                 "TrendyAuthLive",
                 "TrendySync",
@@ -327,7 +341,7 @@ let package = Package(
             name: "TrendySyncTests",
             dependencies: [
                 "TrendySync", "TrendySyncLive", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting", "TrendyModels",
-                "TrendyLogging", "TrendyServer", "TrendyFiles",
+                "TrendyLogging", "TrendyServer", "TrendyFiles", "TrendyHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -352,6 +366,7 @@ let package = Package(
                 "TrendyAuthLive",
                 "TrendyAPI",
                 "TrendyAPILive",
+                "TrendyHTTP",
                 "TrendyModels",
                 "TrendyLogging",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -364,7 +379,7 @@ let package = Package(
         .testTarget(
             name: "TrendyAppTests",
             dependencies: [
-                "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyModels",
+                "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyAPITesting", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -13,8 +13,9 @@ import TrendyModels
 /// Creates and updates take an optional idempotency key; reuse the same key for every retry of
 /// the same mutation.
 public protocol TrendyAPIClient: Sendable {
-    /// `GET /health` (no auth).
-    func health() async throws(TrendyAPIError) -> HealthStatus
+    /// `GET /health` (no auth), answered within `budget` or failed with
+    /// ``TransportFailure/notResponding(server:seconds:)`` (a refused connection fails at once).
+    func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus
 
     /// `GET /event-types`.
     func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>]
@@ -85,6 +86,11 @@ public protocol TrendyAPIClient: Sendable {
 }
 
 extension TrendyAPIClient {
+    /// `GET /health` within the standard budget (``NetworkBudget/respond``).
+    public func health() async throws(TrendyAPIError) -> HealthStatus {
+        try await health(within: NetworkBudget.standard.respond)
+    }
+
     /// Decodes and sends through ``createEvents(_:idempotencyKey:)`` (for clients without a raw path).
     public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
         -> EventBatchResponse

@@ -76,24 +76,56 @@ public enum TrendyAPIError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// A request that got no HTTP answer.
+/// A request that got no HTTP answer. `server` is the `host:port` the request was for, so the
+/// text can say which server it is about.
 public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Nothing listens at the address, or the host is unreachable.
+    /// Nothing listens at the address: the connection was refused at once.
+    case refused(server: String)
+    /// The network has no route to the server (no network, or the address is unroutable), or
+    /// its name does not resolve.
+    case unreachable(server: String, reason: String)
+    /// The server accepted (or never completed) the connection and sent no answer within
+    /// `seconds`.
+    case notResponding(server: String, seconds: Double)
+    /// Another failure to connect (the embedded server did not start, TLS failed…).
     case cannotConnect(String)
-    /// No answer within the timeout.
-    case timedOut
     /// The connection closed before the whole answer arrived.
     case connectionLost(String)
     /// The call was cancelled.
     case cancelled
 
-    /// A readable explanation.
+    /// A no-answer failure whose server and wait are not known (test doubles).
+    public static let timedOut = TransportFailure.notResponding(server: "", seconds: 0)
+
+    /// A readable sentence (capitalised, no trailing period).
     public var description: String {
         switch self {
-        case .cannotConnect(let d): return "cannot reach the server (\(d))"
-        case .timedOut: return "the server did not answer in time"
-        case .connectionLost(let d): return "the connection dropped (\(d))"
-        case .cancelled: return "cancelled"
+        case .refused(let server): return "The server at \(server) refused the connection"
+        case .unreachable(let server, let reason): return "The server at \(server) cannot be reached (\(reason))"
+        case .notResponding(let server, let seconds):
+            let at = server.isEmpty ? "The server" : "The server at \(server)"
+            guard seconds > 0 else { return "\(at) did not answer in time" }
+            return "\(at) did not answer within \(Self.formatSeconds(seconds))"
+        case .cannotConnect(let d): return "Cannot reach the server (\(d))"
+        case .connectionLost(let d): return "The connection to the server dropped (\(d))"
+        case .cancelled: return "Cancelled"
         }
+    }
+
+    /// Whether the failure means the server is unreachable or silent (offline), as opposed to a
+    /// dropped connection or a cancelled call.
+    public var meansOffline: Bool {
+        switch self {
+        case .refused, .unreachable, .notResponding, .cannotConnect: return true
+        case .connectionLost, .cancelled: return false
+        }
+    }
+
+    /// `2 s`, `0.5 s`, `1.25 s`.
+    public static func formatSeconds(_ seconds: Double) -> String {
+        if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
+        var text = String(format: "%.2f", seconds)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text + " s"
     }
 }

@@ -3,9 +3,9 @@ import TrendyAPI
 import TrendyModels
 
 extension LiveTrendyAPIClient {
-    /// Implements `TrendyAPIClient.health`.
-    public func health() async throws(TrendyAPIError) -> HealthStatus {
-        try await send(.GET, APIPaths.health, authorized: false, as: HealthStatus.self).value
+    /// Implements `TrendyAPIClient.health(within:)`.
+    public func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus {
+        try await send(.GET, APIPaths.health, authorized: false, deadline: budget, as: HealthStatus.self).value
     }
 
     // MARK: Event types

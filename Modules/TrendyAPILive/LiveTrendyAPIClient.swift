@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import TrendyAPI
+import TrendyHTTP
 import TrendyLogging
 import TrendyModels
 
@@ -15,20 +16,24 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     public struct Configuration: Sendable {
         /// The server root, e.g. `http://127.0.0.1:8080` (paths start at `/api/v1`).
         public var endpoint: ServiceEndpoint
-        /// Time allowed for one whole request.
-        public var timeout: Duration
+        /// How long requests may take; the HTTP client should be made for the same budget
+        /// (``HTTPTransport/makeClient(budget:)``) so failures name the right wait.
+        public var budget: NetworkBudget
         /// Sent as `apikey` (Supabase projects require it); nil for the dev server.
         public var apiKey: String?
 
+        /// Time allowed for one whole request (``NetworkBudget/request``).
+        public var timeout: Duration { budget.request }
+
         /// Creates a configuration.
-        public init(baseURL: URL, timeout: Duration = .seconds(30), apiKey: String? = nil) {
-            self.init(endpoint: .fixed(baseURL), timeout: timeout, apiKey: apiKey)
+        public init(baseURL: URL, budget: NetworkBudget = .standard, apiKey: String? = nil) {
+            self.init(endpoint: .fixed(baseURL), budget: budget, apiKey: apiKey)
         }
 
         /// Creates a configuration whose server is resolved per request.
-        public init(endpoint: ServiceEndpoint, timeout: Duration = .seconds(30), apiKey: String? = nil) {
+        public init(endpoint: ServiceEndpoint, budget: NetworkBudget = .standard, apiKey: String? = nil) {
             self.endpoint = endpoint
-            self.timeout = timeout
+            self.budget = budget
             self.apiKey = apiKey
         }
     }
@@ -59,13 +64,13 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     func send<T: Decodable & Sendable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
-        as type: T.Type, fastDecode: (@Sendable (Data) -> T?)? = nil, isRetry: Bool = false
+        deadline: Duration? = nil, as type: T.Type, fastDecode: (@Sendable (Data) -> T?)? = nil, isRetry: Bool = false
     ) async throws(TrendyAPIError) -> (value: T, status: Int) {
         let base: String
         do {
             base = try await configuration.endpoint.baseString()
         } catch {
-            throw .transport(.cannotConnect("the server did not start: \(error)"))
+            throw .transport(.cannotConnect("the embedded server did not start: \(error)"))
         }
         var url = base + path
         if !query.isEmpty {
@@ -110,13 +115,14 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         let status: Int
         let bytes: ByteBuffer
         let headers: HTTPHeaders
+        let deadline = deadline ?? configuration.budget.request
         do {
-            let response = try await http.execute(request, timeout: .nanoseconds(configuration.timeout.nanoseconds))
+            let response = try await http.execute(request, timeout: .nanoseconds(deadline.nanoseconds))
             status = Int(response.status.code)
             headers = response.headers
             bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         } catch {
-            let failure = Self.transportFailure(error)
+            let failure = HTTPTransport.failure(error, url: url, deadline: deadline, budget: configuration.budget)
             logger.debug(
                 "\(method.rawValue) \(path) failed",
                 metadata: ["request_id": .string(requestId), "error": .string(failure.description)])
@@ -137,7 +143,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             await tokens.accessTokenRejected(sentToken)
             return try await send(
                 method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized,
-                answersOn: extraStatuses, as: type, fastDecode: fastDecode, isRetry: true)
+                answersOn: extraStatuses, deadline: deadline, as: type, fastDecode: fastDecode, isRetry: true)
         }
         guard (200..<300).contains(status) else {
             let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
@@ -176,29 +182,5 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
         return max(0, date.timeIntervalSinceNow)
-    }
-
-    static func transportFailure(_ error: any Error) -> TransportFailure {
-        if error is CancellationError { return .cancelled }
-        if let e = error as? HTTPClientError {
-            switch e {
-            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
-            case .cancelled: return .cancelled
-            case .remoteConnectionClosed: return .connectionLost("the server closed the connection")
-            default: break
-            }
-        }
-        let text = String(describing: error)
-        if text.contains("connect") || text.contains("Connection refused") || text.contains("NIOConnectionError") {
-            return .cannotConnect(text)
-        }
-        return .connectionLost(text)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (s, a) = components
-        return s * 1_000_000_000 + a / 1_000_000_000
     }
 }

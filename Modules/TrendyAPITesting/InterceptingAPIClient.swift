@@ -117,8 +117,8 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     }
 
     /// Forwards (or fails as scripted).
-    public func health() async throws(TrendyAPIError) -> HealthStatus {
-        try await intercept("health") { () throws(TrendyAPIError) in try await inner.health() }
+    public func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus {
+        try await intercept("health") { () throws(TrendyAPIError) in try await inner.health(within: budget) }
     }
     /// Forwards (or fails as scripted).
     public func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>] {

@@ -36,7 +36,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .userAlreadyExists: return "An account with this email already exists; sign in instead."
         case .notSignedIn: return "You are not signed in. Run `trendy login` first."
         case .sessionRevoked: return "Your session has ended. Sign in again."
-        case .network(let detail): return "Cannot reach the server (\(detail)). Nothing was changed."
+        case .network(let detail): return detail.prefix(1).uppercased() + detail.dropFirst() + ". Nothing was changed."
         case .rateLimited(let after):
             return "Too many attempts."
                 + (after.map { " Try again in \(Int($0.rounded(.up))) s." } ?? " Try again later.")

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import TrendyAPI
 import TrendyAuth
+import TrendyHTTP
 import TrendyLogging
 import TrendyModels
 
@@ -18,19 +19,19 @@ public final class GoTrueAuthGateway: AuthGateway {
         public var endpoint: ServiceEndpoint
         /// The anon key for Supabase projects.
         public var apiKey: String?
-        /// Time allowed per request.
-        public var timeout: Duration
+        /// How long requests may take (the HTTP client should be made for the same budget).
+        public var budget: NetworkBudget
 
         /// Creates a configuration.
-        public init(baseURL: URL, apiKey: String? = nil, timeout: Duration = .seconds(30)) {
-            self.init(endpoint: .fixed(baseURL), apiKey: apiKey, timeout: timeout)
+        public init(baseURL: URL, apiKey: String? = nil, budget: NetworkBudget = .standard) {
+            self.init(endpoint: .fixed(baseURL), apiKey: apiKey, budget: budget)
         }
 
         /// Creates a configuration whose server is resolved per request.
-        public init(endpoint: ServiceEndpoint, apiKey: String? = nil, timeout: Duration = .seconds(30)) {
+        public init(endpoint: ServiceEndpoint, apiKey: String? = nil, budget: NetworkBudget = .standard) {
             self.endpoint = endpoint
             self.apiKey = apiKey
-            self.timeout = timeout
+            self.budget = budget
         }
     }
 
@@ -50,15 +51,21 @@ public final class GoTrueAuthGateway: AuthGateway {
         var body: Data
     }
 
-    func send(_ method: HTTPMethod, _ path: String, body: Data?, token: String? = nil) async throws(AuthError) -> Reply
-    {
+    /// Sends one request. `quick` requests (verifying a session, signing out on the server) are
+    /// checks a screen or command waits on: they get the short ``NetworkBudget/respond`` deadline
+    /// instead of ``NetworkBudget/request``, so a hung server costs seconds, not the idle timeout.
+    func send(
+        _ method: HTTPMethod, _ path: String, body: Data?, token: String? = nil, quick: Bool = false
+    ) async throws(AuthError) -> Reply {
         let base: String
         do {
             base = try await configuration.endpoint.baseString()
         } catch {
-            throw .network("the server did not start: \(error)")
+            throw .network("the embedded server did not start: \(error)")
         }
-        var request = HTTPClientRequest(url: base + path)
+        let url = base + path
+        let deadline = quick ? configuration.budget.respond : configuration.budget.request
+        var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "X-Supabase-Api-Version", value: "2024-01-01")
@@ -69,8 +76,7 @@ public final class GoTrueAuthGateway: AuthGateway {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
-            let (s, a) = configuration.timeout.components
-            let response = try await http.execute(request, timeout: .nanoseconds(s * 1_000_000_000 + a / 1_000_000_000))
+            let response = try await http.execute(request, timeout: .nanoseconds(deadline.nanoseconds))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             let reply = Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
             logger.debug("\(method.rawValue) \(path)", metadata: ["status": .int(reply.status)])
@@ -83,20 +89,9 @@ public final class GoTrueAuthGateway: AuthGateway {
             throw error
         } catch {
             logger.debug("\(method.rawValue) \(path) failed", metadata: ["error": .string(String(describing: error))])
-            throw .network(Self.describe(error))
+            let failure = HTTPTransport.failure(error, url: url, deadline: deadline, budget: configuration.budget)
+            throw .network(failure.description)
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? HTTPClientError {
-            switch e {
-            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
-            case .remoteConnectionClosed: return "connection closed"
-            default: break
-            }
-        }
-        let text = String(describing: error)
-        return text.contains("refused") || text.contains("connect") ? "connection refused" : text
     }
 
     /// Maps a non-2xx answer to an ``AuthError``.
@@ -174,7 +169,7 @@ public final class GoTrueAuthGateway: AuthGateway {
 
     /// Implements `AuthGateway.user`.
     public func user(accessToken: String) async throws(AuthError) -> AuthUser {
-        let reply = try await send(.GET, "/user", body: nil, token: accessToken)
+        let reply = try await send(.GET, "/user", body: nil, token: accessToken, quick: true)
         guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
         guard let user = try? TrendyJSON.decoder().decode(GoTrueUser.self, from: reply.body) else {
             throw .server(status: reply.status, code: "unreadable", message: "the user could not be read")
@@ -184,7 +179,8 @@ public final class GoTrueAuthGateway: AuthGateway {
 
     /// Implements `AuthGateway.signOut`.
     public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {
-        let reply = try await send(.POST, "/logout?scope=\(scope.rawValue)", body: nil, token: accessToken)
+        let reply = try await send(
+            .POST, "/logout?scope=\(scope.rawValue)", body: nil, token: accessToken, quick: true)
         // A session the server already forgot is signed out all the same.
         guard (200..<300).contains(reply.status) || reply.status == 401 || reply.status == 403 || reply.status == 404
         else { throw Self.error(from: reply) }

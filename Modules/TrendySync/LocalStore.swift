@@ -166,8 +166,9 @@ public protocol SyncEngine: Sendable {
     func refreshCounts() async
     /// Runs a pass (or joins the running one and its follow-up); `full` re-downloads everything.
     func sync(full: Bool) async -> SyncRun
-    /// Moves the cursor to the server's latest without pulling (pending changes still push).
-    func skipToLatestCursor() async throws
+    /// Runs a pass that pushes every pending change and then moves the cursor to the server's
+    /// latest instead of pulling (its `pulled` is 0: not even the echo of its own pushes).
+    func skipToLatest() async -> SyncRun
     /// Tells the engine a local write happened: a running pass schedules a follow-up.
     func localWriteHappened() async
     /// The last passes, newest first.

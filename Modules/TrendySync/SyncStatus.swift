@@ -12,6 +12,9 @@ public enum SyncPhase: Sendable, Hashable {
     case pulling(applied: Int)
     /// Waiting out a rate limit until this time.
     case rateLimited(until: Date)
+    /// Every pending change waits out a retry delay after a failure (a 5xx or a dropped
+    /// connection) until this time; nothing was sent.
+    case waitingToRetry(until: Date)
     /// The server cannot be reached; nothing was attempted.
     case offline
     /// The last pass failed.
@@ -25,6 +28,7 @@ public enum SyncPhase: Sendable, Hashable {
         case .pushing: "pushing"
         case .pulling: "pulling"
         case .rateLimited: "rate_limited"
+        case .waitingToRetry: "waiting_to_retry"
         case .offline: "offline"
         case .error: "error"
         }
@@ -77,6 +81,8 @@ public struct SyncStatus: Sendable, Hashable {
         case .offline: return "Offline\(pending)"
         case .rateLimited(let until):
             return "Server busy; retrying at \(Self.time(until))\(pending)"
+        case .waitingToRetry(let until):
+            return "Retrying at \(Self.time(until)) after a server error\(pending)"
         case .error(let message): return "Sync failed: \(message)\(pending) — run `trendy sync` to retry"
         case .idle:
             if failedCount > 0 { return "\(Self.format(failedCount)) change(s) could not sync\(pending)" }
@@ -90,7 +96,8 @@ public struct SyncStatus: Sendable, Hashable {
         n.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
     }
 
-    static func time(_ date: Date) -> String {
+    /// A time as the banner shows it (`2026-11-22T08:30:00Z`).
+    public static func time(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle().dateSeparator(.dash).timeSeparator(.colon))
     }
 }

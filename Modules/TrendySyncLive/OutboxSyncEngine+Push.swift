@@ -50,8 +50,9 @@ extension OutboxSyncEngine {
                     try await last?.value
                     if let waitUntil {
                         throw Stop(
-                            outcome: "error", message: "waiting to retry until \(waitUntil)",
-                            phase: .error("retrying after a failure"))
+                            outcome: "waiting",
+                            message: "changes wait to be retried at \(SyncStatus.time(waitUntil)) after a server error",
+                            phase: .waitingToRetry(until: waitUntil))
                     }
                     return done
                 }

@@ -30,6 +30,7 @@ public actor OutboxSyncEngine: SyncEngine {
 
     let store: SQLiteLocalStore
     let api: any TrendyAPIClient
+    let reachability: any ReachabilityProbe
     let identity: @Sendable () -> String?
     let now: @Sendable () -> Date
     let logger: Logger
@@ -38,6 +39,8 @@ public actor OutboxSyncEngine: SyncEngine {
     var breaker = CircuitBreaker()
     var running: Task<SyncRun, Never>?
     var followUp = false
+    /// Set by ``skipToLatest()``: the pass moves the cursor instead of pulling.
+    var skipPull = false
     var recoveredInFlight = false
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
@@ -46,13 +49,16 @@ public actor OutboxSyncEngine: SyncEngine {
     var deviceId = "unknown"
 
     /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
-    /// results the moment it changes.
+    /// results the moment it changes. `reachability` is asked first in every pass (default: the
+    /// API's health check within the standard 2 s budget).
     public init(
-        store: SQLiteLocalStore, api: any TrendyAPIClient, identity: @escaping @Sendable () -> String?,
+        store: SQLiteLocalStore, api: any TrendyAPIClient, reachability: (any ReachabilityProbe)? = nil,
+        identity: @escaping @Sendable () -> String?,
         configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {
         self.store = store
         self.api = api
+        self.reachability = reachability ?? HealthCheckProbe(api: api)
         self.identity = identity
         self.configuration = configuration
         self.now = now
@@ -124,8 +130,15 @@ public actor OutboxSyncEngine: SyncEngine {
     /// The last passes, newest first.
     public func history() async throws -> [SyncRun] { try await store.history() }
 
-    /// Moves the cursor to the server's latest without pulling.
-    public func skipToLatestCursor() async throws {
+    /// Implements ``SyncEngine/skipToLatest()``.
+    public func skipToLatest() async -> SyncRun {
+        skipPull = true
+        defer { skipPull = false }
+        return await sync(full: false)
+    }
+
+    /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass).
+    func skipToLatestCursor() async throws {
         let latest = try await api.latestCursor().cursor
         try await store.setCursor(latest)
         logger.notice("Skipped to the latest cursor", metadata: ["cursor": .int(Int(latest))])
@@ -157,16 +170,19 @@ public actor OutboxSyncEngine: SyncEngine {
             }
             try checkBreaker()
             broadcaster.update { $0.phase = .checking }
-            do {
-                _ = try await api.health()
-            } catch {
-                if case .transport = error {
-                    throw Stop(outcome: "offline", message: error.description, phase: .offline)
-                }
+            switch await reachability.check() {
+            case .reachable: break
+            case .offline(let failure):
+                throw Stop(outcome: "offline", message: failure.description, phase: .offline)
+            case .failing(let error):
                 throw Stop(outcome: "error", message: error.description, phase: .error(error.description))
             }
             pushed = try await push(user: user)
-            pulled = try await pull(user: user, full: full)
+            if skipPull {
+                try await skipToLatestCursor()
+            } else {
+                pulled = try await pull(user: user, full: full)
+            }
             breaker.recordSuccess()
         } catch let stop as Stop {
             outcome = stop.outcome

@@ -108,7 +108,7 @@ struct AuthCLITests {
             ],
             stdin: "password-x-1\n")
         #expect(offline.status == 69)
-        #expect(offline.stderr.contains("Cannot reach the server"))
+        #expect(offline.stderr.contains("The server at 127.0.0.1:1 refused the connection. Nothing was changed."))
     }
 
     @Test func expiredTokensRefreshTransparentlyAndTheRotatedOneIsSaved() async throws {

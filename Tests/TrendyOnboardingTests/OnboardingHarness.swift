@@ -56,7 +56,8 @@ struct OnboardingHarness: Sendable {
             let data = try await response.body.collect(upTo: 1 << 20)
             let session = try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(data.readableBytesView))
             let direct = LiveTrendyAPIClient(
-                configuration: .init(baseURL: running.baseURL, timeout: .seconds(10)), http: http,
+                configuration: .init(baseURL: running.baseURL, budget: NetworkBudget(request: .seconds(10))),
+                http: http,
                 tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
             let h = OnboardingHarness(
                 api: InterceptingAPIClient(direct), direct: direct, cache: InMemoryOnboardingCache(),

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyHTTP
 import TrendyModels
 import TrendyServer
 
@@ -137,7 +138,7 @@ struct ErrorAndFaultTests {
     }
 
     @Test func unreachableServerIsATransportError() async throws {
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let http = HTTPTransport.makeClient(budget: .standard)
         let client = LiveTrendyAPIClientFactory.make(http: http, url: URL(string: "http://127.0.0.1:1")!)
         let error = await apiError { () throws(TrendyAPIError) in _ = try await client.health() }
         guard case .transport(let failure) = error else {
@@ -146,8 +147,8 @@ struct ErrorAndFaultTests {
             return
         }
         #expect(error?.isTransient == true)
-        guard case .cannotConnect = failure else {
-            Issue.record("expected cannotConnect, got \(failure)")
+        guard case .refused(server: "127.0.0.1:1") = failure else {
+            Issue.record("expected refused, got \(failure)")
             try await http.shutdown()
             return
         }

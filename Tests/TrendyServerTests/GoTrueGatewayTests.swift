@@ -14,7 +14,8 @@ import TrendyServer
 struct GoTrueGatewayTests {
     func gateway(_ h: ServerHarness, logs: LogSystem = .disabled()) -> GoTrueAuthGateway {
         GoTrueAuthGateway(
-            configuration: .init(baseURL: h.baseURL.appendingPathComponent("auth/v1"), timeout: .seconds(10)),
+            configuration: .init(
+                baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: NetworkBudget(request: .seconds(10))),
             http: h.http, logger: logs.logger(.auth))
     }
 
@@ -52,7 +53,9 @@ struct GoTrueGatewayTests {
     @Test func unreachableServerIsANetworkError() async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let g = GoTrueAuthGateway(
-            configuration: .init(baseURL: URL(string: "http://127.0.0.1:1/auth/v1")!, timeout: .seconds(5)), http: http,
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:1/auth/v1")!, budget: NetworkBudget(request: .seconds(5))),
+            http: http,
             logger: LogSystem.disabled().logger(.auth))
         do {
             _ = try await g.signIn(email: "a@example.com", password: "password-1")

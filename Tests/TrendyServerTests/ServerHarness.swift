@@ -96,7 +96,7 @@ struct ServerHarness: Sendable {
     /// An API client using `token`.
     func client(_ token: String?) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: baseURL, timeout: .seconds(10)), http: http,
+            configuration: .init(baseURL: baseURL, budget: NetworkBudget(request: .seconds(10))), http: http,
             tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
     }
 

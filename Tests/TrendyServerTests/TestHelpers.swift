@@ -20,7 +20,8 @@ enum ServerHarnessForeignToken {
 enum LiveTrendyAPIClientFactory {
     static func make(http: HTTPClient, url: URL) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: url, timeout: .seconds(5)), http: http, tokens: StaticTokenProvider("t"),
+            configuration: .init(baseURL: url, budget: NetworkBudget(request: .seconds(5))), http: http,
+            tokens: StaticTokenProvider("t"),
             logger: LogSystem.disabled().logger(.api))
     }
 }

@@ -32,7 +32,8 @@ final class RotatingTokens: AccessTokenProvider {
 struct TokenRetryTests {
     func client(_ h: ServerHarness, _ tokens: RotatingTokens) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: h.baseURL, timeout: .seconds(10)), http: h.http, tokens: tokens,
+            configuration: .init(baseURL: h.baseURL, budget: NetworkBudget(request: .seconds(10))), http: h.http,
+            tokens: tokens,
             logger: LogSystem.disabled().logger(.api))
     }
 

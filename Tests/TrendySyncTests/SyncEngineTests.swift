@@ -56,9 +56,15 @@ struct SyncEngineTests {
             _ = try await h.type("Tea")
             h.api.fail("createEventType", with: .transport(.timedOut), times: 2)
             #expect(await h.engine.sync(full: false).outcome == "error")
-            // Backing off: the next pass right away sends nothing.
-            #expect(await h.engine.sync(full: false).outcome == "error")
+            // Backing off: the next pass right away sends nothing, and says when it will retry.
+            #expect(await h.engine.sync(full: false).outcome == "waiting")
             #expect(h.api.calls("createEventType").count == 1)
+            guard case .waitingToRetry(let until) = h.engine.status.phase else {
+                Issue.record("expected waitingToRetry, got \(h.engine.status.phase)")
+                return
+            }
+            #expect(
+                h.engine.status.bannerText == "Retrying at \(SyncStatus.time(until)) after a server error — 1 pending")
             h.clock.advance(1.1)
             #expect(await h.engine.sync(full: false).outcome == "error")
             h.clock.advance(2.1)
@@ -559,11 +565,16 @@ struct SyncEscapeHatchTests {
             let type = try await h.type("Local")
             let local = h.event(type)
             try await h.store.createEvent(local)
-            try await h.engine.skipToLatestCursor()
+            let run = await h.engine.skipToLatest()
+            #expect(run.outcome == "ok")
+            #expect(run.pushed == 2)
+            // Nothing pulled, not even the echo of its own pushes (the jump comes after them).
+            #expect(run.pulled == 0)
             let latest = try await h.direct.latestCursor().cursor
             #expect(try await h.store.cursor() == latest)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
             #expect(try await h.serverEventIds().contains(local.id.description))
+            // The next pass pulls only what comes after the jump.
+            #expect(await h.engine.sync(full: false).pulled == 0)
             // The remote history before the jump was skipped, as asked.
             #expect(try await h.store.eventType(named: "Remote") == nil)
         }

@@ -84,7 +84,7 @@ struct SyncHarness: Sendable {
     static func account(_ http: HTTPClient, _ base: URL) async throws -> (LiveTrendyAPIClient, GoTrueSession) {
         let session = try await signUp(http, base)
         let client = LiveTrendyAPIClient(
-            configuration: .init(baseURL: base, timeout: .seconds(60)), http: http,
+            configuration: .init(baseURL: base, budget: NetworkBudget(request: .seconds(60))), http: http,
             tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
         return (client, session)
     }

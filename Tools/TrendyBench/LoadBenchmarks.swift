@@ -39,7 +39,7 @@ enum LoadBenchmarks {
             for i in 0..<n {
                 let session = try await ServerBenchmarks.signUp(http, url)
                 let api = LiveTrendyAPIClient(
-                    configuration: .init(baseURL: url, timeout: .seconds(120)), http: http,
+                    configuration: .init(baseURL: url, budget: NetworkBudget(request: .seconds(120))), http: http,
                     tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
                 let (store, _) = try SyncBenchmarks.makeStore(dir, name: "client-\(i).sqlite")
                 _ = try await store.claim(for: session.user.id)

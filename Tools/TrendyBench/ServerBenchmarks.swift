@@ -28,7 +28,8 @@ enum ServerBenchmarks {
                 try await BenchHarness.withHTTPClient { http in
                     let session = try await signUp(http, running.baseURL)
                     let api = LiveTrendyAPIClient(
-                        configuration: .init(baseURL: running.baseURL, timeout: .seconds(60)), http: http,
+                        configuration: .init(baseURL: running.baseURL, budget: NetworkBudget(request: .seconds(60))),
+                        http: http,
                         tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
                     let ids = UUIDv7Generator()
                     let type = try await api.createEventType(
@@ -65,7 +66,8 @@ enum ServerBenchmarks {
                         external = process
                         let remote = try await signUp(http, url)
                         target = LiveTrendyAPIClient(
-                            configuration: .init(baseURL: url, timeout: .seconds(60)), http: http,
+                            configuration: .init(baseURL: url, budget: NetworkBudget(request: .seconds(60))),
+                            http: http,
                             tokens: StaticTokenProvider(remote.accessToken), logger: LogSystem.disabled().logger(.api))
                         _ = try await target.createEventType(
                             EventTypeCreate(id: type.value.id, name: "Bench"), idempotencyKey: nil)

@@ -102,7 +102,8 @@ enum SyncBenchmarks {
                 try await BenchHarness.withHTTPClient { http in
                     let session = try await ServerBenchmarks.signUp(http, baseURL)
                     let api = LiveTrendyAPIClient(
-                        configuration: .init(baseURL: baseURL, timeout: .seconds(120)), http: http,
+                        configuration: .init(baseURL: baseURL, budget: NetworkBudget(request: .seconds(120))),
+                        http: http,
                         tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
                     return try await body(
                         Rig(api: api, userId: session.user.id, placement: placement, serverPid: serverPid))

@@ -93,12 +93,28 @@ struct Output: Sendable {
         }
     }
 
-    /// Reports an error: to stderr for people, as `{"error": {...}}` on stdout with `--json`.
+    /// Reports an error: to stderr for people, as one `{"error": {...}, "result": ...}` document
+    /// on stdout with `--json` (`result` only when the command had one).
     func fail(_ error: CLIError) {
         if json {
-            document(["error": ["code": error.code, "message": error.message]])
+            document(ErrorDocument(code: error.code, message: error.message, result: error.result))
         } else {
             FileHandle.standardError.write(Data("trendy: \(error.message)\n".utf8))
         }
+    }
+}
+
+/// `{"error": {"code", "message"}, "result"?}`: the one document a failed `--json` command prints.
+struct ErrorDocument: Encodable {
+    let code: String
+    let message: String
+    let result: (any Encodable & Sendable)?
+
+    enum Keys: String, CodingKey { case error, result }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(["code": code, "message": message], forKey: .error)
+        if let result { try result.encode(to: container.superEncoder(forKey: .result)) }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrendyAPI
 import TrendyLogging
 
 /// Options every command accepts.
@@ -34,6 +35,15 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         name: .customLong("auth-url"), help: "Auth (GoTrue) root (default: $TRENDY_AUTH_URL, else <api-url>/auth/v1).")
     public var authURL: String?
 
+    /// How long to wait for the server.
+    @Option(
+        name: .customLong("server-timeout"),
+        help: ArgumentHelp(
+            "Seconds a server may take to accept a connection and answer the health check before it counts as "
+                + "not responding (default: $TRENDY_SERVER_TIMEOUT, else 2). A refused connection fails at once.",
+            valueName: "seconds"))
+    public var serverTimeout: Double?
+
     /// Machine-readable output.
     @Flag(name: .long, help: "Print results as JSON on standard output.")
     public var json = false
@@ -57,7 +67,21 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         if auth != nil, api == nil {
             throw CLIError(code: "invalid_url", message: "--auth-url needs --api-url as well", exitCode: .usage)
         }
-        return BackendOptions(apiURL: api, authURL: auth, apiKey: environment["TRENDY_API_KEY"])
+        return BackendOptions(
+            apiURL: api, authURL: auth, apiKey: environment["TRENDY_API_KEY"], budget: try budget(environment))
+    }
+
+    /// The network budget from `--server-timeout` or `TRENDY_SERVER_TIMEOUT`.
+    func budget(_ environment: [String: String]) throws(CLIError) -> NetworkBudget {
+        let text = serverTimeout.map { String($0) } ?? environment["TRENDY_SERVER_TIMEOUT"]
+        guard let text, !text.isEmpty else { return .standard }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0.05, seconds <= 600 else {
+            throw CLIError(
+                code: "invalid_server_timeout",
+                message: "the server timeout must be a number of seconds from 0.05 to 600, got '\(text)'",
+                exitCode: .usage)
+        }
+        return .responding(within: seconds)
     }
 
     /// Rejects an unreadable `--log-level` before anything runs.

@@ -9,6 +9,8 @@ import TrendySyncLive
 /// (`Syncing 1,200 of 5,000`), a line per phase change otherwise. Silent with `--json`.
 func withProgress<T: Sendable>(_ env: AppEnvironment, _ out: Output, _ body: () async -> T) async -> T {
     guard !out.json else { return await body() }
+    // The first line shows what is known (last sync, pending) rather than "Not synced yet".
+    await env.sync.refreshCounts()
     let tty = isatty(STDERR_FILENO) == 1
     let updates = env.sync.statusUpdates()
     let printer = Task {
@@ -70,7 +72,7 @@ struct SyncCommand: AsyncParsableCommand {
         @Flag(help: "Download everything again (local pending changes are kept and pushed).") var full = false
         @Flag(help: "Keep syncing every --interval seconds until interrupted.") var watch = false
         @Option(help: "Seconds between passes with --watch.") var interval = 10
-        @Flag(help: "Jump the cursor to the server's latest without pulling (pending changes still push).")
+        @Flag(help: "Push pending changes, then jump the cursor to the server's latest without pulling anything.")
         var skipToLatest = false
         @Flag(help: "Put failed changes back in the queue first.") var retryFailed = false
 
@@ -88,13 +90,9 @@ struct SyncCommand: AsyncParsableCommand {
                     let n = try await env.store.retryFailed()
                     out.line("Retrying \(n) failed change(s).")
                 }
-                if skipToLatest {
-                    do { try await env.sync.skipToLatestCursor() } catch {
-                        throw CLIError(
-                            code: "offline", message: "cannot reach the server: \(error)", exitCode: .unavailable)
-                    }
+                var run = await withProgress(env, out) {
+                    skipToLatest ? await env.sync.skipToLatest() : await env.sync.sync(full: full)
                 }
-                var run = await withProgress(env, out) { await env.sync.sync(full: full) }
                 report(run, env, out)
                 await env.syncFinished(run)
                 while watch {
@@ -103,26 +101,43 @@ struct SyncCommand: AsyncParsableCommand {
                     report(run, env, out)
                     await env.syncFinished(run)
                 }
-                out.document(run)
-                switch run.outcome {
-                case "ok": break
-                case "offline":
-                    throw CLIError(
-                        code: "offline", message: "the server cannot be reached; changes stay queued",
-                        exitCode: .unavailable)
-                case "rate_limited":
-                    throw CLIError(
-                        code: "rate_limited", message: "the server is rate limiting; try again later",
-                        exitCode: .temporaryFailure)
-                case "signed_out":
-                    throw AuthError.notSignedIn.cli
-                case "busy":
-                    throw CLIError(
-                        code: "busy", message: run.error ?? "another trendy process is syncing; try again later",
-                        exitCode: .temporaryFailure)
-                default:
-                    throw CLIError(code: "sync_failed", message: run.error ?? run.outcome, exitCode: .failure)
+                guard run.outcome != "ok" else {
+                    out.document(run)
+                    return
                 }
+                var failure = Self.failure(run)
+                failure.result = run
+                throw failure
+            }
+        }
+
+        /// What a pass that did not end `ok` tells the person, and how the command exits.
+        static func failure(_ run: SyncRun) -> CLIError {
+            switch run.outcome {
+            case "offline":
+                return CLIError(
+                    code: "offline",
+                    message: "offline: \(run.error ?? "the server cannot be reached"). Your changes stay queued; "
+                        + "run `trendy sync` again when the server is back.",
+                    exitCode: .unavailable)
+            case "rate_limited":
+                return CLIError(
+                    code: "rate_limited", message: "the server is rate limiting; try again later",
+                    exitCode: .temporaryFailure)
+            case "waiting":
+                return CLIError(
+                    code: "waiting_to_retry",
+                    message: (run.error ?? "changes wait to be retried after a server error")
+                        + "; nothing was sent now. Run `trendy sync` again after that time.",
+                    exitCode: .temporaryFailure)
+            case "signed_out":
+                return AuthError.notSignedIn.cli
+            case "busy":
+                return CLIError(
+                    code: "busy", message: run.error ?? "another trendy process is syncing; try again later",
+                    exitCode: .temporaryFailure)
+            default:
+                return CLIError(code: "sync_failed", message: run.error ?? run.outcome, exitCode: .failure)
             }
         }
 

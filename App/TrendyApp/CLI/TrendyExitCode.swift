@@ -34,12 +34,18 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// How the process exits.
     public var exitCode: TrendyExitCode
+    /// What the command did before it failed, printed with the error as one JSON document under
+    /// `result` (`--json`), e.g. the sync run that ended offline.
+    public var result: (any Encodable & Sendable)?
 
     /// Creates an error.
-    public init(code: String, message: String, exitCode: TrendyExitCode) {
+    public init(
+        code: String, message: String, exitCode: TrendyExitCode, result: (any Encodable & Sendable)? = nil
+    ) {
         self.code = code
         self.message = message
         self.exitCode = exitCode
+        self.result = result
     }
 
     /// The message.

@@ -8,6 +8,7 @@ import TrendyAuthLive
 import TrendyFiles
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyHTTP
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -47,7 +48,7 @@ public enum AppComposition {
         // Everything that can throw comes before the HTTP client, which must be shut down
         // once created (a damaged database used to crash the program here).
         let database = try AppDatabase.open(at: paths.database)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let http = HTTPTransport.makeClient(budget: backend.budget)
         let apiEndpoint: ServiceEndpoint
         let authEndpoint: ServiceEndpoint
         let embedded: EmbeddedBackend?
@@ -63,19 +64,21 @@ public enum AppComposition {
             authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
         }
         let gateway = GoTrueAuthGateway(
-            configuration: .init(endpoint: authEndpoint, apiKey: backend.apiKey), http: http, logger: logs.logger(.auth)
+            configuration: .init(endpoint: authEndpoint, apiKey: backend.apiKey, budget: backend.budget), http: http,
+            logger: logs.logger(.auth)
         )
         let auth = AuthController(
             store: sessionStore(paths, logs), gateway: gateway,
             logger: logs.logger(.auth))
         let api = LiveTrendyAPIClient(
-            configuration: .init(endpoint: apiEndpoint, apiKey: backend.apiKey), http: http,
+            configuration: .init(endpoint: apiEndpoint, budget: backend.budget, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
         let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let engine = OutboxSyncEngine(
-            store: store, api: api, identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
+            store: store, api: api, reachability: HealthCheckProbe(api: api, budget: backend.budget.respond),
+            identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
             logger: logs.logger(.sync))
         let ids = UUIDv7Generator()
         let onboarding = OnboardingController(

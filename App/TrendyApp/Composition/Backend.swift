@@ -12,12 +12,15 @@ public struct BackendOptions: Sendable, Equatable {
     public var authURL: URL?
     /// The anon key sent as `apikey` (Supabase projects).
     public var apiKey: String?
+    /// How long to wait for the server (D38).
+    public var budget: NetworkBudget
 
     /// Creates options.
-    public init(apiURL: URL? = nil, authURL: URL? = nil, apiKey: String? = nil) {
+    public init(apiURL: URL? = nil, authURL: URL? = nil, apiKey: String? = nil, budget: NetworkBudget = .standard) {
         self.apiURL = apiURL
         self.authURL = authURL
         self.apiKey = apiKey
+        self.budget = budget
     }
 
     /// The embedded backend.
