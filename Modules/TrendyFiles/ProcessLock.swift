@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An exclusive lock shared by every process of one install (`flock` on a file), for work that
 /// must not run twice at once across processes — a background launch and a foreground command
@@ -46,5 +47,63 @@ public final class ProcessLock: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         return try await body()
+    }
+}
+
+extension ProcessLock {
+    /// How a lock is held: many processes may share it; one may hold it exclusively.
+    public enum Mode: Sendable {
+        /// Held by any number of processes at once (excludes an exclusive holder).
+        case shared
+        /// Held by one process (excludes every other holder).
+        case exclusive
+    }
+
+    /// A held lock; released by ``release()`` or when the value is freed (and by the kernel when
+    /// the process dies).
+    public final class Hold: Sendable {
+        let descriptor: Mutex<Int32>
+
+        init(descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+
+        /// Releases the lock (once; later calls do nothing).
+        public func release() {
+            descriptor.withLock { fd in
+                guard fd >= 0 else { return }
+                close(fd)
+                fd = -1
+            }
+        }
+
+        deinit { release() }
+    }
+
+    /// Takes the lock in `mode`, waiting up to `timeout` for holders in the way (polling every
+    /// 10 ms; the calling thread sleeps). For start-up work that runs before any task exists.
+    public func acquire(_ mode: Mode, timeout: Duration) throws -> Hold {
+        let fd = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.unusable(String(cString: strerror(errno))) }
+        let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while flock(fd, operation) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                throw Failure.unusable(reason)
+            }
+            guard ContinuousClock.now < deadline else {
+                close(fd)
+                throw Failure.busy
+            }
+            usleep(10_000)
+        }
+        return Hold(descriptor: fd)
+    }
+
+    /// Runs `body` holding the lock in `mode` (see ``acquire(_:timeout:)``).
+    public func holding<T>(_ mode: Mode, timeout: Duration, _ body: () throws -> T) throws -> T {
+        let hold = try acquire(mode, timeout: timeout)
+        defer { hold.release() }
+        return try body()
     }
 }

@@ -71,6 +71,9 @@ public protocol LocalStore: Sendable {
     func eventType(named name: String) async throws -> LocalRecord<EventType>?
     /// Creates an event type.
     func createEventType(_ type: EventType) async throws
+    /// The type named like `type` (case-insensitive) if there is one, else `type`, created: in
+    /// one transaction, so processes creating the same name at once all get the same type.
+    func findOrCreateEventType(_ type: EventType) async throws -> (type: EventType, created: Bool)
     /// Replaces an event type's fields.
     func updateEventType(_ type: EventType) async throws
     /// Deletes an event type and its events.

@@ -1,5 +1,8 @@
 import Foundation
 import GRDB
+import TrendyFiles
+import TrendyModels
+import TrendySync
 
 /// The way back from a damaged install database: the damaged file (with its WAL) is moved aside,
 /// a fresh database is created with every module's migrations, and every row that can still be
@@ -17,11 +20,15 @@ public enum LocalDatabaseRepair {
         public var unreadable: [String]
         /// Unsynced changes kept (outbox entries).
         public var pendingChanges: Int
+        /// Local rows rebuilt from a queued create whose row was lost (so the list shows them
+        /// before the next sync).
+        public var restoredFromOutbox: Int
 
         enum CodingKeys: String, CodingKey {
             case copied, unreadable
             case movedTo = "moved_to"
             case pendingChanges = "pending_changes"
+            case restoredFromOutbox = "restored_from_outbox"
         }
     }
 
@@ -36,12 +43,20 @@ public enum LocalDatabaseRepair {
 
     /// Repairs the database at `url`.
     public static func repair(at url: URL, migrator: DatabaseMigrator, now: Date = Date()) throws -> Report {
-        let stamp = Int(now.timeIntervalSince1970)
-        let aside = url.deletingLastPathComponent().appendingPathComponent("\(url.lastPathComponent).damaged-\(stamp)")
         let fm = FileManager.default
+        // A free name: two repairs in the same second must not collide.
+        let stamp = Int(now.timeIntervalSince1970)
+        var aside = url.deletingLastPathComponent().appendingPathComponent("\(url.lastPathComponent).damaged-\(stamp)")
+        var n = 1
+        while fm.fileExists(atPath: aside.path) {
+            n += 1
+            aside = url.deletingLastPathComponent().appendingPathComponent(
+                "\(url.lastPathComponent).damaged-\(stamp)-\(n)")
+        }
         for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: url.path + suffix) {
             try fm.moveItem(atPath: url.path + suffix, toPath: aside.path + suffix)
         }
+        try OwnerOnlyFile.prepareDatabase(url)
         let fresh = try DatabaseQueue(path: url.path)
         try migrator.migrate(fresh)
 
@@ -67,15 +82,76 @@ public enum LocalDatabaseRepair {
             }
             try? damaged.close()
         }
-        try fresh.write { db in
+        let restored = try fresh.write { db in
             // No cursor: the next sync downloads everything again.
             try db.execute(sql: "DELETE FROM sync_state WHERE key = 'cursor'")
             // Entries that were on their way when the damage happened go again (same keys).
             try Outbox.requeueInFlight(db)
+            return try restoreRowsFromOutbox(db)
         }
         let pending = try fresh.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox") ?? 0 }
         try fresh.close()
-        return Report(movedTo: aside.path, copied: copied, unreadable: unreadable.sorted(), pendingChanges: pending)
+        return Report(
+            movedTo: aside.path, copied: copied, unreadable: unreadable.sorted(), pendingChanges: pending,
+            restoredFromOutbox: restored)
+    }
+
+    /// Puts back the local row of every queued create whose row was lost (its table was
+    /// unreadable): the create's payload is the whole entity. Types first, so their events find
+    /// them. Returns how many rows came back.
+    static func restoreRowsFromOutbox(_ db: Database) throws -> Int {
+        let decoder = TrendyJSON.decoder()
+        var restored = 0
+        for entity in [SyncEntity.eventType, .geofence, .event] {
+            let table = SQLiteLocalStore.table(entity)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT entity_id, payload FROM outbox
+                    WHERE entity = ? AND kind = 'create' AND payload IS NOT NULL
+                      AND entity_id NOT IN (SELECT id FROM \(table))
+                    ORDER BY seq
+                    """, arguments: [entity.rawValue])
+            for row in rows {
+                let payload: String = row["payload"]
+                let data = Data(payload.utf8)
+                do {
+                    switch entity {
+                    case .eventType:
+                        let t = try decoder.decode(EventType.self, from: data)
+                        try db.execute(
+                            sql: """
+                                INSERT OR IGNORE INTO local_event_types (id, name, color, icon, sync_status)
+                                VALUES (?, ?, ?, ?, 'pending')
+                                """, arguments: [t.id.description, t.name, t.color, t.icon])
+                    case .geofence:
+                        let g = try decoder.decode(Geofence.self, from: data)
+                        try db.execute(
+                            sql: """
+                                INSERT OR IGNORE INTO local_geofences (id, body, is_active, sync_status)
+                                VALUES (?, ?, ?, 'pending')
+                                """, arguments: [g.id.description, payload, g.isActive])
+                    case .event:
+                        let e = try decoder.decode(Event.self, from: data)
+                        try db.execute(
+                            sql: """
+                                INSERT OR IGNORE INTO local_events
+                                    (id, event_type_id, timestamp_ms, source_type, body, sync_status)
+                                VALUES (?, ?, ?, ?, ?, 'pending')
+                                """,
+                            arguments: [
+                                e.id.description, e.eventTypeId.description, SQLiteLocalStore.milliseconds(e.timestamp),
+                                e.sourceType.rawValue, payload,
+                            ])
+                    }
+                    restored += db.changesCount
+                } catch {
+                    // An unreadable payload or a row whose type is gone: the change still syncs.
+                    continue
+                }
+            }
+        }
+        return restored
     }
 
     /// Copies the readable rows of `table` in rowid order, 500 at a time; returns how many were

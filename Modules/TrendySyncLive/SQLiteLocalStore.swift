@@ -68,19 +68,26 @@ public final class SQLiteLocalStore: LocalStore {
 
     /// Implements `LocalStore.createEventType`.
     public func createEventType(_ type: EventType) async throws {
+        let (_, created) = try await findOrCreateEventType(type)
+        guard created else { throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists") }
+    }
+
+    /// Implements `LocalStore.findOrCreateEventType`.
+    public func findOrCreateEventType(_ type: EventType) async throws -> (type: EventType, created: Bool) {
         try validate { () throws(ValidationError) in try type.validate() }
         let at = now()
-        try await db.write { db in
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM local_event_types WHERE name = ?", arguments: [type.name])
-                == true
-            {
-                throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists")
+        return try await db.write { db in
+            if let existing = try Row.fetchOne(
+                db, sql: "SELECT * FROM local_event_types WHERE name = ?", arguments: [type.name]
+            ).flatMap(Self.eventType) {
+                return (existing.value, false)
             }
             try db.execute(
                 sql:
                     "INSERT INTO local_event_types (id, name, color, icon, sync_status) VALUES (?, ?, ?, ?, 'pending')",
                 arguments: [type.id.description, type.name, type.color, type.icon])
             try Outbox.enqueue(db, .eventType, type.id.description, .create, payload: try Self.encode(type), now: at)
+            return (type, true)
         }
     }
 

@@ -63,6 +63,15 @@ struct RepairCLITests {
             #expect(report["pending_changes"] as? Int == 2)
             #expect((report["unreadable"] as? [String])?.contains("local_events") == true)
             #expect(FileManager.default.fileExists(atPath: report["moved_to"] as? String ?? "/nonexistent"))
+            #expect(report["restored_from_outbox"] as? Int == 2)
+            // Before any sync the unsynced events are back in the list (rebuilt from their
+            // queued changes), not "No events." beside "2 pending".
+            let repaired = events(try await trendy(["events", "list", "--json"], dir, api))
+            #expect(
+                repaired.compactMap { $0["timestamp"] as? String }.map { String($0.prefix(13)) }.sorted() == [
+                    "2026-11-20T13", "2026-11-20T14",
+                ])
+            #expect(repaired.allSatisfy { $0["sync_status"] as? String == "pending" })
 
             let sync = try await trendy(["sync", "--json"], dir, api)
             #expect(sync.status == 0, "\(sync.stderr)")
@@ -75,6 +84,39 @@ struct RepairCLITests {
             let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
             #expect(try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
         }
+    }
+
+    /// Modes of every file in the data directory (recursively), by relative path.
+    static func modes(_ dir: URL) throws -> [String: Int] {
+        var modes: [String: Int] = [:]
+        let fm = FileManager.default
+        for case let path as String in fm.enumerator(atPath: dir.path) ?? FileManager.DirectoryEnumerator() {
+            let attributes = try fm.attributesOfItem(atPath: dir.appendingPathComponent(path).path)
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+            modes[path] = (attributes[.posixPermissions] as? Int) ?? -1
+        }
+        return modes
+    }
+
+    @Test func everyFileInTheDataDirectoryIsOwnerOnly() async throws {
+        let dir = TemporaryDataDirectory()
+        // The embedded backend (server.sqlite), the install database with its WAL, a repair.
+        let signup = try await TrendyProcess.runAsync(
+            ["signup", "--email", "modes@example.com", "--password-stdin", "--data-dir", dir.path],
+            stdin: "modes-pass-1\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        #expect(try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.runAsync(["repair", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.runAsync(["log", "Tea", "--data-dir", dir.path]).status == 0)
+        let modes = try Self.modes(dir.url)
+        #expect(modes["trendy.sqlite"] != nil)
+        #expect(modes["server.sqlite"] != nil)
+        #expect(modes.filter { $0.value != 0o600 }.isEmpty, "\(modes.filter { $0.value != 0o600 })")
+
+        // An install an older version left 0644 is tightened on the next open.
+        chmod(dir.url.appendingPathComponent("trendy.sqlite").path, 0o644)
+        #expect(try await TrendyProcess.runAsync(["status", "--data-dir", dir.path]).status == 0)
+        #expect(try Self.modes(dir.url)["trendy.sqlite"] == 0o600)
     }
 
     @Test func aFileThatIsNotADatabaseGetsTheSameWayOut() async throws {

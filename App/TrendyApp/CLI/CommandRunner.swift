@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import GRDB
+import TrendyFiles
 import TrendyLogging
 import TrendyModels
 import TrendySyncLive
@@ -27,6 +29,9 @@ struct CommandRunner {
         } catch let error as CLIError {
             output.fail(error)
             throw ExitCode(error.exitCode.rawValue)
+        } catch  where Self.isBusy(error) {
+            output.fail(Self.busy(error))
+            throw ExitCode(TrendyExitCode.temporaryFailure.rawValue)
         } catch  where LocalDatabaseRepair.isDamage(error) {
             output.fail(Self.damaged(error))
             throw ExitCode(TrendyExitCode.ioError.rawValue)
@@ -46,6 +51,10 @@ struct CommandRunner {
             failure = ExitCode(error.exitCode.rawValue)
         } catch let error as ExitCode {
             failure = error
+        } catch  where Self.isBusy(error) {
+            env.logger(.app).warning("Command found the install busy", metadata: ["error": .error(error)])
+            output.fail(Self.busy(error))
+            failure = ExitCode(TrendyExitCode.temporaryFailure.rawValue)
         } catch  where LocalDatabaseRepair.isDamage(error) {
             env.logger(.data).error("The local database is damaged", metadata: ["error": .error(error)])
             output.fail(Self.damaged(error))
@@ -63,6 +72,23 @@ struct CommandRunner {
 }
 
 extension CommandRunner {
+    /// Whether `error` means another process holds the install: a lock that stayed taken, or a
+    /// database that stayed busy or locked for longer than the busy timeout.
+    static func isBusy(_ error: any Error) -> Bool {
+        if error is InstallBusy { return true }
+        if case ProcessLock.Failure.busy? = error as? ProcessLock.Failure { return true }
+        if let db = error as? DatabaseError { return db.resultCode == .SQLITE_BUSY || db.resultCode == .SQLITE_LOCKED }
+        return false
+    }
+
+    /// What a person reads when the install is busy: exit 75, try again.
+    static func busy(_ error: any Error) -> CLIError {
+        let reason =
+            (error as? InstallBusy)?.description
+            ?? "another trendy command is writing to this data directory and did not finish in time; try again"
+        return CLIError(code: "busy", message: reason, exitCode: .temporaryFailure)
+    }
+
     /// What a person reads when the local database is damaged, and the way out.
     static func damaged(_ error: any Error) -> CLIError {
         CLIError(

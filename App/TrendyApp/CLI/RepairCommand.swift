@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrendyFiles
 import TrendySyncLive
 
 struct RepairCommand: AsyncParsableCommand {
@@ -21,11 +22,28 @@ struct RepairCommand: AsyncParsableCommand {
             out.document(["repaired": false])
             return
         }
+        // Nobody else may use the database while it is replaced: wait for running commands to
+        // finish (they hold the install lock shared), then keep new ones out until done.
+        let install: ProcessLock.Hold
+        do {
+            install = try ProcessLock(file: paths.installLock).acquire(.exclusive, timeout: InstallBusy.wait)
+        } catch {
+            let cli = CLIError(
+                code: "busy",
+                message: "another trendy command is using this data directory; repair when it has finished",
+                exitCode: .temporaryFailure)
+            out.fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
+        }
+        defer { install.release() }
         do {
             let report = try AppDatabase.repair(at: paths.database)
             out.line("Damaged database moved to \(report.movedTo).")
             let total = report.copied.values.reduce(0, +)
             out.line("Kept \(total) row(s), \(report.pendingChanges) of them unsynced change(s).")
+            if report.restoredFromOutbox > 0 {
+                out.line("Rebuilt \(report.restoredFromOutbox) unsynced item(s) from their queued changes.")
+            }
             if !report.unreadable.isEmpty {
                 out.line("Could not read all of: \(report.unreadable.joined(separator: ", ")).")
             }

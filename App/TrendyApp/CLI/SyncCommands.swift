@@ -237,10 +237,12 @@ struct ImportCommand: AsyncParsableCommand {
             do {
                 summary = try await EventImporter.read(url) { rows in
                     for name in Set(rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
-                        let t = EventType(id: env.ids.next(), name: name)
-                        try await storeCall { try await env.store.createEventType(t) }
+                        // Get or create: another process may have just created the same type.
+                        let (t, made) = try await storeCall {
+                            try await env.store.findOrCreateEventType(EventType(id: env.ids.next(), name: name))
+                        }
                         types[name.lowercased()] = t
-                        created.append(name)
+                        if made { created.append(name) }
                     }
                     let events = rows.compactMap { row -> Event? in
                         guard let t = types[row.typeName.lowercased()] else { return nil }

@@ -47,7 +47,16 @@ public enum AppComposition {
 
         // Everything that can throw comes before the HTTP client, which must be shut down
         // once created (a damaged database used to crash the program here).
-        let database = try AppDatabase.open(at: paths.database)
+        // Every command holds the install lock shared (only `repair` takes it exclusively), and
+        // opening + migrating is done by one process at a time (D39).
+        let install = try InstallBusy.map {
+            try ProcessLock(file: paths.installLock).acquire(.shared, timeout: InstallBusy.wait)
+        }
+        let database = try InstallBusy.map {
+            try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
+                try AppDatabase.open(at: paths.database)
+            }
+        }
         let http = HTTPTransport.makeClient(budget: backend.budget)
         let apiEndpoint: ServiceEndpoint
         let authEndpoint: ServiceEndpoint
@@ -58,7 +67,8 @@ public enum AppComposition {
             authEndpoint = .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1"))
         } else {
             let server = EmbeddedBackend(
-                database: paths.dataDirectory.appendingPathComponent("server.sqlite"), logs: logs)
+                database: paths.dataDirectory.appendingPathComponent("server.sqlite"),
+                lock: ProcessLock(file: paths.serverLock), logs: logs)
             embedded = server
             apiEndpoint = ServiceEndpoint { try await server.baseURL() }
             authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
@@ -121,6 +131,7 @@ public enum AppComposition {
                 await location.flush()
                 try? await http.shutdown()
                 await embedded?.stop()
+                install.release()
             })
     }
 

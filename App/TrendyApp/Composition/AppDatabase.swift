@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TrendyFiles
 import TrendyGeofenceLive
 import TrendySyncLive
 
@@ -14,6 +15,7 @@ enum AppDatabase {
     }
 
     static func open(at url: URL) throws -> DatabasePool {
+        try OwnerOnlyFile.prepareDatabase(url)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }

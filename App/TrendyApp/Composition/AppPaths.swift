@@ -48,6 +48,15 @@ public struct AppPaths: Sendable, Equatable {
     /// The simulated platform's location state: permission, last location, monitored regions.
     public var locationFile: URL { dataDirectory.appendingPathComponent("location.json") }
 
+    /// Held shared by every command for its whole run and exclusively by `trendy repair`, which
+    /// replaces the database file under everyone else.
+    public var installLock: URL { dataDirectory.appendingPathComponent("install.lock") }
+    /// Held exclusively while a process opens the database and runs migrations (first-use
+    /// setup happens once, whichever process comes first).
+    public var setupLock: URL { dataDirectory.appendingPathComponent("setup.lock") }
+    /// Held while the embedded backend opens (and migrates) its database.
+    public var serverLock: URL { dataDirectory.appendingPathComponent("server.lock") }
+
     /// Creates the data directory with owner-only permissions if it is missing.
     public func prepare() throws {
         try FileManager.default.createDirectory(

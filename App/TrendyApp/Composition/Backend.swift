@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAPI
+import TrendyFiles
 import TrendyLogging
 import TrendyServer
 
@@ -32,11 +33,15 @@ public struct BackendOptions: Sendable, Equatable {
 /// the data directory, so accounts and tokens persist between runs.
 actor EmbeddedBackend {
     let database: URL
+    /// Held while the server opens its database: two processes of one install starting their
+    /// embedded backends at once must not both migrate it.
+    let lock: ProcessLock
     let logs: LogSystem
     var starting: Task<RunningServer, any Error>?
 
-    init(database: URL, logs: LogSystem) {
+    init(database: URL, lock: ProcessLock, logs: LogSystem) {
         self.database = database
+        self.lock = lock
         self.logs = logs
     }
 
@@ -44,11 +49,15 @@ actor EmbeddedBackend {
         if starting == nil {
             let database = self.database
             let logs = self.logs
+            let lock = self.lock
             starting = Task {
                 var configuration = ServerConfiguration()
                 configuration.port = 0
                 configuration.databasePath = database.path
-                let server = try await TrendyServer(configuration: configuration, logs: logs)
+                let server = try await lock.withLock(timeout: InstallBusy.wait) {
+                    try OwnerOnlyFile.prepareDatabase(database)
+                    return try await TrendyServer(configuration: configuration, logs: logs)
+                }
                 return try await server.start()
             }
         }
@@ -64,5 +73,22 @@ actor EmbeddedBackend {
         guard let starting else { return }
         if let running = try? await starting.value { await running.stop() }
         self.starting = nil
+    }
+}
+
+/// Another process holds the install (a repair) or its first-use setup for longer than
+/// ``wait``: the command exits 75, "try again".
+public struct InstallBusy: Error, CustomStringConvertible {
+    /// How long a command waits for the install lock or the setup lock.
+    static let wait: Duration = .seconds(30)
+
+    /// What a person reads.
+    public var description: String {
+        "another trendy command (a repair or a first start) is busy with this data directory; try again in a moment"
+    }
+
+    /// Runs `body`, turning a busy ``ProcessLock`` and a busy or locked database into `InstallBusy`.
+    static func map<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch ProcessLock.Failure.busy { throw InstallBusy() }
     }
 }
