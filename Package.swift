@@ -31,7 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
     ],
     targets: [
         // MARK: Modules
@@ -134,7 +133,6 @@ let package = Package(
                 "TrendySync", "TrendyAPI", "TrendyModels", "TrendyLogging", "TrendyFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/TrendySyncLive",

@@ -41,7 +41,8 @@ public enum ISO8601 {
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`; other ISO-8601 shapes go to
-    /// Foundation. Nil when the text is not a date-time.
+    /// Foundation. Nil when the text is not a date-time, or names a day, hour, minute, second or
+    /// offset that does not exist (`2026-02-30`, `24:00`, `10:60`, `+25:00`): nothing rolls over.
     public static func parse(_ text: String) -> Date? {
         var copy = text
         switch copy.withUTF8({ parseFast($0) }) {
@@ -49,8 +50,44 @@ public enum ISO8601 {
         case .invalid: return nil
         case .otherShape: break
         }
+        // Foundation's parser rolls impossible dates over (Feb 30 → Mar 2): check the calendar
+        // date in the text first, in either ISO form (`2026-02-30`, `20260230`).
+        guard copy.withUTF8({ calendarDateIsValid($0) }) else { return nil }
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
+    }
+
+    /// Whether a leading `YYYY-MM-DD` or `YYYYMMDD` (when there is one) names a real day.
+    static func calendarDateIsValid(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        func digits(_ at: Int, _ n: Int) -> Int? {
+            guard at + n <= b.count else { return nil }
+            var v = 0
+            for i in at..<(at + n) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        if b.count >= 10, b[4] == 45, b[7] == 45, let y = digits(0, 4), let m = digits(5, 2), let d = digits(8, 2) {
+            return isValidDay(y, m, d)
+        }
+        if let y = digits(0, 4), let m = digits(4, 2), let d = digits(6, 2) { return isValidDay(y, m, d) }
+        return true  // another shape: Foundation decides
+    }
+
+    /// Whether month `m` of year `y` (proleptic Gregorian) has a day `d`.
+    public static func isValidDay(_ y: Int, _ m: Int, _ d: Int) -> Bool {
+        guard (1...12).contains(m), d >= 1 else { return false }
+        return d <= daysInMonth(y, m)
+    }
+
+    /// 28–31.
+    static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+        switch m {
+        case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     enum FastResult {
@@ -79,7 +116,7 @@ public enum ISO8601 {
         }
         guard let y = digits(0, 4), let mo = digits(5, 2), let d = digits(8, 2), let h = digits(11, 2),
             let mi = digits(14, 2), let s = digits(17, 2),
-            (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+            isValidDay(y, mo, d), h < 24, mi < 60, s < 60
         else { return nil }
         var i = 19
         var fraction = 0.0
@@ -105,7 +142,7 @@ public enum ISO8601 {
             guard i + 2 <= b.count, let oh = digits(i, 2) else { return nil }
             i += 2
             if i < b.count, b[i] == 58 { i += 1 }
-            guard i + 2 <= b.count, let om = digits(i, 2) else { return nil }
+            guard i + 2 <= b.count, let om = digits(i, 2), oh < 24, om < 60 else { return nil }
             i += 2
             offset = sign * (oh * 3600 + om * 60)
         default:

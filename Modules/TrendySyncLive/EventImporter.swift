@@ -1,4 +1,3 @@
-import CSV
 import Foundation
 import TrendyModels
 import TrendySync
@@ -30,12 +29,52 @@ public enum EventImporter {
 
     /// A row that could not be read.
     public struct RowError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// What ``line`` counts.
+        public enum Unit: String, Sendable, Hashable, Codable {
+            /// A CSV file's physical line.
+            case line
+            /// A JSON array's item.
+            case item
+        }
+
         /// Line (CSV) or item (JSON) number, 1-based.
         public var line: Int
         /// Why.
         public var reason: String
-        /// `line 7: timestamp 'yesterday' is not an ISO-8601 date-time`.
-        public var description: String { "line \(line): \(reason)" }
+        /// Whether ``line`` is a line or an item.
+        public var unit: Unit
+
+        /// Creates an error.
+        public init(line: Int, reason: String, unit: Unit = .line) {
+            self.line = line
+            self.reason = reason
+            self.unit = unit
+        }
+
+        /// `line 7: timestamp 'yesterday' is not an ISO-8601 date-time`, `item 2: ...`.
+        public var description: String { "\(unit.rawValue) \(line): \(reason)" }
+
+        enum CodingKeys: String, CodingKey { case line, item, reason }
+
+        /// `{"line": 7, "reason": ...}` or `{"item": 2, "reason": ...}`.
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(line, forKey: unit == .line ? .line : .item)
+            try c.encode(reason, forKey: .reason)
+        }
+
+        /// Reads either shape.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            reason = try c.decode(String.self, forKey: .reason)
+            if let item = try c.decodeIfPresent(Int.self, forKey: .item) {
+                line = item
+                unit = .item
+            } else {
+                line = try c.decode(Int.self, forKey: .line)
+                unit = .line
+            }
+        }
     }
 
     /// Why the file as a whole cannot be read.
@@ -74,39 +113,42 @@ public enum EventImporter {
         }
     }
 
-    static func makeRow(line: Int, fields: [String: String]) -> Result<Row, RowError> {
+    static func makeRow(line: Int, unit: RowError.Unit = .line, fields: [String: String]) -> Result<Row, RowError> {
+        func failure(_ reason: String) -> Result<Row, RowError> {
+            .failure(RowError(line: line, reason: reason, unit: unit))
+        }
         func value(_ key: String) -> String? {
             guard let v = fields[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
             return v
         }
-        guard let type = value("type") else { return .failure(RowError(line: line, reason: "type is missing")) }
+        guard let type = value("type") else { return failure("type is missing") }
         guard let stamp = value("timestamp") else {
-            return .failure(RowError(line: line, reason: "timestamp is missing"))
+            return failure("timestamp is missing")
         }
         guard let timestamp = TrendyJSON.parseDate(stamp) else {
-            return .failure(RowError(line: line, reason: "timestamp '\(stamp)' is not an ISO-8601 date-time"))
+            return failure("timestamp '\(stamp)' is not an ISO-8601 date-time")
         }
         var end: Date?
         if let e = value("end_date") {
             guard let d = TrendyJSON.parseDate(e) else {
-                return .failure(RowError(line: line, reason: "end_date '\(e)' is not an ISO-8601 date-time"))
+                return failure("end_date '\(e)' is not an ISO-8601 date-time")
             }
-            guard d >= timestamp else { return .failure(RowError(line: line, reason: "end_date is before timestamp")) }
+            guard d >= timestamp else { return failure("end_date is before timestamp") }
             end = d
         }
         var allDay = false
         if let a = value("all_day")?.lowercased() {
             guard ["true", "false", "1", "0", "yes", "no"].contains(a) else {
-                return .failure(RowError(line: line, reason: "all_day '\(a)' is not true or false"))
+                return failure("all_day '\(a)' is not true or false")
             }
             allDay = ["true", "1", "yes"].contains(a)
         }
         guard type.count <= 100 else {
-            return .failure(RowError(line: line, reason: "type name is longer than 100 characters"))
+            return failure("type name is longer than 100 characters")
         }
         let notes = value("notes")
         if let notes, notes.count > 10_000 {
-            return .failure(RowError(line: line, reason: "notes are longer than 10000 characters"))
+            return failure("notes are longer than 10000 characters")
         }
         return .success(
             Row(
@@ -116,31 +158,33 @@ public enum EventImporter {
 
     static func readCSV(_ url: URL, chunkSize: Int, _ chunk: ([Row]) async throws -> Void) async throws -> Summary {
         guard let stream = InputStream(url: url) else { throw FileError(description: "cannot open \(url.path)") }
-        let reader: CSVReader
-        do {
-            reader = try CSVReader(stream: stream, hasHeaderRow: true, trimFields: true)
-        } catch {
+        var reader = CSVRecordReader(stream: stream)
+        guard let first = try reader.next(), first.error == nil else {
             throw FileError(description: "\(url.lastPathComponent) is not a readable CSV file (no header row)")
         }
-        guard let header = reader.headerRow?.map({ $0.lowercased().trimmingCharacters(in: .whitespaces) }),
-            header.contains("type"), header.contains("timestamp")
-        else {
+        let header = first.fields.map { $0.lowercased() }
+        guard header.contains("type"), header.contains("timestamp") else {
             throw FileError(
                 description: "\(url.lastPathComponent): the header row must name at least type and timestamp")
         }
         var rows: [Row] = []
         rows.reserveCapacity(chunkSize)
         var summary = Summary()
-        var line = 1
-        while let fields = reader.next() {
-            line += 1
-            if fields.allSatisfy({ $0.isEmpty }) { continue }
+        while let record = try reader.next() {
+            if record.error == nil, record.fields.allSatisfy({ $0.isEmpty }) { continue }
             summary.rows += 1
-            guard fields.count == header.count else {
-                summary.add(RowError(line: line, reason: "expected \(header.count) fields, found \(fields.count)"))
+            if let error = record.error {
+                summary.add(RowError(line: record.line, reason: error))
                 continue
             }
-            switch makeRow(line: line, fields: Dictionary(zip(header, fields), uniquingKeysWith: { a, _ in a })) {
+            let fields = record.fields
+            guard fields.count == header.count else {
+                summary.add(
+                    RowError(line: record.line, reason: "expected \(header.count) fields, found \(fields.count)"))
+                continue
+            }
+            switch makeRow(line: record.line, fields: Dictionary(zip(header, fields), uniquingKeysWith: { a, _ in a }))
+            {
             case .success(let r): rows.append(r)
             case .failure(let e): summary.add(e)
             }
@@ -179,7 +223,7 @@ public enum EventImporter {
                 rows.removeAll(keepingCapacity: true)
             }
             guard let object = item as? [String: Any] else {
-                summary.add(RowError(line: index + 1, reason: "item is not an object"))
+                summary.add(RowError(line: index + 1, reason: "it is not an object", unit: .item))
                 continue
             }
             var fields: [String: String] = [:]
@@ -191,7 +235,7 @@ public enum EventImporter {
                 default: break
                 }
             }
-            switch makeRow(line: index + 1, fields: fields) {
+            switch makeRow(line: index + 1, unit: .item, fields: fields) {
             case .success(let r): rows.append(r)
             case .failure(let e): summary.add(e)
             }

@@ -191,6 +191,13 @@ struct SyncCLITests {
         let when = try await TrendyProcess.runAsync(
             ["log", "Tea", "--at", "teatime", "--data-dir", dir.path] + offline)
         #expect(when.status == 64)
+        // Impossible dates are refused, not rolled over (Feb 30 used to become Mar 2).
+        for impossible in ["2026-02-30T10:00:00Z", "2026-04-31T10:00:00Z", "2026-11-22T10:00:60Z"] {
+            let rolled = try await TrendyProcess.runAsync(
+                ["log", "Tea", "--at", impossible, "--data-dir", dir.path] + offline)
+            #expect(rolled.status == 64, "\(impossible)")
+            #expect(rolled.stderr.contains("is not a time"))
+        }
         let missing = try await TrendyProcess.runAsync(
             ["import", "/nonexistent.csv", "--data-dir", dir.path] + offline)
         #expect(missing.status == 66)

@@ -36,3 +36,102 @@ struct ISO8601Tests {
         #expect(ISO8601.format(Date(timeIntervalSince1970: 1_795_341_600.123)) == "2026-11-22T10:00:00.123Z")
     }
 }
+
+/// Issue 19, case 3: no impossible date rolls over into a real one, on any path that reads a
+/// date (the text parser behind the CLI, the importer and the server's decoder, and the wire
+/// scanner behind the client's fast readers).
+struct ISO8601StrictnessTests {
+    static let utc: Calendar = {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = TimeZone(identifier: "UTC")!
+        return c
+    }()
+
+    /// The reference: a day exists when Foundation's calendar builds it and reads the same day back.
+    static func referenceDate(_ y: Int, _ m: Int, _ d: Int, _ h: Int, _ mi: Int, _ s: Int) -> Date? {
+        guard (1...12).contains(m), (1...31).contains(d) else { return nil }
+        let components = DateComponents(year: y, month: m, day: d, hour: h, minute: mi, second: s)
+        guard let date = utc.date(from: components) else { return nil }
+        let back = utc.dateComponents([.year, .month, .day], from: date)
+        return back.year == y && back.month == m && back.day == d ? date : nil
+    }
+
+    static func text(_ y: Int, _ m: Int, _ d: Int, _ time: String = "12:34:56") -> String {
+        String(format: "%04d-%02d-%02dT%@Z", y, m, d, time)
+    }
+
+    /// Every month × day 0...32 of years with and without Feb 29 (2000 and 2024 leap, 1900 and
+    /// 2100 not), through both parsers; a valid day parses to the reference instant.
+    @Test(arguments: [1900, 1999, 2000, 2023, 2024, 2025, 2026, 2027, 2028, 2100])
+    func everyDayOfTheYearAgreesWithTheCalendar(year: Int) {
+        for month in 0...13 {
+            for day in 0...32 {
+                let text = Self.text(year, month, day)
+                let expected = Self.referenceDate(year, month, day, 12, 34, 56)
+                #expect(ISO8601.parse(text) == expected, "\(text)")
+                #expect(Self.scanned(text) == expected, "\(text) (wire scanner)")
+                // Shapes the fast path leaves to Foundation never roll an impossible day over.
+                guard expected == nil else { continue }
+                for other in [
+                    String(format: "%04d-%02d-%02dT12:34+01:00", year, month, day),
+                    String(format: "%04d-%02d-%02dT12:34:56.5+01:00", year, month, day),
+                    String(format: "%04d%02d%02dT123456Z", year, month, day),
+                ] {
+                    #expect(ISO8601.parse(other) == nil, "\(other)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "2026-02-30T10:00:00Z", "2026-04-31T10:00:00Z", "2025-02-29T00:00:00Z", "2100-02-29T00:00:00Z",
+        "2026-11-22T24:00:00Z", "2026-11-22T10:60:00Z", "2026-11-22T10:00:60Z", "2026-11-22T10:00:00+24:00",
+        "2026-11-22T10:00:00+01:60", "2026-00-10T10:00:00Z", "2026-11-00T10:00:00Z", "2026-02-30T10:00+01:00",
+        "20260230T100000Z",
+    ])
+    func impossibleDatesAndTimesAreRejected(text: String) {
+        #expect(ISO8601.parse(text) == nil)
+        #expect(Self.scanned(text) == nil)
+    }
+
+    /// Random instants in several years with random offsets and fractions round-trip exactly.
+    @Test func randomInstantsWithOffsetsRoundTrip() {
+        var rng = SeededGenerator(seed: 19)
+        for _ in 0..<5_000 {
+            let seconds = Double(Int64.random(in: -2_208_988_800...4_102_444_799, using: &rng))
+            let ms = Double(Int.random(in: 0...999, using: &rng)) / 1000
+            let offsetMinutes = Int.random(in: -14 * 60...14 * 60, using: &rng)
+            let instant = Date(timeIntervalSince1970: seconds + ms)
+            let local = instant.addingTimeInterval(Double(offsetMinutes * 60))
+            let c = Self.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: local)
+            let sign = offsetMinutes < 0 ? "-" : "+"
+            let text = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03d%@%02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!,
+                c.second!, Int((ms * 1000).rounded()), sign, abs(offsetMinutes) / 60, abs(offsetMinutes) % 60)
+            let parsed = ISO8601.parse(text)
+            #expect(parsed.map { abs($0.timeIntervalSince(instant)) < 0.0005 } == true, "\(text)")
+        }
+    }
+
+    /// The wire scanner's date reader (what the client's fast decoders use).
+    static func scanned(_ text: String) -> Date? {
+        var bytes = Array("\"\(text)\"".utf8)
+        return bytes.withUnsafeMutableBufferPointer { buffer in
+            var scanner = WireJSONScanner(UnsafeBufferPointer(buffer))
+            return scanner.date()
+        }
+    }
+}
+
+/// SplitMix64: a seeded generator, so a failure replays.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -35,6 +35,15 @@ struct ErrorAndFaultTests {
             #expect(badId.status == 404)
             let generated = try await h.raw(.GET, "/api/v1/health")
             #expect(generated.headers.first(name: "X-Request-ID")?.isEmpty == false)
+            // An impossible date is refused, not rolled over into the next month.
+            for impossible in ["2026-02-30T10:00:00Z", "2026-04-31T23:00:00Z", "2026-11-22T10:00:60Z"] {
+                let body =
+                    #"{"id":"01a20b03-f01d-7122-a20d-e9d1ae4eaaaa","event_type_id":"01a20b03-f01d-7122-a20d-e9d1ae4eaaab","timestamp":""#
+                    + impossible + #""}"#
+                let rolled = try await h.raw(.POST, "/api/v1/events", body: body, headers: auth)
+                #expect(rolled.status == 400, "\(impossible)")
+                #expect((rolled.json["detail"] as? String)?.contains(impossible) == true)
+            }
         }
     }
 

@@ -54,3 +54,73 @@ import TrendySyncLive
         }
     }
 }
+
+/// Issue 19, case 3: the importer reports what it cannot read, where it is, instead of guessing.
+@Suite struct StrictImportTests {
+    let files = EventImporterTests()
+
+    func read(_ text: String, ext: String = "csv") async throws -> (
+        rows: [EventImporter.Row], summary: EventImporter.Summary
+    ) {
+        let url = try files.file(text, ext: ext)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var rows: [EventImporter.Row] = []
+        let summary = try await EventImporter.read(url) { rows += $0 }
+        return (rows, summary)
+    }
+
+    @Test func anUnterminatedQuoteIsReportedWithItsLineNotImported() async throws {
+        let (rows, summary) = try await read(
+            "type,timestamp,notes\nTea,2026-01-01T10:00:00Z,fine\nTea,2026-01-01T11:00:00Z,\"never closed\nTea,2026-01-01T12:00:00Z,x\n"
+        )
+        #expect(rows.map(\.notes) == ["fine"])
+        #expect(summary.errors.count == 1)
+        #expect(summary.errors.first?.line == 3)
+        #expect(
+            summary.errors.first?.description.contains("line 3: a quoted field opened on line 3 is never closed")
+                == true)
+    }
+
+    @Test func quotedLineBreaksKeepLaterLineNumbersRight() async throws {
+        let (rows, summary) = try await read(
+            "type,timestamp,notes\r\nTea,2026-01-01T10:00:00Z,\"two\r\nlines, \"\"quoted\"\"\"\r\nTea,2026-04-31T10:00:00Z,x\r\n"
+        )
+        #expect(rows.map(\.notes) == ["two\r\nlines, \"quoted\""])
+        #expect(rows.first?.line == 2)
+        #expect(summary.errors.map(\.line) == [4])
+        #expect(summary.errors.first?.reason == "timestamp '2026-04-31T10:00:00Z' is not an ISO-8601 date-time")
+    }
+
+    @Test func textAfterAClosingQuoteIsReported() async throws {
+        let (rows, summary) = try await read(
+            "type,timestamp,notes\nTea,2026-01-01T10:00:00Z,\"a\"b\nTea,2026-01-01T11:00:00Z,ok\n")
+        #expect(rows.map(\.notes) == ["ok"])
+        #expect(summary.errors.map(\.description) == ["line 2: unexpected text after a closing quote on line 2"])
+    }
+
+    @Test func aByteOrderMarkAndNonUTF8TextAreHandled() async throws {
+        var bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("type,timestamp,notes\nTea,2026-01-01T10:00:00Z,".utf8)
+        bytes += [0xFF, 0xFE] + Array("\nTea,2026-01-01T11:00:00Z,ok\n".utf8)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("bom-\(UUID()).csv")
+        try Data(bytes).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var rows: [EventImporter.Row] = []
+        let summary = try await EventImporter.read(url) { rows += $0 }
+        #expect(rows.map(\.notes) == ["ok"])
+        #expect(summary.errors.map(\.description) == ["line 2: the text is not UTF-8"])
+    }
+
+    @Test func jsonErrorsNameTheItem() async throws {
+        let (rows, summary) = try await read(
+            #"[{"type":"Tea","timestamp":"2026-01-01T10:00:00Z"},{"type":"Tea","timestamp":"2026-02-30T10:00:00Z"},7]"#,
+            ext: "json")
+        #expect(rows.count == 1)
+        #expect(
+            summary.errors.map(\.description) == [
+                "item 2: timestamp '2026-02-30T10:00:00Z' is not an ISO-8601 date-time", "item 3: it is not an object",
+            ])
+        let encoded = String(decoding: try JSONEncoder().encode(summary.errors[0]), as: UTF8.self)
+        #expect(encoded.contains(#""item":2"#))
+        #expect(!encoded.contains(#""line""#))
+    }
+}
