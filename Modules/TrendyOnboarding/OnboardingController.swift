@@ -112,7 +112,11 @@ public final class OnboardingController: OnboardingStatusService, Sendable {
         switch fetched {
         case .fresh(let s), .cached(let s, _): status = s
         case .unavailable:
-            // Offline with nothing cached: continue onboarding locally; the write catches up later.
+            // Offline with nothing cached. A device holding this account's data is a returning
+            // user whose cache was lost: nothing is known, so nothing is written (a guessed step
+            // would reach the server later and undo a completed onboarding).
+            if await hasEventTypes() { return fetched }
+            // A new user: continue onboarding locally; the write catches up later.
             status = .initial
         }
         guard !status.completed else { return fetched }

@@ -36,16 +36,21 @@ public struct LaunchSnapshot: Sendable, Hashable {
     public var deviceSawCompletedUser: Bool
     /// The onboarding step a signed-out person was on (welcome or auth).
     public var signedOutStep: OnboardingStep
+    /// Whether this device holds the signed-in account's data (its event types). Read only when
+    /// the cache has no status for the user (a damaged or lost cache): such a returning user goes
+    /// to the main screen, not to the loading screen and then back into onboarding.
+    public var hasAccountData: Bool
 
     /// Creates a snapshot.
     public init(
         userId: String?, cachedOnboarding: CachedOnboarding?, deviceSawCompletedUser: Bool,
-        signedOutStep: OnboardingStep = .welcome
+        signedOutStep: OnboardingStep = .welcome, hasAccountData: Bool = false
     ) {
         self.userId = userId
         self.cachedOnboarding = cachedOnboarding
         self.deviceSawCompletedUser = deviceSawCompletedUser
         self.signedOutStep = signedOutStep
+        self.hasAccountData = hasAccountData
     }
 }
 
@@ -53,14 +58,14 @@ public struct LaunchSnapshot: Sendable, Hashable {
 public enum InitialRoute {
     /// Completed user → main screen; user mid-way → their step; signed out on a device that saw
     /// a completed user → login; otherwise the signed-out step (welcome, or auth when the person
-    /// had got that far). Loading only on a true cache miss (a session
-    /// with no cached status).
+    /// had got that far). A session with no cached status goes to the main screen when the device
+    /// holds the account's data (the cache was damaged or lost), else to loading (a true miss).
     public static func decide(_ s: LaunchSnapshot) -> AppRoute {
         if s.userId != nil {
             switch s.cachedOnboarding {
             case .completed?: return .authenticated
             case .inProgress(let step)?: return .onboarding(step < .createEventType ? .createEventType : step)
-            case nil: return .loading
+            case nil: return s.hasAccountData ? .authenticated : .loading
             }
         }
         return s.deviceSawCompletedUser ? .login : .onboarding(min(s.signedOutStep, .auth))

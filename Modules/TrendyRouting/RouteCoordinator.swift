@@ -131,6 +131,12 @@ public final class RouteCoordinator: Sendable {
                 await auth.restore()
                 if auth.currentUserId != nil { coordinator.send(.sessionVerified) }
             }
+        case .repairOnboardingCache(let userId):
+            spawn { [onboarding, logger] _ in
+                if case .fresh = await onboarding.refresh(userId: userId) {
+                    logger.notice("The onboarding cache was rebuilt from the server")
+                }
+            }
         case .fetchOnboardingStatus(let userId):
             spawn { [onboarding] coordinator in
                 let fetched = await onboarding.signedIn(userId: userId)

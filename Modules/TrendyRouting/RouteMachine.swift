@@ -31,6 +31,9 @@ public enum RouteEffect: Sendable, Hashable {
     case verifySession
     /// Fetch the onboarding status for this user.
     case fetchOnboardingStatus(userId: String)
+    /// Fetch the status only to rebuild a lost cache (the route does not wait for it, and
+    /// nothing is written to the server).
+    case repairOnboardingCache(userId: String)
     /// Open this deep link.
     case openDeepLink(String)
     /// Log the transition.
@@ -62,7 +65,11 @@ public struct RouteMachine: Sendable, Hashable {
             var effects = transition(from)
             if let user = snapshot.userId {
                 effects.append(.verifySession)
-                if snapshot.cachedOnboarding == nil { effects.append(.fetchOnboardingStatus(userId: user)) }
+                if snapshot.cachedOnboarding == nil {
+                    effects.append(
+                        snapshot.hasAccountData
+                            ? .repairOnboardingCache(userId: user) : .fetchOnboardingStatus(userId: user))
+                }
             }
             return effects
 

@@ -127,6 +127,36 @@ struct LaunchCLITests {
         }
     }
 
+    /// Issue 19, case 4: a returning user's damaged onboarding cache with the server down used to
+    /// show loading for ~13 s and then onboarding step 4 (and queue that step for the server).
+    @Test func aDamagedCacheNeverSendsAReturningUserToOnboarding() async throws {
+        try await Self.withServer { _, running in
+            let api = running.baseURL.absoluteString
+            let dir = TemporaryDataDirectory()
+            try await onboard(dir, api, email: "damaged@example.com")
+            let cache = dir.url.appendingPathComponent("onboarding.json")
+            try Data("{\"version\": 1, \"state\": {garbage".utf8).write(to: cache)
+
+            // Server down: the main screen at once, no loading frame, and it stays there.
+            let started = ContinuousClock.now
+            let (routes, _, report) = try await launch(dir, api: Self.unreachable)
+            #expect(routes.allSatisfy { $0 == "authenticated" }, "\(routes)")
+            #expect(report["final_route"] as? String == "authenticated")
+            #expect(ContinuousClock.now - started < .seconds(8))
+            // Nothing was queued for the server that would undo the completed onboarding.
+            let offline = json(try await trendy(["onboarding", "status", "--json"], dir, api: Self.unreachable))
+            #expect(offline["pending_write"] == nil || offline["pending_write"] is NSNull, "\(offline)")
+
+            // Server up: still the main screen, and the cache is rebuilt from the server.
+            let (again, _, _) = try await launch(dir, api: api)
+            #expect(again.allSatisfy { $0 == "authenticated" }, "\(again)")
+            let repaired = try JSONSerialization.jsonObject(with: Data(contentsOf: cache)) as? [String: Any]
+            #expect(repaired?["version"] as? Int == 1)
+            let status = json(try await trendy(["onboarding", "status", "--json"], dir, api: Self.unreachable))
+            #expect(status["completed"] as? Bool == true, "\(status)")
+        }
+    }
+
     @Test func aSecondDeviceWithACompletedAccountSkipsOnboarding() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString

@@ -70,6 +70,20 @@ struct RouteMachineTests {
         step(&m, .sessionRejected, .login, [.logRejected(event: .sessionRejected, route: .login)])
     }
 
+    @Test func aCacheMissOnADeviceWithTheAccountsDataGoesToTheMainScreenAndRepairsTheCache() {
+        var m = RouteMachine()
+        step(
+            &m,
+            .launched(
+                .init(userId: "u", cachedOnboarding: nil, deviceSawCompletedUser: false, hasAccountData: true)),
+            .authenticated,
+            [.logTransition(from: .loading, to: .authenticated), .verifySession, .repairOnboardingCache(userId: "u")])
+        // A late status never moves the person off the main screen.
+        step(
+            &m, .onboardingStatusLoaded(.inProgress(.logFirstEvent)), .authenticated,
+            [.logRejected(event: .onboardingStatusLoaded(.inProgress(.logFirstEvent)), route: .authenticated)])
+    }
+
     @Test func cacheMissLoadsThenRoutes() {
         var m = RouteMachine()
         step(

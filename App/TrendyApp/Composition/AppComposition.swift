@@ -94,8 +94,8 @@ public enum AppComposition {
         let onboarding = OnboardingController(
             cache: FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)), api: api,
             currentUserId: { [auth] in auth.currentUserId },
-            hasEventTypes: { [store] in ((try? await store.eventTypes()) ?? []).isEmpty == false }, ids: ids,
-            logger: logs.logger(.onboarding))
+            hasEventTypes: { [store] in ((try? await store.eventTypes()) ?? []).isEmpty == false },
+            fetchTimeout: backend.budget.respond, ids: ids, logger: logs.logger(.onboarding))
         let routing = RouteCoordinator(auth: auth, onboarding: onboarding, logger: logs.logger(.routing))
         let location = SimulatedRegionMonitor(file: paths.locationFile, logger: logs.logger(.geofence))
         let geofence = GeofenceManager(
@@ -153,13 +153,16 @@ public enum AppComposition {
     }
 
     /// What the first route is decided from, read synchronously from the session file and the
-    /// onboarding cache only: no database, no network, so it costs the same for any amount of data.
+    /// onboarding cache: no network, and no database unless the cache has no status for the
+    /// signed-in user (then one indexed read says whether the device holds the account's data).
     public static func launchSnapshot(paths: AppPaths, logs: LogSystem) -> LaunchSnapshot {
         let user = sessionStore(paths, logs).load()?.user.id
         let facts = FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)).launchFacts(
             for: user)
+        // Only on a cache miss for a signed-in user: does the device hold this account's data?
+        let hasData = user.map { facts.position == nil && AppDatabase.holdsData(of: $0, at: paths.database) } ?? false
         return LaunchSnapshot(
             userId: user, cachedOnboarding: facts.position, deviceSawCompletedUser: facts.deviceSawCompletedUser,
-            signedOutStep: facts.signedOutStep)
+            signedOutStep: facts.signedOutStep, hasAccountData: hasData)
     }
 }

@@ -25,6 +25,27 @@ enum AppDatabase {
         return pool
     }
 
+    /// Whether the database at `url` holds `userId`'s data (it owns the local data and has event
+    /// types). Read-only and cheap; false when there is no readable database. Used by the launch
+    /// only when the onboarding cache has no status for the user.
+    static func holdsData(of userId: String, at url: URL) -> Bool {
+        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(1)
+        do {
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                let owner = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'owner'")
+                return try owner == userId
+                    && Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_event_types)") == true
+            }
+        } catch {
+            return false
+        }
+    }
+
     /// Moves a damaged database aside and rebuilds it from what can still be read (see
     /// `LocalDatabaseRepair`).
     static func repair(at url: URL) throws -> LocalDatabaseRepair.Report {

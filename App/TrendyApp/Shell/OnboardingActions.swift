@@ -29,7 +29,11 @@ struct OnboardingActions {
         guard let user = env.auth.currentUserId else { return .signedOut(env.onboarding.signedOutStep) }
         var status = env.onboarding.cachedStatus(for: user)
         if status == nil { status = await env.onboarding.signedIn(userId: user).status }
-        guard let status else { return .step(userId: user, .createEventType) }
+        guard let status else {
+            // Unknown (offline, cache lost): a device with the account's data is past onboarding.
+            let hasData = ((try? await env.store.eventTypes()) ?? []).isEmpty == false
+            return hasData ? .completed(userId: user) : .step(userId: user, .createEventType)
+        }
         if status.completed { return .completed(userId: user) }
         return .step(userId: user, max(status.currentStep, .createEventType))
     }
