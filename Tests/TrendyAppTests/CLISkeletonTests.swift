@@ -18,6 +18,46 @@ struct CLISkeletonTests {
         #expect(r.stderr.contains("Unknown option '--bogus'"))
     }
 
+    @Test func helpShowsReadableDefaults() async throws {
+        let r = try await TrendyProcess.runAsync(["help", "location", "replay"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("(default: max)"))
+        #expect(!r.stdout.contains("ReplaySpeed"))
+    }
+
+    /// Every option docs/server.md names is one `trendy serve` (the same options as
+    /// `trendy-server`) accepts: the docs once named `--fault-429-count` while the program only
+    /// took `--fault429-count`.
+    @Test func everyServerOptionTheDocsNameExists() async throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/server.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let options = Set(
+            text.matches(of: /`(--[a-z0-9][a-z0-9-]*)/).map { String($0.output.1) })
+        #expect(options.contains("--fault-429-count"))
+        let help = try await TrendyProcess.runAsync(["serve", "--help"])
+        #expect(help.status == 0)
+        for option in options.sorted() {
+            #expect(help.stdout.contains(option), "docs/server.md names \(option), `trendy serve` does not take it")
+        }
+    }
+
+    @Test func aNoteWithLineBreaksStaysOnItsEventsLine() async throws {
+        let dir = TemporaryDataDirectory()
+        #expect(try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
+        let log = try await TrendyProcess.runAsync(
+            ["log", "Tea", "--note", "first\nsecond\u{1}", "--data-dir", dir.path])
+        #expect(log.status == 0)
+        let list = try await TrendyProcess.runAsync(["events", "list", "--data-dir", dir.path])
+        let lines = list.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "\(lines)")
+        #expect(list.stdout.contains(#"first\nsecond\u{1}"#))
+        // JSON keeps the note exactly.
+        let json = try await TrendyProcess.runAsync(["events", "list", "--json", "--data-dir", dir.path])
+        let items = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(items?.first?["notes"] as? String == "first\nsecond\u{1}")
+    }
+
     @Test func unknownCommandIsAUsageError() async throws {
         let r = try await TrendyProcess.runAsync(["fly"])
         #expect(r.status == 64)

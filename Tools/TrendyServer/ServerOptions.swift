@@ -41,7 +41,10 @@ public struct ServerOptions: ParsableArguments, Sendable {
     @Option(help: "Fault: fraction of requests carried out, then cut off before the answer (0-1).")
     public var faultCutRate = 0.0
     /// Fault: forced 429s.
-    @Option(help: "Fault: answer the next N requests with 429.") public var fault429Count = 0
+    @Option(
+        name: [.customLong("fault-429-count"), .customLong("fault429-count")],
+        help: "Fault: answer the next N requests with 429.")
+    public var fault429Count = 0
     /// Log level.
     @Option(help: "Log level (info, debug, ...).") public var logLevel = "info"
     /// Log format.

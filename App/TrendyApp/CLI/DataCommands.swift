@@ -32,6 +32,27 @@ func resolveType(_ env: AppEnvironment, _ nameOrId: String) async throws -> Even
         exitCode: .dataError)
 }
 
+/// `text` on one line for listings: line breaks, tabs and other control characters are shown
+/// as escapes (`\n`), so a note never breaks a list into lines that look like other entries.
+func oneLine(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            let category = scalar.properties.generalCategory
+            if category == .control || category == .lineSeparator || category == .paragraphSeparator {
+                out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out
+}
+
 /// Parses `--at`: ISO-8601, or `now`.
 func parseTime(_ text: String?, now: Date) throws(CLIError) -> Date {
     guard let text, text != "now" else { return now }
@@ -186,7 +207,7 @@ struct EventsCommand: AsyncParsableCommand {
                 if events.isEmpty { out.line("No events.") }
                 for e in events {
                     let name = names[e.value.eventTypeId] ?? "?"
-                    let note = e.value.notes.map { "  \($0)" } ?? ""
+                    let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""
                     out.line(
                         "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]  "
                             + e.value.id.description)

@@ -10,7 +10,7 @@ extension LocationAuthorization: ExpressibleByArgument {
 }
 
 /// `--speed`: a factor, or `max` for no waiting.
-struct ReplaySpeed: ExpressibleByArgument {
+struct ReplaySpeed: ExpressibleByArgument, CustomStringConvertible {
     let factor: Double?
 
     init?(argument: String) {
@@ -23,6 +23,9 @@ struct ReplaySpeed: ExpressibleByArgument {
     }
 
     init(factor: Double?) { self.factor = factor }
+
+    /// `max`, or the factor (`60`, `2.5`): what `--help` shows as the default.
+    var description: String { factor.map { String(format: "%g", $0) } ?? "max" }
 }
 
 /// Reads `<lat> <lon>` or `<lat>,<lon>` (negative values included: they are taken as values, not
