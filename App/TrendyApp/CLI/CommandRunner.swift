@@ -19,7 +19,7 @@ struct CommandRunner {
 
     /// Runs `body` with a live environment, then flushes logs; errors exit non-zero.
     func run(_ body: (AppEnvironment, Output) async throws -> Void) async throws {
-        let output = Output(json: global.json)
+        let output = Output(json: global.json, style: global.style(environment: environment))
         let env: AppEnvironment
         do {
             env = try AppComposition.live(
@@ -102,6 +102,8 @@ extension CommandRunner {
 /// Writes command results: human text, or one JSON document with `--json`.
 struct Output: Sendable {
     let json: Bool
+    /// How human text may look (plain for screen readers, cursor control on a terminal).
+    var style: TerminalStyle = .rich
 
     /// Prints a line for people (suppressed with `--json`).
     func line(_ text: String) {

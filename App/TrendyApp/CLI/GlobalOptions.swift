@@ -44,6 +44,12 @@ public struct GlobalOptions: ParsableArguments, Sendable {
             valueName: "seconds"))
     public var serverTimeout: Double?
 
+    /// Output a screen reader reads well.
+    @Flag(
+        name: .long,
+        help: "Plain text for screen readers: no box drawing, bars, colour or cursor movement (also $TRENDY_PLAIN=1).")
+    public var plain = false
+
     /// Machine-readable output.
     @Flag(name: .long, help: "Print results as JSON on standard output.")
     public var json = false
@@ -100,6 +106,11 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         AppPaths.resolve(flag: dataDirectory, environment: environment)
     }
 
+    /// How output may look (`--plain`, `TRENDY_PLAIN`, `NO_COLOR`, `TERM=dumb`, a terminal or not).
+    func style(environment: [String: String]) -> TerminalStyle {
+        TerminalStyle.resolve(plain: plain, environment: environment, isTerminal: isatty(STDERR_FILENO) == 1)
+    }
+
     /// The resolved logging options; an explicit `--log-level` also applies to the console.
     func loggingOptions(environment: [String: String]) throws(CLIError) -> AppComposition.LoggingOptions {
         let spec = logLevel ?? environment["TRENDY_LOG_LEVEL"] ?? "info"
@@ -111,7 +122,8 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         }
         let consoleLevel = logLevel != nil ? configuration.defaultLevel : .warning
         return AppComposition.LoggingOptions(
-            configuration: configuration, consoleFormat: logFormat.format, consoleLevel: consoleLevel)
+            configuration: configuration, consoleFormat: logFormat.format, consoleLevel: consoleLevel,
+            consoleColour: style(environment: environment).colour)
     }
 }
 

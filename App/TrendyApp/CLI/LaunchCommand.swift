@@ -6,7 +6,15 @@ import TrendyModels
 extension MainTab: ExpressibleByArgument {}
 
 /// Prints a frame for people: a header with its timing, then the screen.
-func printFrame(_ frame: Frame) {
+func printFrame(_ frame: Frame, plain: Bool = false) {
+    if plain {
+        print(
+            "Frame \(frame.index) at \(String(format: "%.1f", frame.elapsedMs)) ms: \(frame.route), screen \(frame.screen)."
+        )
+        print(frame.text)
+        print("")
+        return
+    }
     let header =
         "── frame \(frame.index) · \(String(format: "%.1f", frame.elapsedMs)) ms · \(frame.route) · \(frame.screen) "
     print(header + String(repeating: "─", count: max(0, 60 - header.count)))
@@ -48,7 +56,10 @@ struct LaunchCommand: AsyncParsableCommand {
         let decision = AppLaunch.decide(paths: paths, start: start)
         let json = global.json
         try await CommandRunner(global).run { env, out in
-            let launch = AppLaunch(tab: tab, wait: !noWait, onFrame: { frame in if !json { printFrame(frame) } })
+            let plain = out.style.plain
+            let launch = AppLaunch(
+                tab: tab, wait: !noWait, plain: plain,
+                onFrame: { frame in if !json { printFrame(frame, plain: plain) } })
             let report = await launch.run(env, decision: decision, start: start)
             out.line(
                 String(

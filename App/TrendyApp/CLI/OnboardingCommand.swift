@@ -109,7 +109,7 @@ func printPosition(_ env: AppEnvironment, _ position: OnboardingActions.Position
         out.line("Onboarding is complete. → trendy launch")
     case .signedOut(let step), .step(_, let step):
         let facts = try await AppShell(env: env, start: .now, tab: .dashboard, onFrame: { _ in }).onboardingFacts()
-        out.line(ScreenRenderer.render(.onboarding(step, facts)))
+        out.line(ScreenRenderer.render(.onboarding(step, facts), plain: out.style.plain))
     }
 }
 

@@ -11,7 +11,7 @@ func withProgress<T: Sendable>(_ env: AppEnvironment, _ out: Output, _ body: () 
     guard !out.json else { return await body() }
     // The first line shows what is known (last sync, pending) rather than "Not synced yet".
     await env.sync.refreshCounts()
-    let tty = isatty(STDERR_FILENO) == 1
+    let tty = out.style.cursorControl
     let updates = env.sync.statusUpdates()
     let printer = Task {
         var last: (line: String, phase: String, tenth: Int) = ("", "", -1)
@@ -231,7 +231,7 @@ struct ImportCommand: AsyncParsableCommand {
             var inserted = 0
             var duplicates = 0
             var read = 0
-            let tty = isatty(STDERR_FILENO) == 1 && !out.json
+            let tty = out.style.cursorControl && !out.json
             // Chunk by chunk: memory stays flat for any file size (D24).
             let summary: EventImporter.Summary
             do {

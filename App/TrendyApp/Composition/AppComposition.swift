@@ -27,12 +27,18 @@ public enum AppComposition {
         public var consoleFormat: LogFormat
         /// Lowest level shown on the console; by default warnings and errors only.
         public var consoleLevel: Logger.Level
+        /// Whether console lines may be coloured (nil: only on a terminal).
+        public var consoleColour: Bool?
 
         /// Creates options.
-        public init(configuration: LogConfiguration, consoleFormat: LogFormat, consoleLevel: Logger.Level) {
+        public init(
+            configuration: LogConfiguration, consoleFormat: LogFormat, consoleLevel: Logger.Level,
+            consoleColour: Bool? = nil
+        ) {
             self.configuration = configuration
             self.consoleFormat = consoleFormat
             self.consoleLevel = consoleLevel
+            self.consoleColour = consoleColour
         }
     }
 
@@ -42,7 +48,8 @@ public enum AppComposition {
     {
         try paths.prepare()
         let fileSink = RotatingFileSink(directory: paths.logDirectory, format: .json)
-        let console = ConsoleSink(format: logging.consoleFormat, minimumLevel: logging.consoleLevel)
+        let console = ConsoleSink(
+            format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour)
         let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
 
         // Everything that can throw comes before the HTTP client, which must be shut down

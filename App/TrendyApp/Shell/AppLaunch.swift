@@ -35,6 +35,8 @@ struct AppLaunch {
 
     var tab: MainTab = .dashboard
     var wait = true
+    /// Frames as plain text (screen readers).
+    var plain = false
     var onFrame: @Sendable (Frame) -> Void = { _ in }
 
     /// The first step of a launch: the route, from the session file and the onboarding cache
@@ -63,7 +65,7 @@ struct AppLaunch {
         let snapshot = decision.snapshot
         let routeDecidedMs = decision.elapsedMs
         let log = env.logger(.app)
-        let shell = AppShell(env: env, start: start, tab: tab, onFrame: onFrame)
+        let shell = AppShell(env: env, start: start, tab: tab, plain: plain, onFrame: onFrame)
         let routes = env.routing.routes()
         let route = env.routing.launch(with: snapshot)
         log.info(

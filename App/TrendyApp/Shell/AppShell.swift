@@ -13,6 +13,8 @@ actor AppShell {
     let start: ContinuousClock.Instant
     let tab: MainTab
     let onFrame: @Sendable (Frame) -> Void
+    /// Frames as plain text (screen readers).
+    let plain: Bool
     private(set) var frames: [Frame] = []
     private(set) var route: AppRoute?
     var banner: String?
@@ -20,8 +22,10 @@ actor AppShell {
     var renders = 0
 
     init(
-        env: AppEnvironment, start: ContinuousClock.Instant, tab: MainTab, onFrame: @escaping @Sendable (Frame) -> Void
+        env: AppEnvironment, start: ContinuousClock.Instant, tab: MainTab, plain: Bool = false,
+        onFrame: @escaping @Sendable (Frame) -> Void
     ) {
+        self.plain = plain
         self.env = env
         self.start = start
         self.tab = tab
@@ -70,7 +74,7 @@ actor AppShell {
         // The actor is re-entered while the reads are awaited: if a newer render started meanwhile
         // (new route or banner), this frame is stale and must not be drawn after it.
         guard generation == renders else { return nil }
-        let text = ScreenRenderer.render(content)
+        let text = ScreenRenderer.render(content, plain: plain)
         if let last = frames.last, last.text == text, last.route == route.description { return nil }
         let frame = Frame(
             index: frames.count + 1, route: route.description, screen: content.id, banner: content.banner,

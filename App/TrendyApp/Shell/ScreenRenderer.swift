@@ -55,7 +55,78 @@ struct MainFacts: Sendable {
 enum ScreenRenderer {
     static let width = 60
 
-    static func render(_ content: ScreenContent, timeZone: TimeZone = .current) -> String {
+    static func render(_ content: ScreenContent, plain: Bool = false, timeZone: TimeZone = .current) -> String {
+        let text = rich(content, timeZone: timeZone)
+        return plain ? Self.plain(text) : text
+    }
+
+    /// The screen for a screen reader: the same words without box drawing, bars or arrows.
+    /// Derived from the rich text, so both always say the same things.
+    static func plain(_ rich: String) -> String {
+        var out: [String] = []
+        var calendar: [String]?
+        for raw in rich.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = String(raw)
+            if line.hasPrefix("└") { continue }
+            for prefix in ["┌ ", "│ ", "│"] where line.hasPrefix(prefix) {
+                line.removeFirst(prefix.count)
+                break
+            }
+            // The month grid becomes a list of the days that have events.
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("Mo ") {
+                calendar = []
+                continue
+            }
+            if var days = calendar {
+                let cells = line.split(separator: " ")
+                if !cells.isEmpty, cells.allSatisfy({ $0.allSatisfy { $0.isNumber || $0 == "·" } }) {
+                    for cell in cells where cell.contains("·") {
+                        let parts = cell.split(separator: "·")
+                        days.append("  Day \(parts[0]): \(parts.count > 1 ? parts[1] : "0") event(s)")
+                    }
+                    calendar = days
+                    continue
+                }
+                out += days.isEmpty ? ["  No events this month."] : days
+                calendar = nil
+            }
+            line = plainLine(line)
+            if line.trimmingCharacters(in: .whitespaces).isEmpty, out.last?.isEmpty ?? true { continue }
+            out.append(line.trimmingCharacters(in: .whitespaces).isEmpty ? "" : line)
+        }
+        if let days = calendar { out += days.isEmpty ? ["  No events this month."] : days }
+        while out.last?.isEmpty == true { out.removeLast() }
+        return out.joined(separator: "\n")
+    }
+
+    static func plainLine(_ line: String) -> String {
+        var line = line
+        // `step 3 of 6  ████░░░░░░` → `Step 3 of 6, 40% done.`
+        if line.hasPrefix("step "), let bar = line.firstIndex(where: { $0 == "█" || $0 == "░" }) {
+            let filled = line[bar...].filter { $0 == "█" }.count
+            let total = line[bar...].filter { $0 == "█" || $0 == "░" }.count
+            let head = line[..<bar].trimmingCharacters(in: .whitespaces)
+            return "Step" + head.dropFirst(4) + ", \(total > 0 ? filled * 100 / total : 0)% done."
+        }
+        // Analytics bars: `  Coffee           ▇▇▇ 12` → `  Coffee: 12`.
+        if line.contains("▇") {
+            let name = line.prefix { $0 != "▇" }.trimmingCharacters(in: .whitespaces)
+            let count = line.split(separator: " ").last.map(String.init) ?? ""
+            return "  \(name): \(count)"
+        }
+        if line.hasPrefix("⟳ ") { return "Sync: " + line.dropFirst(2).replacingOccurrences(of: " · ", with: ", ") }
+        // `Trendy · [Dashboard]  Events  Calendar  Analytics` → `Trendy · Dashboard tab (also: …)`.
+        if line.hasPrefix("Trendy · "), let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") {
+            let current = line[line.index(after: open)..<close]
+            let others = line.dropFirst("Trendy · ".count).split(separator: " ").filter { !$0.hasPrefix("[") }
+            return "Trendy, \(current) tab (also: \(others.joined(separator: ", ")))"
+        }
+        if line.hasPrefix("→ ") { return "Next: " + line.dropFirst(2) }
+        line = line.replacingOccurrences(of: "→ trendy", with: "next: trendy")
+        return line.replacingOccurrences(of: " · ", with: ", ")
+    }
+
+    static func rich(_ content: ScreenContent, timeZone: TimeZone) -> String {
         switch content {
         case .loading:
             return box("Trendy", ["Loading your account…"])
