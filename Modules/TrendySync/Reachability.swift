@@ -39,18 +39,22 @@ public struct HealthCheckProbe: ReachabilityProbe {
     public let budget: Duration
     /// Grace after `budget` before the timer answers for a transport that overran it.
     let grace: Duration
+    /// `host:port`, named when the timer answers (the transport's own failures name it anyway).
+    let server: String
 
     /// Creates a probe.
-    public init(api: any TrendyAPIClient, budget: Duration = NetworkBudget.standard.respond) {
+    public init(api: any TrendyAPIClient, budget: Duration = NetworkBudget.standard.respond, server: String = "") {
         self.api = api
         self.budget = budget
         self.grace = .milliseconds(250)
+        self.server = server
     }
 
     /// Implements ``ReachabilityProbe/check()``.
     public func check() async -> Reachability {
         let api = self.api
         let budget = self.budget
+        let server = self.server
         let limit = budget + grace
         let answer = FirstAnswer()
         return await withCheckedContinuation { continuation in
@@ -70,7 +74,7 @@ public struct HealthCheckProbe: ReachabilityProbe {
             let timer = Task {
                 try? await Task.sleep(for: limit)
                 guard !Task.isCancelled else { return }
-                if answer.give(.offline(.notResponding(server: "", seconds: budget.asSeconds))) { request.cancel() }
+                if answer.give(.offline(.notResponding(server: server, seconds: budget.asSeconds))) { request.cancel() }
             }
             answer.onAnswer { timer.cancel() }
         }

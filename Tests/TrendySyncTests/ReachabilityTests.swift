@@ -26,7 +26,9 @@ struct ReachabilityTests {
             configuration: .init(baseURL: url, budget: budget), http: http, tokens: NoTokens(),
             logger: LogSystem.disabled().logger(.api))
         do {
-            try await body(HealthCheckProbe(api: api, budget: budget.respond))
+            try await body(
+                HealthCheckProbe(api: api, budget: budget.respond, server: HTTPTransport.serverName(url.absoluteString))
+            )
         } catch {
             try await http.shutdown()
             throw error

@@ -94,7 +94,10 @@ public enum AppComposition {
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let engine = OutboxSyncEngine(
-            store: store, api: api, reachability: HealthCheckProbe(api: api, budget: backend.budget.respond),
+            store: store, api: api,
+            reachability: HealthCheckProbe(
+                api: api, budget: backend.budget.respond,
+                server: backend.apiURL.map { HTTPTransport.serverName($0.absoluteString) } ?? ""),
             identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
             logger: logs.logger(.sync))
         let ids = UUIDv7Generator()
