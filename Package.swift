@@ -267,6 +267,7 @@ let package = Package(
                 "TrendyModels",
                 "TrendyAPI",
                 "TrendyAPILive",
+                "TrendyAPITesting",
                 "TrendyAuth",
                 "TrendyAuthLive",
                 "TrendyServer",

@@ -25,7 +25,9 @@ struct TrendyBench: AsyncParsableCommand {
     @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
-    static let suites = ["logging", "auth", "server", "sync", "updates", "launch", "geofence", "memory", "load"]
+    static let suites = [
+        "logging", "auth", "server", "sync", "updates", "launch", "offline", "geofence", "memory", "load",
+    ]
 
     func validate() throws {
         for s in selected where !Self.suites.contains(s) {
@@ -45,6 +47,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             case "updates": r = try await UpdateBenchmarks.run(smoke: smoke)
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
+            case "offline": r = try await OfflineBenchmarks.run(smoke: smoke)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
             case "load": r = try await LoadBenchmarks.run(smoke: smoke, clients: clients)
