@@ -45,25 +45,26 @@ public enum HTTPTransport {
             // Every address failed: refused wins over unreachable (something answered).
             let codes = connection.connectionErrors.compactMap { errno(in: $0.error) }
             if codes.contains(ECONNREFUSED) { return .refused(server: server) }
-            if let code = codes.first { return failure(errno: code, server: server, budget: budget, text: "\(error)") }
+            if let code = codes.first { return failure(errno: code, server: server, budget: budget) }
         }
-        if let code = errno(in: error) { return failure(errno: code, server: server, budget: budget, text: "\(error)") }
+        if let code = errno(in: error) { return failure(errno: code, server: server, budget: budget) }
         if error is ChannelError, case .connectTimeout = error as? ChannelError {
             return .notResponding(server: server, seconds: budget.respond.asSeconds)
         }
         return .connectionLost(String(describing: error))
     }
 
-    static func failure(errno code: Int32, server: String, budget: NetworkBudget, text: String) -> TransportFailure {
+    static func failure(errno code: Int32, server: String, budget: NetworkBudget) -> TransportFailure {
         switch code {
         case ECONNREFUSED: return .refused(server: server)
         case ENETUNREACH: return .unreachable(server: server, reason: "no route to its network")
         case EHOSTUNREACH: return .unreachable(server: server, reason: "no route to the host")
         case ENETDOWN: return .unreachable(server: server, reason: "the network is down")
         case EADDRNOTAVAIL: return .unreachable(server: server, reason: "the address is not available")
+        case EACCES, EPERM: return .unreachable(server: server, reason: "the connection is not permitted")
         case ETIMEDOUT: return .notResponding(server: server, seconds: budget.respond.asSeconds)
         case ECONNRESET, EPIPE: return .connectionLost("the server reset the connection")
-        default: return .cannotConnect(text)
+        default: return .unreachable(server: server, reason: String(cString: strerror(code)).lowercased())
         }
     }
 
