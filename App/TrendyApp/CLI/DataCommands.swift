@@ -109,14 +109,19 @@ struct TypesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let type = EventType(
+                let wanted = EventType(
                     id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces), color: color, icon: icon)
-                try await storeCall { try await env.store.createEventType(type) }
-                out.line("Added event type \(type.name).")
+                // Get or create (D39): adding a type that exists — perhaps just made by another
+                // process — is not an error; the existing type is kept as it is.
+                let (type, created) = try await storeCall { try await env.store.findOrCreateEventType(wanted) }
+                out.line(
+                    created
+                        ? "Added event type \(type.name)." : "Event type \(type.name) already exists; kept as it is.")
+                let status = created ? "pending" : (try await env.store.eventType(id: type.id))?.syncStatus.rawValue
                 out.document(
                     Item(
                         id: type.id.description, name: type.name, color: type.color, icon: type.icon,
-                        sync_status: "pending"))
+                        sync_status: status ?? "pending"))
             }
         }
     }
