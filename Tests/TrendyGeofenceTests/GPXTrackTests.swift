@@ -78,7 +78,7 @@ import TrendyModels
     }
 
     @Test func randomDamageNeverCrashes() {
-        var rng = SeededRandom(seed: 42)
+        var rng = SeededRandom(propertySeed: 42)
         let base = Array(valid.utf8)
         let alphabet = Array("<>/=\"'&;![]?-: \nabcgpxtrkpt0123456789.".utf8)
         var accepted = 0

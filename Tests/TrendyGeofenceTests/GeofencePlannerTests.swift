@@ -31,7 +31,7 @@ import TrendyModels
     }
 
     @Test(arguments: 0..<60) func propertiesHoldForRandomInputs(seed: Int) {
-        var rng = SeededRandom(seed: UInt64(seed))
+        var rng = SeededRandom(propertySeed: UInt64(seed))
         let ids = UUIDv7Generator()
         let capacity = Int.random(in: 1...25, using: &rng)
         let planner = GeofencePlanner(capacity: capacity)
@@ -140,7 +140,7 @@ import TrendyModels
         let same = (0..<25).map { _ in PlannerGeofence(id: ids.next(), center: north(of: berlin, 2_000), radius: 100) }
         let planner = GeofencePlanner(capacity: 10)
         let a = planner.plan(geofences: same, location: berlin, monitored: [])
-        var rng = SeededRandom(seed: 7)
+        var rng = SeededRandom(propertySeed: 7)
         let b = planner.plan(geofences: same.shuffled(using: &rng), location: berlin, monitored: [])
         #expect(a.selected == b.selected)
         #expect(a.selected == same.prefix(9).map(\.id))

@@ -96,7 +96,7 @@ struct ISO8601StrictnessTests {
 
     /// Random instants in several years with random offsets and fractions round-trip exactly.
     @Test func randomInstantsWithOffsetsRoundTrip() {
-        var rng = SeededGenerator(seed: 19)
+        var rng = SplitMix64(seed: 19)
         for _ in 0..<5_000 {
             let seconds = Double(Int64.random(in: -2_208_988_800...4_102_444_799, using: &rng))
             let ms = Double(Int.random(in: 0...999, using: &rng)) / 1000
@@ -120,18 +120,5 @@ struct ISO8601StrictnessTests {
             var scanner = WireJSONScanner(UnsafeBufferPointer(buffer))
             return scanner.date()
         }
-    }
-}
-
-/// SplitMix64: a seeded generator, so a failure replays.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

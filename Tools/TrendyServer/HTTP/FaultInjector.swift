@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TrendyModels
 
 /// Holds the fault switches and decides, per request, which fault (if any) to inject.
 public final class FaultInjector: Sendable {
@@ -36,13 +37,10 @@ public final class FaultInjector: Sendable {
     /// The next number in [0, 1): from the seeded generator when one is set.
     func next() -> Double {
         let drawn = seeded.withLock { state -> UInt64? in
-            guard var s = state else { return nil }
-            s &+= 0x9E37_79B9_7F4A_7C15
-            state = s
-            var z = s
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+            guard let s = state else { return nil }
+            var generator = SplitMix64(state: s)
+            defer { state = generator.state }
+            return generator.next()
         }
         guard let drawn else { return random() }
         return Double(drawn >> 11) / Double(1 << 53)
