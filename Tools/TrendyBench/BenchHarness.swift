@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import TrendyLogging
+import TrendyServer
 
 /// One measured figure, with its same-run baseline where there is one.
 struct BenchResult: Encodable {
@@ -66,6 +68,21 @@ enum BenchHarness {
     static func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         return try await ensuring({ try await body(http) }, cleanup: { try await http.shutdown() })
+    }
+
+    /// Starts the dev server in this process on a free port with its database in `dir` (cheap
+    /// bcrypt; `configure` adjusts the rest). Stop it with `RunningServer.stop()`.
+    static func startServer(
+        in dir: URL, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> (server: TrendyServer, running: RunningServer) {
+        var c = ServerConfiguration()
+        c.port = 0
+        c.databasePath = dir.appendingPathComponent("server.sqlite").path
+        c.bcryptCost = 4
+        c.jwtSecret = String(repeating: "b", count: 40)
+        configure(&c)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        return (server, try await server.start())
     }
 
     static func temporaryDirectory(_ name: String) -> URL {

@@ -26,13 +26,7 @@ enum OfflineBenchmarks {
         let runs = smoke ? 2 : 11
         let root = BenchHarness.temporaryDirectory("offline")
         defer { try? FileManager.default.removeItem(at: root) }
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.databasePath = root.appendingPathComponent("server.sqlite").path
-        configuration.bcryptCost = 4
-        configuration.jwtSecret = String(repeating: "o", count: 40)
-        let server = try await TrendyServer(configuration: configuration, logs: LogSystem.disabled())
-        let running = try await server.start()
+        let running = try await BenchHarness.startServer(in: root).running
         return try await BenchHarness.ensuring(
             {
                 let up = running.baseURL.absoluteString

@@ -16,13 +16,7 @@ enum ServerBenchmarks {
         let dir = BenchHarness.temporaryDirectory("server")
         defer { try? FileManager.default.removeItem(at: dir) }
 
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.databasePath = dir.appendingPathComponent("server.sqlite").path
-        configuration.bcryptCost = 4
-        configuration.jwtSecret = String(repeating: "b", count: 40)
-        let server = try await TrendyServer(configuration: configuration, logs: LogSystem.disabled())
-        let running = try await server.start()
+        let (server, running) = try await BenchHarness.startServer(in: dir)
         return try await BenchHarness.ensuring(
             {
                 try await BenchHarness.withHTTPClient { http in

@@ -84,14 +84,9 @@ enum SyncBenchmarks {
                 process.waitUntilExit()
             }
         } else {
-            var c = ServerConfiguration()
-            c.port = 0
-            c.databasePath = dir.appendingPathComponent("server.sqlite").path
-            c.bcryptCost = 4
-            c.jwtSecret = String(repeating: "q", count: 40)
-            c.apiRateLimit = RateLimit(capacity: 1_000_000, refillPerSecond: 1_000_000)
-            let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-            let running = try await server.start()
+            let running = try await BenchHarness.startServer(in: dir) {
+                $0.apiRateLimit = RateLimit(capacity: 1_000_000, refillPerSecond: 1_000_000)
+            }.running
             baseURL = running.baseURL
             placement = "in process"
             serverPid = nil
