@@ -41,8 +41,35 @@ public enum LocalDatabaseRepair {
     /// Tables rebuilt by migrations or triggers, or only meaningful for one download.
     static let skipped: Set<String> = ["grdb_migrations", "outbox_counts", "bootstrap_seen", "sqlite_sequence"]
 
-    /// Repairs the database at `url`.
+    /// Where a repair stops early in tests (as if the process were killed there).
+    enum Step: Sendable {
+        case built, marked, movedMain, movedAll, renamed
+    }
+
+    struct Interrupted: Error {}
+
+    /// The new database while it is built, next to the live one.
+    static func buildingURL(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".repairing") }
+    /// The commit marker: once it exists, the swap is finished by whoever comes next.
+    static func markerURL(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".repair.json") }
+
+    struct Marker: Codable {
+        var aside: String
+    }
+
+    /// Repairs the database at `url`. The live file is only read until the new database is
+    /// complete beside it (`trendy.sqlite.repairing`); then a commit marker is written and the
+    /// old files are moved aside and the new one renamed into place. A repair killed before the
+    /// marker leaves the live database untouched; one killed after it is finished by
+    /// ``finishInterruptedRepair(at:)`` (every open runs it), so a killed repair never leaves a
+    /// half-built database where the app looks (an outsider found exactly that losing changes).
+    /// The caller must keep every other user of the database out (the install lock).
     public static func repair(at url: URL, migrator: DatabaseMigrator, now: Date = Date()) throws -> Report {
+        try repair(at: url, migrator: migrator, now: now, stoppingAfter: nil)
+    }
+
+    static func repair(at url: URL, migrator: DatabaseMigrator, now: Date, stoppingAfter stop: Step?) throws -> Report {
+        try finishInterruptedRepair(at: url)
         let fm = FileManager.default
         // A free name: two repairs in the same second must not collide.
         let stamp = Int(now.timeIntervalSince1970)
@@ -53,18 +80,18 @@ public enum LocalDatabaseRepair {
             aside = url.deletingLastPathComponent().appendingPathComponent(
                 "\(url.lastPathComponent).damaged-\(stamp)-\(n)")
         }
-        for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: url.path + suffix) {
-            try fm.moveItem(atPath: url.path + suffix, toPath: aside.path + suffix)
-        }
-        try OwnerOnlyFile.prepareDatabase(url)
-        let fresh = try DatabaseQueue(path: url.path)
+        let building = buildingURL(url)
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? fm.removeItem(atPath: building.path + suffix) }
+        try OwnerOnlyFile.prepareDatabase(building)
+        let fresh = try DatabaseQueue(path: building.path)
         try migrator.migrate(fresh)
 
         var copied: [String: Int] = [:]
         var unreadable: [String] = []
         let damaged: DatabaseQueue?
         do {
-            let q = try DatabaseQueue(path: aside.path)
+            guard fm.fileExists(atPath: url.path) else { throw Interrupted() }
+            let q = try DatabaseQueue(path: url.path)
             _ = try q.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM sqlite_master") }
             damaged = q
         } catch {
@@ -91,9 +118,49 @@ public enum LocalDatabaseRepair {
         }
         let pending = try fresh.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox") ?? 0 }
         try fresh.close()
+        if stop == .built { throw Interrupted() }
+        // The commit point.
+        try OwnerOnlyFile.write(try JSONEncoder().encode(Marker(aside: aside.path)), to: markerURL(url))
+        if stop == .marked { throw Interrupted() }
+        try swap(url, aside: aside, stoppingAfter: stop)
         return Report(
             movedTo: aside.path, copied: copied, unreadable: unreadable.sorted(), pendingChanges: pending,
             restoredFromOutbox: restored)
+    }
+
+    /// Finishes a repair that was killed after its commit point, or drops the half-built file
+    /// of one killed before it (the live database was never touched). Cheap when there is
+    /// nothing to do (two `stat`s); run before the database is opened.
+    public static func finishInterruptedRepair(at url: URL) throws {
+        let fm = FileManager.default
+        let marker = markerURL(url)
+        if let bytes = fm.contents(atPath: marker.path) {
+            guard let state = try? JSONDecoder().decode(Marker.self, from: bytes) else {
+                try fm.removeItem(at: marker)
+                return
+            }
+            try swap(url, aside: URL(fileURLWithPath: state.aside), stoppingAfter: nil)
+            return
+        }
+        let building = buildingURL(url)
+        guard fm.fileExists(atPath: building.path) else { return }
+        for suffix in ["", "-journal", "-wal", "-shm"] { try? fm.removeItem(atPath: building.path + suffix) }
+    }
+
+    /// Moves the old files aside and the new database into place; every step can be repeated.
+    static func swap(_ url: URL, aside: URL, stoppingAfter stop: Step?) throws {
+        let fm = FileManager.default
+        let building = buildingURL(url)
+        if fm.fileExists(atPath: building.path) {
+            for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: url.path + suffix) {
+                try fm.moveItem(atPath: url.path + suffix, toPath: aside.path + suffix)
+                if suffix.isEmpty, stop == .movedMain { throw Interrupted() }
+            }
+            if stop == .movedAll { throw Interrupted() }
+            try fm.moveItem(at: building, to: url)
+            if stop == .renamed { throw Interrupted() }
+        }
+        try fm.removeItem(at: markerURL(url))
     }
 
     /// Puts back the local row of every queued create whose row was lost (its table was

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import TrendyModels
 import TrendyServer
 
 /// A damaged local database: a clear error, then `trendy repair` keeps the unsynced changes it
@@ -117,6 +118,45 @@ struct RepairCLITests {
         chmod(dir.url.appendingPathComponent("trendy.sqlite").path, 0o644)
         #expect(try await TrendyProcess.runAsync(["status", "--data-dir", dir.path]).status == 0)
         #expect(try Self.modes(dir.url)["trendy.sqlite"] == 0o600)
+    }
+
+    /// `trendy repair` killed with SIGKILL at random moments: every unsynced change is still
+    /// there afterwards (the outsider's sequence lost them at 30–80 ms).
+    @Test func aKilledRepairLosesNothing() async throws {
+        let dir = TemporaryDataDirectory()
+        let csv = dir.url.appendingPathComponent("rows.csv")
+        var text = "type,timestamp\n"
+        for i in 0..<1_500 {
+            text += "Tea,2026-01-01T\(String(format: "%02d:%02d:%02d", i / 3600, i / 60 % 60, i % 60))Z\n"
+        }
+        try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
+        try text.write(to: csv, atomically: true, encoding: .utf8)
+        #expect(try await TrendyProcess.runAsync(["import", csv.path, "--data-dir", dir.path]).status == 0)
+        func pending() async throws -> Int? {
+            let status = try await TrendyProcess.runAsync(["status", "--json", "--data-dir", dir.path])
+            #expect(status.status == 0, "\(status.stderr)")
+            return cli.json(status)["pending"] as? Int
+        }
+        let before = try await pending()
+        #expect(before == 1_501)
+        var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["TRENDY_REPAIR_KILL_SEED"] ?? "") ?? 7)
+        for trial in 0..<12 {
+            let delay = Duration.milliseconds(Int.random(in: 5...150, using: &rng))
+            let process = Process()
+            process.executableURL = TrendyProcess.binary
+            process.arguments = ["repair", "--data-dir", dir.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(try await pending() == before, "trial \(trial), killed after \(delay)")
+        }
+        let list = try await TrendyProcess.runAsync([
+            "events", "list", "--limit", "10000", "--json", "--data-dir", dir.path,
+        ])
+        #expect(cli.array(list).count == 1_500)
     }
 
     @Test func aFileThatIsNotADatabaseGetsTheSameWayOut() async throws {

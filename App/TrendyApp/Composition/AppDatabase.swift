@@ -15,6 +15,8 @@ enum AppDatabase {
     }
 
     static func open(at url: URL) throws -> DatabasePool {
+        // A repair killed after its commit point is finished first (D39).
+        try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
