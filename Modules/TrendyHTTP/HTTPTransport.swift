@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import TrendyAPI
 
@@ -37,6 +38,9 @@ public enum HTTPTransport {
             case .remoteConnectionClosed: return .connectionLost("the server closed the connection")
             default: break
             }
+        }
+        if error is HTTPParserError {
+            return .unreachable(server: server, reason: "it does not answer in HTTP")
         }
         if let connection = error as? NIOConnectionError {
             if connection.dnsAError != nil || connection.dnsAAAAError != nil, connection.connectionErrors.isEmpty {

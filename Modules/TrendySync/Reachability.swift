@@ -15,7 +15,18 @@ public enum Reachability: Sendable, Equatable {
         switch self {
         case .reachable: return nil
         case .offline(let failure): return failure.description
-        case .failing(let error): return "The server answered with an error: \(error.description)"
+        case .failing(let error):
+            switch error {
+            case .decoding:
+                return "The server answered, but not as a Trendy API server (its health answer is unreadable)"
+            case .notFound(let p), .badRequest(let p), .unauthorized(let p), .conflict(let p), .payloadTooLarge(let p),
+                .validation(_, let p), .rateLimited(_, let p):
+                return "The server answered the health check with HTTP \(p.status): is this the Trendy API's address?"
+            case .server(let status, _):
+                return "The server answered the health check with HTTP \(status) (it is failing or starting)"
+            case .transport(let failure):
+                return failure.description
+            }
         }
     }
 }

@@ -170,12 +170,14 @@ public actor OutboxSyncEngine: SyncEngine {
             }
             try checkBreaker()
             broadcaster.update { $0.phase = .checking }
-            switch await reachability.check() {
+            let answer = await reachability.check()
+            switch answer {
             case .reachable: break
             case .offline(let failure):
                 throw Stop(outcome: "offline", message: failure.description, phase: .offline)
-            case .failing(let error):
-                throw Stop(outcome: "error", message: error.description, phase: .error(error.description))
+            case .failing:
+                let text = answer.explanation ?? "server error"
+                throw Stop(outcome: "error", message: text, phase: .error(text))
             }
             pushed = try await push(user: user)
             if skipPull {

@@ -74,6 +74,19 @@ struct OfflineCLITests {
         #expect(took < .seconds(8))
         #expect(sync.stderr.contains("The server at 127.0.0.1:\(silent.port) did not answer within 0.5 s"))
 
+        // Commands that need the server ask it first, within the same budget (they used to wait
+        // for the 10 s idle timeout): sign-in, sign-up, onboarding reset.
+        let (login, loginTook) = try await timed(
+            ["login", "--email", "off@example.com", "--password-stdin", "--api-url", url, "--server-timeout", "0.5"],
+            dir)
+        #expect(login.status == 69, "\(login.stderr)")
+        #expect(loginTook < .seconds(8))
+        #expect(login.stderr.contains("did not answer within 0.5 s. Nothing was changed."))
+        let (reset, resetTook) = try await timed(
+            ["onboarding", "reset", "--api-url", url, "--server-timeout", "0.5"], dir)
+        #expect(reset.status == 69, "\(reset.stderr)")
+        #expect(resetTook < .seconds(8))
+
         // The session check of `whoami` and a whole launch are bounded by the same budget.
         let (whoami, whoamiTook) = try await timed(
             ["whoami", "--api-url", url], dir, environment: ["TRENDY_SERVER_TIMEOUT": "0.5"])
@@ -86,6 +99,18 @@ struct OfflineCLITests {
         #expect(launchTook < .seconds(8))
         let report = try JSONSerialization.jsonObject(with: Data(launch.stdout.utf8)) as? [String: Any]
         #expect((report?["banner"] as? String)?.hasPrefix("Offline") == true)
+    }
+
+    @Test func aURLThatIsNotTheTrendyAPISaysSo() async throws {
+        let dir = TemporaryDataDirectory()
+        try await AuthCLITests.withServer { server in
+            try await cli.signIn("signup", "wrong@example.com", dir, server)
+            let wrong = server.baseURL.absoluteString + "/not-the-api"
+            let sync = try await cli.trendy(["sync", "--api-url", wrong], dir, nil)
+            #expect(sync.status != 0)
+            #expect(sync.stderr.contains("answered the health check with HTTP 404"), "\(sync.stderr)")
+            #expect(!sync.stderr.contains("http_404"))
+        }
     }
 
     @Test func anUnroutableServerIsOfflineAtOnce() async throws {

@@ -22,6 +22,23 @@ extension AuthError {
     }
 }
 
+extension AppEnvironment {
+    /// Throws the offline error (exit 69, the reason in words) unless the server answers its
+    /// health check within the budget. For commands a person waits on that need the server.
+    func requireServer() async throws(CLIError) {
+        let answer = await reachability.check()
+        switch answer {
+        case .reachable: return
+        case .offline:
+            throw CLIError(
+                code: "offline", message: "offline: \(answer.explanation ?? "no answer"). Nothing was changed.",
+                exitCode: .unavailable)
+        case .failing:
+            throw CLIError(code: "server_error", message: answer.explanation ?? "server error", exitCode: .unavailable)
+        }
+    }
+}
+
 extension TrendyAPIError {
     /// The CLI's error for an API failure.
     var cli: CLIError {
@@ -98,6 +115,9 @@ func authenticate(
     _ action: @escaping @Sendable (any AuthService, String) async throws(AuthError) -> AuthSession
 ) async throws {
     try await CommandRunner(global).run { env, out in
+        // Ask first, within the budget: a silent server costs 2 s, not the request's deadline,
+        // and nobody types a password for a server that is not there.
+        try await env.requireServer()
         let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: prompt)
         let session: AuthSession
         do throws(AuthError) { session = try await action(env.auth, password) } catch { throw error.cli }

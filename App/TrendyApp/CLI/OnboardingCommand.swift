@@ -200,6 +200,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                     env.onboarding.setSignedOutStep(.welcome)
                     return (.signedOut(.welcome), "cache")
                 }
+                try await env.requireServer()
                 do throws(TrendyAPIError) {
                     _ = try await env.onboarding.reset(userId: user)
                 } catch {

@@ -93,11 +93,11 @@ public enum AppComposition {
         let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
+        let reachability = HealthCheckProbe(
+            api: api, budget: backend.budget.respond,
+            server: backend.apiURL.map { HTTPTransport.serverName($0.absoluteString) } ?? "")
         let engine = OutboxSyncEngine(
-            store: store, api: api,
-            reachability: HealthCheckProbe(
-                api: api, budget: backend.budget.respond,
-                server: backend.apiURL.map { HTTPTransport.serverName($0.absoluteString) } ?? ""),
+            store: store, api: api, reachability: reachability,
             identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
             logger: logs.logger(.sync))
         let ids = UUIDv7Generator()
@@ -135,7 +135,7 @@ public enum AppComposition {
         return AppEnvironment(
             paths: paths, logs: logs, ids: ids, now: Date.init, modules: modules, auth: auth, api: api,
             store: store, sync: engine, onboarding: onboarding, routing: routing, geofence: geofence,
-            location: location, syncFinished: syncFinished,
+            location: location, syncFinished: syncFinished, reachability: reachability,
             close: {
                 await geofence.stop()
                 await location.flush()

@@ -32,6 +32,9 @@ public struct AppEnvironment: Sendable {
     public var store: any LocalStore
     /// The sync engine.
     public var sync: any SyncEngine
+    /// Whether the server answers, within the network budget (the question every pass asks
+    /// first; commands a person waits on ask it too, D38).
+    public var reachability: any ReachabilityProbe
     /// Onboarding status: per-user cache, backend writes, analytics.
     public var onboarding: any OnboardingStatusService
     /// Which screen the app shows; performs session verification and status fetches.
@@ -51,8 +54,10 @@ public struct AppEnvironment: Sendable {
         modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
         sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
         geofence: any GeofenceService, location: SimulatedRegionMonitor,
-        syncFinished: @escaping @Sendable (SyncRun) async -> Void, close: @escaping @Sendable () async -> Void
+        syncFinished: @escaping @Sendable (SyncRun) async -> Void, reachability: (any ReachabilityProbe)? = nil,
+        close: @escaping @Sendable () async -> Void
     ) {
+        self.reachability = reachability ?? HealthCheckProbe(api: api)
         self.syncFinished = syncFinished
         self.geofence = geofence
         self.location = location
