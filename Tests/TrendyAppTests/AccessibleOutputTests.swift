@@ -7,7 +7,7 @@ import Testing
 /// terminal or the person says no.
 @Suite(.timeLimit(.minutes(2)))
 struct AccessibleOutputTests {
-    static let decorations: [Character] = ["┌", "│", "└", "─", "█", "░", "▇", "⟳", "→", "\u{1B}"]
+    static let decorations: [Character] = ["┌", "│", "└", "─", "█", "░", "▇", "⟳", "→", "·", "\u{1B}"]
 
     @Test func theStyleFollowsTheFlagTheEnvironmentAndTheTerminal() {
         let terminal = TerminalStyle.resolve(plain: false, environment: [:], isTerminal: true)
@@ -58,6 +58,11 @@ struct AccessibleOutputTests {
         #expect(status.status == 0)
         #expect(status.stdout.contains("Step 1 of 6, 0% done."))
         #expect(!(status.stdout + status.stderr).contains { Self.decorations.contains($0) })
+        // Every command's human lines, not only screens: status, errors, summaries.
+        for args in [["status"], ["types", "add", "Tea"], ["types", "add", "Tea"], ["log", "Nope"]] {
+            let r = try await TrendyProcess.runAsync(args + ["--plain", "--data-dir", dir.path])
+            #expect(!(r.stdout + r.stderr).contains { Self.decorations.contains($0) }, "\(args): \(r.stdout)\(r.stderr)")
+        }
         // Without a terminal there is never an escape sequence, whatever happens.
         let failing = try await TrendyProcess.runAsync(
             ["sync", "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"], environment: ["NO_COLOR": "1"])

@@ -143,9 +143,14 @@ struct LaunchCLITests {
             #expect(routes.allSatisfy { $0 == "authenticated" }, "\(routes)")
             #expect(report["final_route"] as? String == "authenticated")
             #expect(ContinuousClock.now - started < .seconds(8))
-            // Nothing was queued for the server that would undo the completed onboarding.
+            // Nothing was queued for the server that would undo the completed onboarding, not even
+            // by `onboarding next` offline (it used to rebuild a guessed status and queue it).
+            let next = try await trendy(["onboarding", "next"], dir, api: Self.unreachable)
+            #expect(next.status == 0, "\(next.stderr)")
             let offline = json(try await trendy(["onboarding", "status", "--json"], dir, api: Self.unreachable))
             #expect(offline["pending_write"] == nil || offline["pending_write"] is NSNull, "\(offline)")
+            #expect(offline["completed"] as? Bool == true, "\(offline)")
+            #expect((offline["analytics"] as? [Any])?.isEmpty ?? true, "\(offline)")
 
             // Server up: still the main screen, and the cache is rebuilt from the server.
             let (again, _, _) = try await launch(dir, api: api)

@@ -105,10 +105,18 @@ struct Output: Sendable {
     /// How human text may look (plain for screen readers, cursor control on a terminal).
     var style: TerminalStyle = .rich
 
-    /// Prints a line for people (suppressed with `--json`).
+    /// Prints a line for people (suppressed with `--json`); in plain mode without arrows and
+    /// symbols (D40).
     func line(_ text: String) {
         guard !json else { return }
-        print(text)
+        print(human(text))
+    }
+
+    /// `text` as this output shows it to people.
+    func human(_ text: String) -> String {
+        guard style.plain else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { ScreenRenderer.plainLine(String($0)) }.joined(separator: "\n")
     }
 
     /// Prints the JSON document (only with `--json`).
@@ -127,7 +135,7 @@ struct Output: Sendable {
         if json {
             document(ErrorDocument(code: error.code, message: error.message, result: error.result))
         } else {
-            FileHandle.standardError.write(Data("trendy: \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data("trendy: \(human(error.message))\n".utf8))
         }
     }
 }

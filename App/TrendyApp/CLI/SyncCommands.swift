@@ -16,7 +16,7 @@ func withProgress<T: Sendable>(_ env: AppEnvironment, _ out: Output, _ body: () 
     let printer = Task {
         var last: (line: String, phase: String, tenth: Int) = ("", "", -1)
         for await status in updates {
-            let line = status.bannerText
+            let line = out.human(status.bannerText)
             var tenth = -1
             if case .pushing(let done, let total) = status.phase { tenth = total > 0 ? done * 10 / total : 10 }
             if tty {

@@ -50,7 +50,8 @@ struct OnboardingActions {
                 message: "create an account or sign in first: `trendy signup --email …` or `trendy login --email …`",
                 exitCode: .noPermission)
         case .completed(let user):
-            await env.onboarding.complete(userId: user)
+            // Nothing to do, and nothing to write: the position may be inferred (a lost cache on
+            // a device with the account's data), and a write would invent a status (D38/case 4).
             return .completed(userId: user)
         case .step(let user, let step):
             let platform = PlatformPermissionPrompter(person: prompter, geofence: env.geofence, location: env.location)

@@ -123,7 +123,9 @@ enum ScreenRenderer {
         }
         if line.hasPrefix("→ ") { return "Next: " + line.dropFirst(2) }
         line = line.replacingOccurrences(of: "→ trendy", with: "next: trendy")
-        return line.replacingOccurrences(of: " · ", with: ", ")
+        line = line.replacingOccurrences(of: " → ", with: ": ").replacingOccurrences(of: "→ ", with: "")
+        line = line.replacingOccurrences(of: "…", with: "...")
+        return line.replacingOccurrences(of: " · ", with: ", ").replacingOccurrences(of: "·", with: ",")
     }
 
     static func rich(_ content: ScreenContent, timeZone: TimeZone) -> String {
