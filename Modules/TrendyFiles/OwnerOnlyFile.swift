@@ -78,6 +78,19 @@ public enum OwnerOnlyFile {
         }
     }
 
+    /// Makes every regular file directly in `directory` owner-only: files an older version left
+    /// readable by others (a session file with tokens, the onboarding cache) are tightened.
+    /// Cheap: one directory read and a `stat` per entry.
+    public static func tightenFiles(in directory: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names {
+            let path = directory.appendingPathComponent(name).path
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 else { continue }
+            chmod(path, 0o600)
+        }
+    }
+
     /// Makes a SQLite database file owner-only before SQLite opens it: creates it empty with
     /// 0600 when missing (SQLite then gives its `-wal` and `-shm` files the same mode), and
     /// tightens an existing one and its companions that an older version created 0644.

@@ -69,6 +69,8 @@ public enum ISO8601 {
             return v
         }
         if b.count >= 10, b[4] == 45, b[7] == 45, let y = digits(0, 4), let m = digits(5, 2), let d = digits(8, 2) {
+            // A time needs two-digit hours (Foundation reads `T1:00`).
+            if b.count > 10, b[10] == 84 || b[10] == 116, digits(11, 2) == nil { return false }
             return isValidDay(y, m, d)
         }
         if let y = digits(0, 4), let m = digits(4, 2), let d = digits(6, 2) { return isValidDay(y, m, d) }
@@ -77,7 +79,7 @@ public enum ISO8601 {
 
     /// Whether month `m` of year `y` (proleptic Gregorian) has a day `d`.
     public static func isValidDay(_ y: Int, _ m: Int, _ d: Int) -> Bool {
-        guard (1...12).contains(m), d >= 1 else { return false }
+        guard y >= 1, (1...12).contains(m), d >= 1 else { return false }
         return d <= daysInMonth(y, m)
     }
 

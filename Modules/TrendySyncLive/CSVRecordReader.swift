@@ -69,8 +69,7 @@ struct CSVRecordReader {
                     guard let b = try take() else {
                         return Record(
                             line: start, fields: [],
-                            error: "a quoted field opened on line \(start) is never closed (the file ends on "
-                                + "line \(line) inside it)")
+                            error: "a quoted field opened on line \(start) is never closed (the file ends inside it)")
                     }
                     if b == Self.quote {
                         if try peek() == Self.quote {

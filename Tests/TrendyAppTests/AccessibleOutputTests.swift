@@ -61,7 +61,8 @@ struct AccessibleOutputTests {
         // Every command's human lines, not only screens: status, errors, summaries.
         for args in [["status"], ["types", "add", "Tea"], ["types", "add", "Tea"], ["log", "Nope"]] {
             let r = try await TrendyProcess.runAsync(args + ["--plain", "--data-dir", dir.path])
-            #expect(!(r.stdout + r.stderr).contains { Self.decorations.contains($0) }, "\(args): \(r.stdout)\(r.stderr)")
+            #expect(
+                !(r.stdout + r.stderr).contains { Self.decorations.contains($0) }, "\(args): \(r.stdout)\(r.stderr)")
         }
         // Without a terminal there is never an escape sequence, whatever happens.
         let failing = try await TrendyProcess.runAsync(

@@ -114,10 +114,14 @@ struct RepairCLITests {
         #expect(modes["server.sqlite"] != nil)
         #expect(modes.filter { $0.value != 0o600 }.isEmpty, "\(modes.filter { $0.value != 0o600 })")
 
-        // An install an older version left 0644 is tightened on the next open.
-        chmod(dir.url.appendingPathComponent("trendy.sqlite").path, 0o644)
+        // An install an older version left 0644 is tightened on the next open, the session file
+        // with its tokens and the onboarding cache included.
+        for name in ["trendy.sqlite", "session.json", "onboarding.json"] {
+            chmod(dir.url.appendingPathComponent(name).path, 0o644)
+        }
         #expect(try await TrendyProcess.runAsync(["status", "--data-dir", dir.path]).status == 0)
-        #expect(try Self.modes(dir.url)["trendy.sqlite"] == 0o600)
+        let after = try Self.modes(dir.url)
+        for name in ["trendy.sqlite", "session.json", "onboarding.json"] { #expect(after[name] == 0o600, "\(name)") }
     }
 
     /// `trendy repair` killed with SIGKILL at random moments: every unsynced change is still

@@ -130,7 +130,7 @@ struct OnboardingCommand: AsyncParsableCommand {
                     switch await env.onboarding.refresh(userId: user) {
                     case .fresh: source = "server"
                     case .cached(_, let reason), .unavailable(let reason):
-                        out.line("(offline: showing the status saved on this device — \(reason))")
+                        out.line("(not fetched from the server — \(reason); showing the status saved on this device)")
                     }
                 }
                 if let user = env.auth.currentUserId, let pending = env.onboarding.pendingWrite(for: user) {

@@ -47,6 +47,8 @@ public enum AppComposition {
     public static func live(paths: AppPaths, logging: LoggingOptions, backend: BackendOptions) throws -> AppEnvironment
     {
         try paths.prepare()
+        OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
+        OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
         let fileSink = RotatingFileSink(directory: paths.logDirectory, format: .json)
         let console = ConsoleSink(
             format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour)
