@@ -39,8 +39,6 @@ public actor OutboxSyncEngine: SyncEngine {
     var breaker = CircuitBreaker()
     var running: Task<SyncRun, Never>?
     var followUp = false
-    /// Set by ``skipToLatest()``: the pass moves the cursor instead of pulling.
-    var skipPull = false
     var recoveredInFlight = false
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
@@ -90,18 +88,18 @@ public actor OutboxSyncEngine: SyncEngine {
             followUp = true
             return await running.value
         }
-        let task = Task { await self.passes(full: full) }
+        let task = Task { await self.passes(full: full, skipPull: false) }
         running = task
         let run = await task.value
         running = nil
         return run
     }
 
-    func passes(full: Bool) async -> SyncRun {
-        guard let lock = configuration.passLock else { return await unlockedPasses(full: full) }
+    func passes(full: Bool, skipPull: Bool) async -> SyncRun {
+        guard let lock = configuration.passLock else { return await unlockedPasses(full: full, skipPull: skipPull) }
         do {
             return try await lock.withLock(timeout: configuration.passLockTimeout) {
-                await self.unlockedPasses(full: full)
+                await self.unlockedPasses(full: full, skipPull: skipPull)
             }
         } catch {
             logger.warning("Sync pass skipped", metadata: ["error": .string(String(describing: error))])
@@ -114,11 +112,11 @@ public actor OutboxSyncEngine: SyncEngine {
         }
     }
 
-    func unlockedPasses(full: Bool) async -> SyncRun {
-        var run = await pass(full: full)
+    func unlockedPasses(full: Bool, skipPull: Bool) async -> SyncRun {
+        var run = await pass(full: full, skipPull: skipPull)
         while followUp, run.outcome == "ok" {
             followUp = false
-            run = await pass(full: false)
+            run = await pass(full: false, skipPull: false)
         }
         followUp = false
         return run
@@ -131,10 +129,14 @@ public actor OutboxSyncEngine: SyncEngine {
     public func history() async throws -> [SyncRun] { try await store.history() }
 
     /// Implements ``SyncEngine/skipToLatest()``.
+    /// Never joins a running pass (that one pulls): waits for it, then runs its own.
     public func skipToLatest() async -> SyncRun {
-        skipPull = true
-        defer { skipPull = false }
-        return await sync(full: false)
+        while let running { _ = await running.value }
+        let task = Task { await self.passes(full: false, skipPull: true) }
+        running = task
+        let run = await task.value
+        running = nil
+        return run
     }
 
     /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass).
@@ -152,7 +154,7 @@ public actor OutboxSyncEngine: SyncEngine {
         var phase: SyncPhase
     }
 
-    func pass(full: Bool) async -> SyncRun {
+    func pass(full: Bool, skipPull: Bool = false) async -> SyncRun {
         let startedAt = now()
         let clock = ContinuousClock()
         let t0 = clock.now
