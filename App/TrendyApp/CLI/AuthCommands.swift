@@ -213,6 +213,7 @@ struct WhoamiCommand: AsyncParsableCommand {
             guard let session = env.auth.currentSession else { throw AuthError.notSignedIn.cli }
             var verified: Bool?
             var summary: SyncSummary?
+            var why = "the server could not be reached"
             if !offline {
                 do throws(AuthError) {
                     _ = try await env.auth.fetchUser()
@@ -220,8 +221,10 @@ struct WhoamiCommand: AsyncParsableCommand {
                 } catch {
                     switch error {
                     case .sessionRevoked, .notSignedIn: throw AuthError.sessionRevoked(code: "revoked").cli
-                    default: verified = false
+                    case .network(let detail): why = detail
+                    default: why = error.description.trimmingCharacters(in: CharacterSet(charactersIn: "."))
                     }
+                    verified = false
                 }
                 if verified == true { summary = try? await env.api.syncSummary() }
             }
@@ -229,7 +232,7 @@ struct WhoamiCommand: AsyncParsableCommand {
             out.line("Signed in as \(current.user.email) (user \(current.user.id)).")
             switch verified {
             case true?: out.line("Session verified with the server.")
-            case false?: out.line("The server could not be reached; the session was not verified.")
+            case false?: out.line("Not verified with the server (\(why)).")
             case nil: break
             }
             if let summary {
