@@ -27,6 +27,13 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         "bad_jwt", "user_not_found",
     ]
 
+    /// The reason alone, for a sentence that says itself what was (not) changed: a network
+    /// failure's detail without "Nothing was changed.", else ``description``.
+    public var reason: String {
+        if case .network(let detail) = self { return detail.prefix(1).uppercased() + detail.dropFirst() }
+        return description
+    }
+
     /// A readable explanation.
     public var description: String {
         switch self {

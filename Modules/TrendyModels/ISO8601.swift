@@ -57,7 +57,8 @@ public enum ISO8601 {
         return try? Date.ISO8601FormatStyle().parse(text)
     }
 
-    /// Whether a leading `YYYY-MM-DD` or `YYYYMMDD` (when there is one) names a real day.
+    /// Whether the text starts with `YYYY-MM-DD` or `YYYYMMDD` (then the end or `T` and a two-digit
+    /// hour) naming a real day. Every other shape is refused before Foundation sees it.
     static func calendarDateIsValid(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
         func digits(_ at: Int, _ n: Int) -> Int? {
             guard at + n <= b.count else { return nil }
@@ -68,13 +69,21 @@ public enum ISO8601 {
             }
             return v
         }
-        if b.count >= 10, b[4] == 45, b[7] == 45, let y = digits(0, 4), let m = digits(5, 2), let d = digits(8, 2) {
+        func isTimeMark(_ at: Int) -> Bool { at == b.count || b[at] == 84 || b[at] == 116 }
+        // Exactly four-digit years and two-digit months and days: Foundation reads `12345-06-07`
+        // as 2345 and `2026-1-1` as January 1st.
+        if b.count >= 10, b[4] == 45, b[7] == 45, let y = digits(0, 4), let m = digits(5, 2), let d = digits(8, 2),
+            isTimeMark(10)
+        {
             // A time needs two-digit hours (Foundation reads `T1:00`).
-            if b.count > 10, b[10] == 84 || b[10] == 116, digits(11, 2) == nil { return false }
+            if b.count > 10, digits(11, 2) == nil { return false }
             return isValidDay(y, m, d)
         }
-        if let y = digits(0, 4), let m = digits(4, 2), let d = digits(6, 2) { return isValidDay(y, m, d) }
-        return true  // another shape: Foundation decides
+        if let y = digits(0, 4), let m = digits(4, 2), let d = digits(6, 2), isTimeMark(8) {
+            if b.count > 8, digits(9, 2) == nil { return false }
+            return isValidDay(y, m, d)
+        }
+        return false
     }
 
     /// Whether month `m` of year `y` (proleptic Gregorian) has a day `d`.

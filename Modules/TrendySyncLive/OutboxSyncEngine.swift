@@ -178,8 +178,9 @@ public actor OutboxSyncEngine: SyncEngine {
             case .offline(let failure):
                 throw Stop(outcome: "offline", message: failure.description, phase: .offline)
             case .failing:
+                // Something answered, but not a working Trendy API: unavailable, like offline.
                 let text = answer.explanation ?? "server error"
-                throw Stop(outcome: "error", message: text, phase: .error(text))
+                throw Stop(outcome: "unavailable", message: text, phase: .error(text))
             }
             pushed = try await push(user: user)
             if skipPull {

@@ -102,6 +102,16 @@ struct OfflineCLITests {
         #expect(launchTook < .seconds(8))
         let report = try JSONSerialization.jsonObject(with: Data(launch.stdout.utf8)) as? [String: Any]
         #expect((report?["banner"] as? String)?.hasPrefix("Offline") == true)
+
+        // Signing out here works at once; the warning does not claim nothing changed.
+        let (logout, logoutTook) = try await timed(
+            ["logout", "--json", "--api-url", url], dir, environment: ["TRENDY_SERVER_TIMEOUT": "0.5"])
+        #expect(logout.status == 0)
+        #expect(logoutTook < .seconds(8))
+        let signedOut = try JSONSerialization.jsonObject(with: Data(logout.stdout.utf8)) as? [String: Any]
+        let warning = signedOut?["warning"] as? String ?? ""
+        #expect(warning.hasPrefix("The server was not told (The server at 127.0.0.1:\(silent.port)"), "\(warning)")
+        #expect(!warning.contains("Nothing was changed"))
     }
 
     @Test func aURLThatIsNotTheTrendyAPISaysSo() async throws {
@@ -110,7 +120,7 @@ struct OfflineCLITests {
             try await cli.signIn("signup", "wrong@example.com", dir, server)
             let wrong = server.baseURL.absoluteString + "/not-the-api"
             let sync = try await cli.trendy(["sync", "--api-url", wrong], dir, nil)
-            #expect(sync.status != 0)
+            #expect(sync.status == 69, "\(sync.stderr)")
             #expect(sync.stderr.contains("answered the health check with HTTP 404"), "\(sync.stderr)")
             #expect(!sync.stderr.contains("http_404"))
         }

@@ -119,9 +119,14 @@ struct RepairCLITests {
         for name in ["trendy.sqlite", "session.json", "onboarding.json"] {
             chmod(dir.url.appendingPathComponent(name).path, 0o644)
         }
+        for folder in [dir.url, dir.url.appendingPathComponent("logs")] { chmod(folder.path, 0o755) }
         #expect(try await TrendyProcess.runAsync(["status", "--data-dir", dir.path]).status == 0)
         let after = try Self.modes(dir.url)
         for name in ["trendy.sqlite", "session.json", "onboarding.json"] { #expect(after[name] == 0o600, "\(name)") }
+        for folder in [dir.url, dir.url.appendingPathComponent("logs")] {
+            let mode = try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int
+            #expect(mode == 0o700, "\(folder.lastPathComponent)")
+        }
     }
 
     /// `trendy repair` killed with SIGKILL at random moments: every unsynced change is still

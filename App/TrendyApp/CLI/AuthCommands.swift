@@ -34,7 +34,8 @@ extension AppEnvironment {
                 code: "offline", message: "offline: \(answer.explanation ?? "no answer"). Nothing was changed.",
                 exitCode: .unavailable)
         case .failing:
-            throw CLIError(code: "server_error", message: answer.explanation ?? "server error", exitCode: .unavailable)
+            throw CLIError(
+                code: "server_unavailable", message: answer.explanation ?? "server error", exitCode: .unavailable)
         }
     }
 }
@@ -107,6 +108,8 @@ struct SessionReport: Encodable {
     let server: SyncSummary?
     /// Where onboarding continues: `completed` or a step (sign-up and login only).
     var onboarding: String? = nil
+    /// Why the session could not be verified (whoami, when `verified` is false).
+    var unverified_reason: String? = nil
 }
 
 /// What signup and login share: read the password, authenticate, claim the local data, report.
@@ -193,11 +196,13 @@ struct LogoutCommand: AsyncParsableCommand {
             if let serverError {
                 FileHandle.standardError.write(
                     Data(
-                        "trendy: warning: the server was not told (\(serverError.description)); this device is signed out.\n"
+                        "trendy: warning: the server was not told (\(serverError.reason)); this device is signed out.\n"
                             .utf8))
             }
             out.document(
-                Result(signed_out: true, server_confirmed: serverError == nil, warning: serverError?.description))
+                Result(
+                    signed_out: true, server_confirmed: serverError == nil,
+                    warning: serverError.map { "The server was not told (\($0.reason)); this device is signed out." }))
         }
     }
 }
@@ -221,8 +226,7 @@ struct WhoamiCommand: AsyncParsableCommand {
                 } catch {
                     switch error {
                     case .sessionRevoked, .notSignedIn: throw AuthError.sessionRevoked(code: "revoked").cli
-                    case .network(let detail): why = detail
-                    default: why = error.description.trimmingCharacters(in: CharacterSet(charactersIn: "."))
+                    default: why = error.reason.trimmingCharacters(in: CharacterSet(charactersIn: "."))
                     }
                     verified = false
                 }
@@ -243,7 +247,7 @@ struct WhoamiCommand: AsyncParsableCommand {
             out.document(
                 SessionReport(
                     signed_in: true, user_id: current.user.id, email: current.user.email, expires_at: current.expiresAt,
-                    verified: verified, server: summary))
+                    verified: verified, server: summary, unverified_reason: verified == false ? why : nil))
         }
     }
 }

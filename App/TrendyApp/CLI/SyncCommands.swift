@@ -124,6 +124,11 @@ struct SyncCommand: AsyncParsableCommand {
                 return CLIError(
                     code: "rate_limited", message: "the server is rate limiting; try again later",
                     exitCode: .temporaryFailure)
+            case "unavailable":
+                return CLIError(
+                    code: "server_unavailable",
+                    message: (run.error ?? "the server is not available") + ". Your changes stay queued.",
+                    exitCode: .unavailable)
             case "waiting":
                 return CLIError(
                     code: "waiting_to_retry",

@@ -57,9 +57,14 @@ public struct AppPaths: Sendable, Equatable {
     /// Held while the embedded backend opens (and migrates) its database.
     public var serverLock: URL { dataDirectory.appendingPathComponent("server.lock") }
 
-    /// Creates the data directory with owner-only permissions if it is missing.
+    /// Creates the data directory with owner-only permissions if it is missing, and tightens it
+    /// and its log folder when an older version left them readable by others.
     public func prepare() throws {
         try FileManager.default.createDirectory(
             at: dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for directory in [dataDirectory, logDirectory] {
+            var info = stat()
+            if stat(directory.path, &info) == 0, info.st_mode & 0o077 != 0 { chmod(directory.path, 0o700) }
+        }
     }
 }
