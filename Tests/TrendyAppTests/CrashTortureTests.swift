@@ -28,16 +28,7 @@ struct CrashTortureTests {
 
     /// Starts `trendy` with `arguments` and kills it after `delay`.
     func killed(_ arguments: [String], after delay: Duration) async throws {
-        let process = Process()
-        process.executableURL = TrendyProcess.binary
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try await Task.sleep(for: delay)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await TrendyProcess.killed(arguments, after: delay)
     }
 
     @Test func killedAtRandomMomentsItStillConvergesWithEveryEventOnTheServerExactlyOnce() async throws {

@@ -151,15 +151,7 @@ struct RepairCLITests {
         var rng = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["TRENDY_REPAIR_KILL_SEED"] ?? "") ?? 7)
         for trial in 0..<12 {
             let delay = Duration.milliseconds(Int.random(in: 5...150, using: &rng))
-            let process = Process()
-            process.executableURL = TrendyProcess.binary
-            process.arguments = ["repair", "--data-dir", dir.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            try await Task.sleep(for: delay)
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try await TrendyProcess.killed(["repair", "--data-dir", dir.path], after: delay)
             #expect(try await pending() == before, "trial \(trial), killed after \(delay)")
         }
         let list = try await TrendyProcess.runAsync([

@@ -68,6 +68,22 @@ extension TrendyProcess {
     }
 }
 
+extension TrendyProcess {
+    /// Starts the binary with `arguments` and kills it with SIGKILL after `delay`.
+    static func killed(_ arguments: [String], after delay: Duration) async throws {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: delay)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
 /// A small HTTP helper for tests that poke the server directly.
 enum RawHTTP {
     static func post(_ url: String, json: String) async throws -> String {
