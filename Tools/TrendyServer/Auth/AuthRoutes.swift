@@ -48,9 +48,12 @@ struct AuthRoutes: Sendable {
 
     func credentials(_ request: Request, _ context: ServerRequestContext) async throws -> GoTrueCredentials {
         let buffer = try await JSONIO.body(request, context: context)
-        guard
-            let creds = try? TrendyJSON.decoder().decode(GoTrueCredentials.self, from: Data(buffer: buffer))
-        else {
+        let data = Data(buffer: buffer)
+        guard (try? JSONSerialization.jsonObject(with: data)) != nil else {
+            throw GoTrueError(
+                statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
+        }
+        guard let creds = try? TrendyJSON.decoder().decode(GoTrueCredentials.self, from: data) else {
             throw GoTrueError(statusCode: 400, code: "validation_failed", message: "Email and password are required")
         }
         return creds
@@ -76,10 +79,17 @@ struct AuthRoutes: Sendable {
             throw GoTrueError(
                 statusCode: 400, code: "validation_failed", message: "Unable to validate email address: invalid format")
         }
+        // bcrypt reads 72 bytes: a longer password would be cut silently (GoTrue refuses it).
+        guard creds.password.utf8.count <= Passwords.maximumBytes else {
+            throw GoTrueError(
+                statusCode: 400, code: "validation_failed",
+                message: "Password cannot be longer than \(Passwords.maximumBytes) characters")
+        }
         guard creds.password.count >= configuration.minimumPasswordLength else {
             throw GoTrueError(
                 statusCode: 422, code: "weak_password",
-                message: "Password should be at least \(configuration.minimumPasswordLength) characters.")
+                message: "Password should be at least \(configuration.minimumPasswordLength) characters.",
+                weakPasswordReasons: ["length"])
         }
         if try await store.user(email: email) != nil {
             throw GoTrueError(statusCode: 422, code: "user_already_exists", message: "User already registered")
@@ -108,8 +118,11 @@ struct AuthRoutes: Sendable {
             let creds = try await credentials(request, context)
             let email = creds.email.trimmingCharacters(in: .whitespaces).lowercased()
             let stored = try await store.user(email: email)
-            let ok = await passwords.verify(creds.password, hash: stored?.passwordHash ?? Passwords.dummyHash)
-            guard var user = stored, ok else { throw GoTrueError.invalidCredentials }
+            // An unknown email costs one bcrypt of the same cost as a known one (timing says
+            // nothing about which emails have accounts); an over-long password never matches.
+            let hash = stored?.passwordHash
+            let ok = await passwords.verify(creds.password, hash: hash)
+            guard var user = stored, ok, hash != nil else { throw GoTrueError.invalidCredentials }
             let at = now()
             try await store.recordSignIn(userId: user.id, now: at)
             user.lastSignInAt = at

@@ -70,21 +70,62 @@ struct GoTrueError: Error, HTTPResponseError {
     var statusCode: Int
     var code: String
     var message: String
+    /// `weak_password.reasons` (`length`, `characters`, `pwned`): sent with `weak_password`.
+    var weakPasswordReasons: [String]? = nil
 
     var status: HTTPResponse.Status { .init(code: statusCode) }
 
     static let versionHeader = HTTPField.Name("X-Supabase-Api-Version")!
+    /// The API versions GoTrue knows besides the initial one.
+    static let version20240101 = "2024-01-01"
+
+    /// GoTrue's rule: the closest known version not after the one asked for; a missing or
+    /// unreadable header is the initial version (nil).
+    static func apiVersion(_ request: Request) -> String? {
+        guard let text = request.headers[versionHeader], text.utf8.count == 10,
+            let asked = ISO8601.parse(text + "T00:00:00Z"), let known = ISO8601.parse(version20240101 + "T00:00:00Z"),
+            asked >= known
+        else { return nil }
+        return version20240101
+    }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        let modern = (request.headers[Self.versionHeader] ?? "") >= "2024-01-01"
-        let object: [String: Any] =
-            modern
+        let version = Self.apiVersion(request)
+        var object: [String: Any] =
+            version != nil
             ? ["code": code, "message": message]
             : ["code": statusCode, "error_code": code, "msg": message]
+        if let weakPasswordReasons { object["weak_password"] = ["reasons": weakPasswordReasons] }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         var headers: HTTPFields = [.contentType: "application/json"]
+        // Like GoTrue, the version the answer follows is echoed when it is not the initial one:
+        // official clients read `code` only when they see it.
+        if let version { headers[Self.versionHeader] = version }
         if statusCode == 401 { headers[.wwwAuthenticate] = "Bearer" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Hummingbird's own errors and the API's problems, for a request under `/auth/v1`.
+    static func from(_ error: any Error) -> GoTrueError {
+        if let http = error as? HTTPError {
+            switch http.status.code {
+            case 404: return GoTrueError(statusCode: 404, code: "not_found", message: "Not Found")
+            case 405: return GoTrueError(statusCode: 405, code: "method_not_allowed", message: "Method Not Allowed")
+            case 413:
+                return GoTrueError(statusCode: 413, code: "request_too_large", message: "Request body too large")
+            default:
+                return GoTrueError(
+                    statusCode: Int(http.status.code), code: "unknown", message: http.status.reasonPhrase)
+            }
+        }
+        if let problem = error as? ProblemError {
+            let p = problem.problem
+            let code = p.status == 413 ? "request_too_large" : p.status == 400 ? "bad_json" : "unknown"
+            return GoTrueError(statusCode: p.status, code: code, message: p.detail ?? p.title)
+        }
+        return GoTrueError(
+            statusCode: 500, code: "unexpected_failure",
+            message: "Unexpected failure, please check server logs for more information")
     }
 
     static let invalidCredentials = GoTrueError(

@@ -28,9 +28,13 @@ struct RequestLogMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as any HTTPResponseError {
-            response = try error.response(from: request, context: context)
-            if let http = error as? HTTPError {
+            if request.uri.path.hasPrefix("/auth/v1"), !(error is GoTrueError), !(error is GoTrueRateLimited) {
+                // Everything under /auth/v1 answers in GoTrue's shape, Hummingbird's own errors too.
+                response = try GoTrueError.from(error).response(from: request, context: context)
+            } else if let http = error as? HTTPError {
                 response = try Self.problem(for: http).response(from: request, context: context)
+            } else {
+                response = try error.response(from: request, context: context)
             }
         } catch let error as ConnectionDropped {
             throw error

@@ -1,0 +1,134 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import TrendyServer
+
+/// Issue 20 (first part): the auth API answers as GoTrue does for the official clients — the
+/// error shape follows `X-Supabase-Api-Version` and the version is echoed, `weak_password`
+/// carries its reasons, Hummingbird's own errors under /auth/v1 are GoTrue-shaped, bcrypt's
+/// 72-byte limit is enforced, and an unknown email costs what a wrong password costs.
+@Suite(.timeLimit(.minutes(2)))
+struct GoTrueCompatibilityTests {
+    static let version = ("X-Supabase-Api-Version", "2024-01-01")
+
+    @Test func theErrorShapeFollowsTheRequestedAPIVersionAndEchoesIt() async throws {
+        try await ServerHarness.with { h in
+            _ = try await h.signUp("taken@example.com")
+            let body = #"{"email":"taken@example.com","password":"password-123"}"#
+            let legacy = try await h.raw(.POST, "/auth/v1/signup", body: body)
+            #expect(legacy.status == 422)
+            #expect(legacy.json["code"] as? Int == 422)
+            #expect(legacy.json["error_code"] as? String == "user_already_exists")
+            #expect(legacy.json["msg"] is String)
+            #expect(legacy.headers.first(name: "X-Supabase-Api-Version") == nil)
+            for asked in ["2024-01-01", "2025-06-30"] {
+                let modern = try await h.raw(
+                    .POST, "/auth/v1/signup", body: body, headers: [("X-Supabase-Api-Version", asked)])
+                #expect(modern.json["code"] as? String == "user_already_exists", "\(asked)")
+                #expect(modern.json["message"] is String)
+                #expect(modern.headers.first(name: "X-Supabase-Api-Version") == "2024-01-01", "\(asked)")
+            }
+            // An unreadable or older version is the initial one.
+            for asked in ["garbage", "2023-12-31", "9999"] {
+                let old = try await h.raw(
+                    .POST, "/auth/v1/signup", body: body, headers: [("X-Supabase-Api-Version", asked)])
+                #expect(old.json["error_code"] as? String == "user_already_exists", "\(asked)")
+                #expect(old.headers.first(name: "X-Supabase-Api-Version") == nil, "\(asked)")
+            }
+            let wrong = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"taken@example.com","password":"wrong-password"}"#, headers: [Self.version])
+            #expect(wrong.json["code"] as? String == "invalid_credentials")
+        }
+    }
+
+    @Test func aWeakPasswordCarriesItsReasonsInBothShapes() async throws {
+        try await ServerHarness.with { h in
+            let body = #"{"email":"weak@example.com","password":"a"}"#
+            for headers in [[], [Self.version]] {
+                let r = try await h.raw(.POST, "/auth/v1/signup", body: body, headers: headers)
+                #expect(r.status == 422)
+                #expect((r.json["weak_password"] as? [String: Any])?["reasons"] as? [String] == ["length"])
+            }
+        }
+    }
+
+    @Test func everyAuthAnswerIsGoTrueShapedHummingbirdsOwnToo() async throws {
+        try await ServerHarness.with(.testing { $0.maxBodySize = 1_024 }) { h in
+            let unknown = try await h.raw(.GET, "/auth/v1/nothing-here")
+            #expect(unknown.status == 404)
+            #expect(unknown.json["error_code"] as? String == "not_found")
+            #expect(unknown.headers.first(name: "Content-Type") == "application/json")
+            let method = try await h.raw(.GET, "/auth/v1/signup")
+            #expect(method.status == 404 || method.status == 405)
+            #expect(method.json["error_code"] is String)
+            let large = try await h.raw(
+                .POST, "/auth/v1/signup",
+                body: #"{"email":"x@example.com","password":""# + String(repeating: "p", count: 4_000) + #""}"#)
+            #expect(large.status == 413)
+            #expect(large.json["error_code"] as? String == "request_too_large")
+            let malformed = try await h.raw(.POST, "/auth/v1/signup", body: "{not json", headers: [Self.version])
+            #expect(malformed.status == 400)
+            #expect(malformed.json["code"] as? String == "bad_json")
+            // The API keeps its problem documents.
+            let api = try await h.raw(.GET, "/api/v1/nothing-here")
+            #expect(api.headers.first(name: "Content-Type") == "application/problem+json")
+        }
+    }
+
+    @Test func passwordsLongerThanBcryptReadsAreRefusedNotCut() async throws {
+        try await ServerHarness.with { h in
+            let long = String(repeating: "a", count: 73)
+            let signup = try await h.raw(
+                .POST, "/auth/v1/signup", body: #"{"email":"long@example.com","password":"\#(long)"}"#)
+            #expect(signup.status == 400)
+            #expect(signup.json["error_code"] as? String == "validation_failed")
+            // Exactly 72 bytes is fine; its first 72 bytes plus a tail is not the same password.
+            let exact = String(repeating: "a", count: 72)
+            _ = try await h.signUp("exact@example.com", password: exact)
+            let tail = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"exact@example.com","password":"\#(exact)anything"}"#)
+            #expect(tail.status == 400)
+            #expect(tail.json["error_code"] as? String == "invalid_credentials")
+            let right = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"exact@example.com","password":"\#(exact)"}"#)
+            #expect(right.status == 200)
+        }
+    }
+
+    /// The time of a login with an unknown email and with a known email's wrong password, as
+    /// distributions (alternating attempts, medians and quartiles), at a bcrypt cost where
+    /// hashing dominates. The unknown email used to answer 20× faster.
+    @Test func anUnknownEmailTakesAsLongAsAWrongPassword() async throws {
+        try await ServerHarness.with(.testing { $0.bcryptCost = 8 }, realTime: true) { h in
+            _ = try await h.signUp("known@example.com")
+            func attempt(_ email: String) async throws -> Double {
+                let started = ContinuousClock.now
+                let r = try await h.raw(
+                    .POST, "/auth/v1/token?grant_type=password",
+                    body: #"{"email":"\#(email)","password":"not-the-password"}"#)
+                #expect(r.status == 400)
+                let d = ContinuousClock.now - started
+                return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+            }
+            _ = try await attempt("warm-up@example.com")
+            var known: [Double] = []
+            var unknown: [Double] = []
+            for i in 0..<15 {
+                known.append(try await attempt("known@example.com"))
+                unknown.append(try await attempt("nobody-\(i)@example.com"))
+            }
+            func quartiles(_ v: [Double]) -> (Double, Double, Double) {
+                let s = v.sorted()
+                return (s[s.count / 4], s[s.count / 2], s[s.count * 3 / 4])
+            }
+            let (k1, k2, k3) = quartiles(known)
+            let (u1, u2, u3) = quartiles(unknown)
+            // The middle halves overlap and the medians are within a factor of 1.5.
+            #expect(u1 <= k3 && k1 <= u3, "known \(k1)…\(k3), unknown \(u1)…\(u3)")
+            #expect(u2 / k2 > 0.67 && u2 / k2 < 1.5, "medians: known \(k2), unknown \(u2)")
+        }
+    }
+}
