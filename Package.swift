@@ -369,6 +369,7 @@ let package = Package(
                 "TrendyHTTP",
                 "TrendyModels",
                 "TrendyLogging",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -28,7 +28,7 @@ struct APIGuard: Sendable {
         } catch {
             throw ProblemError.unauthorized
         }
-        guard try await store.isSessionActive(claims.sessionId) else {
+        guard try await store.isSessionActive(claims.sessionId, userId: claims.sub.value) else {
             var e = ProblemError.unauthorized
             e.problem.detail = "The session has ended; sign in again."
             throw e

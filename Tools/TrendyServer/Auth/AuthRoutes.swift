@@ -167,7 +167,9 @@ struct AuthRoutes: Sendable {
         } catch {
             throw GoTrueError.badJWT
         }
-        guard try await store.isSessionActive(claims.sessionId) else { throw GoTrueError.sessionNotFound }
+        guard try await store.isSessionActive(claims.sessionId, userId: claims.sub.value) else {
+            throw GoTrueError.sessionNotFound
+        }
         return claims
     }
 

@@ -13,14 +13,16 @@ struct AccessClaims: JWTPayload, Equatable {
     var sessionId: String
     var aal: String
     var isAnonymous: Bool
+    /// Not before: never set by this server, refused while in the future when a token has it.
+    var nbf: NotBeforeClaim? = nil
 
     enum CodingKeys: String, CodingKey {
-        case sub, aud, exp, iat, iss, email, role, aal
+        case sub, aud, exp, iat, iss, email, role, aal, nbf
         case sessionId = "session_id"
         case isAnonymous = "is_anonymous"
     }
 
-    /// Expiry is checked by ``TokenIssuer`` against its injected clock, not here.
+    /// Time claims are checked by ``TokenIssuer`` against its injected clock, not here.
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
@@ -63,6 +65,11 @@ final class TokenIssuer: Sendable {
             throw .invalid
         }
         guard claims.exp.value > now else { throw .expired }
+        // What GoTrue's user routes require of a user's token: not before its time, for this
+        // issuer, the `authenticated` audience and role (a service or anon token is not a user).
+        if let nbf = claims.nbf, nbf.value > now { throw .invalid }
+        guard claims.iss.value == issuer, claims.aud.value.contains("authenticated"), claims.role == "authenticated"
+        else { throw .invalid }
         return claims
     }
 }

@@ -144,10 +144,11 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     /// Implements `ServerStore.isSessionActive`.
-    public func isSessionActive(_ sessionId: String) async throws -> Bool {
+    public func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool {
         try await db.read { db in
             try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM sessions WHERE id = ? AND revoked_at IS NULL", arguments: [sessionId]) ?? false
+                db, sql: "SELECT 1 FROM sessions WHERE id = ? AND user_id = ? AND revoked_at IS NULL",
+                arguments: [sessionId, userId]) ?? false
         }
     }
 

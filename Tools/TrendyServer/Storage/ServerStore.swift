@@ -145,8 +145,8 @@ public protocol ServerStore: Sendable {
     /// Exchanges a refresh token (rotation, reuse window, revocation on late reuse).
     func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date) async throws
         -> RefreshOutcome
-    /// Whether the session exists and is not revoked.
-    func isSessionActive(_ sessionId: String) async throws -> Bool
+    /// Whether the session exists, belongs to `userId` and is not revoked.
+    func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool
     /// Ends sessions per `scope`.
     func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws
 
