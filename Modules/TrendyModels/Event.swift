@@ -92,6 +92,9 @@ public struct Event: Hashable, Sendable, Codable, Identifiable {
         }
         if let notes {
             c.check(notes.count <= 10_000, "notes", "must be at most 10000 characters")
+            c.check(
+                !notes.hasControlCharacterBesidesLineBreaks, "notes",
+                "must not contain control characters other than tabs and line breaks")
         }
         if sourceType == .healthkit {
             c.check(!(externalId ?? "").isBlank, "external_id", "is required for healthkit events (the sample id)")
@@ -101,9 +104,11 @@ public struct Event: Hashable, Sendable, Codable, Identifiable {
         }
         if let externalId {
             c.check(externalId.count <= 255, "external_id", "must be at most 255 characters")
+            c.check(!externalId.hasControlCharacter, "external_id", "must not contain control characters")
         }
         if let locationName {
             c.check(locationName.count <= 200, "location_name", "must be at most 200 characters")
+            c.check(!locationName.hasControlCharacter, "location_name", "must not contain control characters")
         }
         if let location {
             do throws(ValidationError) { try location.validate() } catch { c.merge(error, prefix: "location") }
@@ -111,6 +116,7 @@ public struct Event: Hashable, Sendable, Codable, Identifiable {
         c.check(properties.count <= 50, "properties", "at most 50 properties")
         for key in properties.keys.sorted() {
             c.check(!key.isBlank && key.count <= 64, "properties", "property names must be 1 to 64 characters")
+            c.check(!key.hasControlCharacter, "properties", "property names must not contain control characters")
             c.issues += properties[key]!.issues(field: "properties.\(key)")
         }
         try c.finish()

@@ -29,8 +29,10 @@ public struct EventType: Hashable, Sendable, Codable, Identifiable {
         var c = IssueCollector("EventType")
         c.check(!name.isBlank, "name", "must not be empty")
         c.check(name.count <= 100, "name", "must be at most 100 characters")
+        c.check(!name.hasControlCharacter, "name", "must not contain control characters")
         c.check(Self.isHexColor(color), "color", "must be a colour like #3B82F6")
         c.check(!icon.isBlank && icon.count <= 64, "icon", "must be 1 to 64 characters")
+        c.check(!icon.hasControlCharacter, "icon", "must not contain control characters")
         try c.finish()
     }
 }

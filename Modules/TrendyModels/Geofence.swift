@@ -86,6 +86,7 @@ public struct Geofence: Hashable, Sendable, Codable, Identifiable {
         var c = IssueCollector("Geofence")
         c.check(!name.isBlank, "name", "must not be empty")
         c.check(name.count <= 100, "name", "must be at most 100 characters")
+        c.check(!name.hasControlCharacter, "name", "must not contain control characters")
         c.check(
             center.latitude.isFinite && (-90...90).contains(center.latitude), "latitude",
             "must be between -90 and 90 degrees")

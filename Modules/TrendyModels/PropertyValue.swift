@@ -43,6 +43,9 @@ public enum PropertyValue: Hashable, Sendable {
             return [FieldIssue(field: field, reason: "a selection must not be empty")]
         case .text(let s) where s.count > 10_000:
             return [FieldIssue(field: field, reason: "must be at most 10000 characters")]
+        case .text(let s) where s.hasControlCharacterBesidesLineBreaks,
+            .select(let s) where s.hasControlCharacter, .url(let s) where s.hasControlCharacter:
+            return [FieldIssue(field: field, reason: "must not contain control characters")]
         case .url(let s) where URL(string: s)?.scheme == nil:
             return [FieldIssue(field: field, reason: "must be an absolute URL")]
         default:

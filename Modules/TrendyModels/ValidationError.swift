@@ -59,4 +59,15 @@ struct IssueCollector {
 
 extension String {
     var isBlank: Bool { allSatisfy(\.isWhitespace) }
+
+    /// Whether the text has a control character (C0, DEL, C1). Names and identifiers refuse
+    /// them: NUL in particular is cut off by SQLite's C-string reads, so a stored name would
+    /// differ from the one sent (issue 20).
+    var hasControlCharacter: Bool { unicodeScalars.contains { $0.properties.generalCategory == .control } }
+
+    /// Whether the text has a control character other than tab, line feed and carriage return
+    /// (free text such as notes may have line breaks, never NUL).
+    var hasControlCharacterBesidesLineBreaks: Bool {
+        unicodeScalars.contains { $0.properties.generalCategory == .control && !["\t", "\n", "\r"].contains($0) }
+    }
 }

@@ -46,16 +46,16 @@ struct CLISkeletonTests {
         let dir = TemporaryDataDirectory()
         #expect(try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
         let log = try await TrendyProcess.runAsync(
-            ["log", "Tea", "--note", "first\nsecond\u{1}", "--data-dir", dir.path])
+            ["log", "Tea", "--note", "first\nsecond\tthird", "--data-dir", dir.path])
         #expect(log.status == 0)
         let list = try await TrendyProcess.runAsync(["events", "list", "--data-dir", dir.path])
         let lines = list.stdout.split(separator: "\n")
         #expect(lines.count == 1, "\(lines)")
-        #expect(list.stdout.contains(#"first\nsecond\u{1}"#))
+        #expect(list.stdout.contains(#"first\nsecond\tthird"#))
         // JSON keeps the note exactly.
         let json = try await TrendyProcess.runAsync(["events", "list", "--json", "--data-dir", dir.path])
         let items = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
-        #expect(items?.first?["notes"] as? String == "first\nsecond\u{1}")
+        #expect(items?.first?["notes"] as? String == "first\nsecond\tthird")
     }
 
     @Test func unknownCommandIsAUsageError() async throws {

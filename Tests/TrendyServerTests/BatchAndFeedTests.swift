@@ -90,7 +90,7 @@ struct BatchAndFeedTests {
                 EventTypeCreate(id: h.ids.next(), name: #"Tea "green" \ 🍵"#), idempotencyKey: nil
             ).value
             var event = h.event(type)
-            event.notes = "line\nbreak\ttab \u{1} \"quoted\""
+            event.notes = "line\nbreak\ttab \r \"quoted\""
             _ = try await api.createEvent(event, idempotencyKey: nil)
             let fence = Geofence(
                 id: h.ids.next(), name: "Home \"base\"", center: Coordinate(latitude: 52.5, longitude: 13.4),

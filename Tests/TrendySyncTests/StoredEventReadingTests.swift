@@ -16,7 +16,7 @@ struct StoredEventReadingTests {
             Event(id: ids.next(), eventTypeId: type, timestamp: t0),
             Event(
                 id: ids.next(), eventTypeId: type, timestamp: t0, endDate: t0.addingTimeInterval(90.5),
-                notes: "line\nbreak \"quoted\" \\ ☕️ \u{1}", isAllDay: true, sourceType: .imported,
+                notes: "line\nbreak \"quoted\" \\ ☕️ \t\r", isAllDay: true, sourceType: .imported,
                 externalId: "ext-1", geofenceId: ids.next(), location: Coordinate(latitude: -33.86, longitude: 151.2),
                 locationName: "Café \"Zoë\""),
             Event(
