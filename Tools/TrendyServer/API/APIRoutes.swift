@@ -104,6 +104,7 @@ struct APIRoutes: Sendable {
         let id = try pathId(context, "event type")
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(EventTypeUpdate.self, from: buffer)
+        try JSONIO.rejectNulls(in: buffer, for: ["name", "color", "icon"])
         let base = try changeBase(request)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             try APIResult.json(
@@ -196,6 +197,12 @@ struct APIRoutes: Sendable {
         let user = try await guardian.userId(request)
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(OnboardingUpdate.self, from: buffer)
+        try JSONIO.rejectNulls(
+            in: buffer,
+            for: [
+                "completed", "current_step", "step_completed_at", "notifications_status", "location_status",
+                "health_status",
+            ])
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             try APIResult.json(try await store.updateOnboarding(userId: user, body, now: now()))
         }

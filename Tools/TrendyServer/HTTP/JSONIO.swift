@@ -18,6 +18,18 @@ enum JSONIO {
         }
     }
 
+    /// Refuses `null` for fields that cannot be null (422, one issue per field): a PATCH body
+    /// whose payload type reads `null` and "absent" alike would otherwise ignore it silently.
+    static func rejectNulls(in buffer: ByteBuffer, for fields: [String]) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
+            return
+        }
+        let nulls = fields.filter { object[$0] is NSNull }
+        guard nulls.isEmpty else {
+            throw ProblemError.validation(nulls.map { FieldIssue(field: $0, reason: "cannot be null") })
+        }
+    }
+
     /// Decodes the body as `T`; malformed JSON → 400 with the decoder's explanation.
     static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         guard buffer.readableBytes > 0 else { throw ProblemError.malformed("The request body is empty.") }

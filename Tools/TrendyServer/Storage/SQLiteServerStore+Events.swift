@@ -110,6 +110,11 @@ extension SQLiteServerStore {
                         .failed(.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])))
                     continue
                 }
+                if let geofence = event.geofenceId, try !Self.isOwnGeofence(db, userId: userId, id: geofence) {
+                    outcomes.append(
+                        .failed(.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])))
+                    continue
+                }
                 if let existing = try Self.duplicate(db, userId: userId, of: event) {
                     outcomes.append(.existing(existing))
                     continue
@@ -126,6 +131,22 @@ extension SQLiteServerStore {
             }
             return outcomes
         }
+    }
+
+    /// Whether `id` is one of the user's geofences, or was (deleted since: an event logged at it
+    /// before the delete synced still names it). Another user's geofence never is.
+    static func isOwnGeofence(_ db: Database, userId: String, id: UUIDv7) throws -> Bool {
+        let arguments: StatementArguments = [id.description, userId]
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM geofences WHERE id = ? AND user_id = ?"), arguments: arguments)
+            == true
+        {
+            return true
+        }
+        return try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT 1 FROM deleted_entities WHERE entity_type = 'geofence' AND entity_id = ? AND user_id = ?"),
+            arguments: arguments) == true
     }
 
     /// Implements `ServerStore.updateEvent`.
@@ -153,6 +174,11 @@ extension SQLiteServerStore {
                 try Self.fetchEventType(db, userId: userId, id: updated.eventTypeId.description) == nil
             {
                 throw StoreError.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])
+            }
+            if let geofence = updated.geofenceId, geofence != stored.value.geofenceId,
+                try !Self.isOwnGeofence(db, userId: userId, id: geofence)
+            {
+                throw StoreError.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
             }
             if let duplicate = try Self.duplicate(db, userId: userId, of: updated), duplicate.value.id.description != id
             {
