@@ -18,6 +18,10 @@ struct IdempotencyTests {
             #expect(second.headers.first(name: "Idempotent-Replayed") == "true")
             #expect(first.headers.first(name: "Idempotent-Replayed") == nil)
             #expect(try await api.listEventTypes().count == 1)
+            // The same JSON with other whitespace (a client re-encoding its retry) is the same body.
+            let respaced = try await h.raw(.POST, "/api/v1/event-types", body: "{ \"name\" :\n \"Tea\" }", headers: headers)
+            #expect(respaced.status == 201)
+            #expect(respaced.headers.first(name: "Idempotent-Replayed") == "true")
             let different = try await h.raw(.POST, "/api/v1/event-types", body: #"{"name":"Coffee"}"#, headers: headers)
             #expect(different.status == 422)
             #expect(different.json["code"] as? String == "idempotency_key_reused")

@@ -51,6 +51,16 @@ struct Idempotency: Sendable {
     static let replayHeader = HTTPField.Name(APIPaths.idempotentReplayHeader)!
     static let maxAge: TimeInterval = 86_400
 
+    /// The body compared as a JSON value: the same document with other whitespace or key order is
+    /// the same request (clients re-encode a retry); a body that is not JSON is compared as bytes.
+    static func canonical(_ body: Data) -> Data {
+        guard !body.isEmpty, let value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+        else { return body }
+        return data
+    }
+
     func run(
         _ request: Request, userId: String, body: Data, perform: () async throws -> APIResult
     ) async throws -> Response {
@@ -62,7 +72,7 @@ struct Idempotency: Sendable {
         }
         let method = request.method.rawValue
         let path = request.uri.path
-        let hash = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+        let hash = SHA256.hash(data: Self.canonical(body)).map { String(format: "%02x", $0) }.joined()
         let scope = "\(userId)\u{1F}\(method)\u{1F}\(path)\u{1F}\(key)"
         await gate.acquire(scope)
         let outcome: Result<Response, any Error>
