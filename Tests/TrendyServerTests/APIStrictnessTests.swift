@@ -29,6 +29,22 @@ struct APIStrictnessTests {
         }
     }
 
+    @Test func aMethodARouteDoesNotHaveIs405WithAllow() async throws {
+        try await ServerHarness.with { h in
+            let (_, session) = try await h.newUserClient()
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
+            let one = try await h.raw(.POST, "/api/v1/events/\(h.ids.next())", body: "{}", headers: auth)
+            #expect(one.status == 405)
+            #expect(one.headers.first(name: "Allow") == "DELETE, GET, PATCH")
+            #expect(one.json["code"] as? String == "method_not_allowed")
+            let list = try await h.raw(.PUT, "/api/v1/event-types", body: "{}", headers: auth)
+            #expect(list.status == 405)
+            #expect(list.headers.first(name: "Allow") == "GET, POST")
+            // No such path at all is still 404.
+            #expect(try await h.raw(.GET, "/api/v1/no-such-thing", headers: auth).status == 404)
+        }
+    }
+
     @Test func anEventNamesOnlyItsOwnUsersGeofences() async throws {
         try await ServerHarness.with { h in
             func user() async throws -> (auth: [(String, String)], type: String, fence: String) {

@@ -60,8 +60,9 @@ struct GoTrueCompatibilityTests {
             #expect(unknown.json["error_code"] as? String == "not_found")
             #expect(unknown.headers.first(name: "Content-Type") == "application/json")
             let method = try await h.raw(.GET, "/auth/v1/signup")
-            #expect(method.status == 404 || method.status == 405)
-            #expect(method.json["error_code"] is String)
+            #expect(method.status == 405)
+            #expect(method.json["error_code"] as? String == "method_not_allowed")
+            #expect(method.headers.first(name: "Allow") == "POST")
             let large = try await h.raw(
                 .POST, "/auth/v1/signup",
                 body: #"{"email":"x@example.com","password":""# + String(repeating: "p", count: 4_000) + #""}"#)

@@ -19,7 +19,8 @@ struct IdempotencyTests {
             #expect(first.headers.first(name: "Idempotent-Replayed") == nil)
             #expect(try await api.listEventTypes().count == 1)
             // The same JSON with other whitespace (a client re-encoding its retry) is the same body.
-            let respaced = try await h.raw(.POST, "/api/v1/event-types", body: "{ \"name\" :\n \"Tea\" }", headers: headers)
+            let respaced = try await h.raw(
+                .POST, "/api/v1/event-types", body: "{ \"name\" :\n \"Tea\" }", headers: headers)
             #expect(respaced.status == 201)
             #expect(respaced.headers.first(name: "Idempotent-Replayed") == "true")
             let different = try await h.raw(.POST, "/api/v1/event-types", body: #"{"name":"Coffee"}"#, headers: headers)

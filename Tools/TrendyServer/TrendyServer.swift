@@ -73,9 +73,13 @@ public final class TrendyServer: Sendable {
     /// Builds the router with every route.
     func router() -> Router<ServerRequestContext> {
         let router = Router(context: ServerRequestContext.self)
-        router.add(middleware: RequestLogMiddleware(logger: logger, maxBodySize: configuration.maxBodySize))
+        let table = routeTable()
+        router.add(
+            middleware: RequestLogMiddleware(
+                logger: logger, maxBodySize: configuration.maxBodySize,
+                methods: MethodTable(table.map { ($0.method.rawValue, $0.path) })))
         router.add(middleware: FaultMiddleware(faults: faults))
-        for route in routeTable() {
+        for route in table {
             router.on(RouterPath(route.hummingbirdPath), method: route.method) { request, context in
                 try await route.handler(request, context)
             }

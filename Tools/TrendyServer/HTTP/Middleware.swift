@@ -12,6 +12,8 @@ struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let logger: Logger
     let maxBodySize: Int
+    /// Which methods each path has, so a wrong method is 405 with `Allow`, not 404.
+    var methods = MethodTable([])
 
     static let requestIdHeader = HTTPField.Name(APIPaths.requestIdHeader)!
 
@@ -27,6 +29,19 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response: Response
         do {
             response = try await next(request, context)
+        } catch let error as HTTPError where error.status.code == 404 && !methods.allowed(request.uri.path).isEmpty {
+            // The path exists with other methods: 405 with `Allow` (Hummingbird says 404).
+            let allow = methods.allowed(request.uri.path).joined(separator: ", ")
+            if request.uri.path.hasPrefix("/auth/v1") {
+                response = try GoTrueError(statusCode: 405, code: "method_not_allowed", message: "Method Not Allowed")
+                    .response(from: request, context: context)
+            } else {
+                response = try ProblemError(
+                    405, ProblemCode.methodNotAllowed, "Method not allowed",
+                    detail: "\(request.method.rawValue) is not allowed here; use \(allow).", headers: [.allow: allow]
+                ).response(from: request, context: context)
+            }
+            response.headers[.allow] = allow
         } catch let error as any HTTPResponseError {
             if request.uri.path.hasPrefix("/auth/v1"), !(error is GoTrueError), !(error is GoTrueRateLimited) {
                 // Everything under /auth/v1 answers in GoTrue's shape, Hummingbird's own errors too.
@@ -65,6 +80,27 @@ struct RequestLogMiddleware: RouterMiddleware {
             return ProblemError(
                 Int(error.status.code), "http_\(error.status.code)", error.status.reasonPhrase, detail: error.body)
         }
+    }
+}
+
+/// The methods each route path has (`{id}` matches one segment), for 405 answers.
+struct MethodTable: Sendable {
+    let routes: [(method: String, segments: [Substring])]
+
+    init(_ routes: [(String, String)]) {
+        self.routes = routes.map { ($0.0, $0.1.split(separator: "/")) }
+    }
+
+    /// The methods of the routes whose template matches `path` (sorted; empty for no route).
+    func allowed(_ path: String) -> [String] {
+        let parts = path.split(separator: "/")
+        let matching = routes.filter { route in
+            route.segments.count == parts.count
+                && zip(route.segments, parts).allSatisfy { template, part in
+                    (template.hasPrefix("{") && template.hasSuffix("}")) || template == part
+                }
+        }
+        return Set(matching.map(\.method)).sorted()
     }
 }
 
