@@ -99,6 +99,51 @@ struct GoTrueCompatibilityTests {
         }
     }
 
+    @Test func thePasswordChangesThroughPutUserAndOtherSessionsEnd() async throws {
+        try await ServerHarness.with { h in
+            let first = try await h.signUp("change@example.com", password: "password-old-1")
+            let login = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"change@example.com","password":"password-old-1"}"#)
+            let other = try #require(login.json["access_token"] as? String)
+            let auth = [("Authorization", "Bearer \(first.accessToken)"), Self.version]
+            let same = try await h.raw(.PUT, "/auth/v1/user", body: #"{"password":"password-old-1"}"#, headers: auth)
+            #expect(same.status == 422)
+            #expect(same.json["code"] as? String == "same_password")
+            let weak = try await h.raw(.PUT, "/auth/v1/user", body: #"{"password":"x"}"#, headers: auth)
+            #expect((weak.json["weak_password"] as? [String: Any])?["reasons"] as? [String] == ["length"])
+            let email = try await h.raw(.PUT, "/auth/v1/user", body: #"{"email":"new@example.com"}"#, headers: auth)
+            #expect(email.status == 422)
+            let changed = try await h.raw(.PUT, "/auth/v1/user", body: #"{"password":"password-new-2"}"#, headers: auth)
+            #expect(changed.status == 200)
+            #expect(changed.json["email"] as? String == "change@example.com")
+            // The new password signs in, the old one does not; this session lives, the other ended.
+            let new = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"change@example.com","password":"password-new-2"}"#)
+            #expect(new.status == 200)
+            let old = try await h.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"change@example.com","password":"password-old-1"}"#)
+            #expect(old.status == 400)
+            #expect(try await h.raw(.GET, "/auth/v1/user", headers: auth).status == 200)
+            #expect(
+                try await h.raw(.GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(other)")]).status == 403)
+        }
+    }
+
+    @Test func settingsAndHealthAnswerAsGoTrue() async throws {
+        try await ServerHarness.with { h in
+            let settings = try await h.raw(.GET, "/auth/v1/settings")
+            #expect(settings.status == 200)
+            #expect((settings.json["external"] as? [String: Bool])?["email"] == true)
+            #expect(settings.json["disable_signup"] as? Bool == false)
+            let health = try await h.raw(.GET, "/auth/v1/health")
+            #expect(health.status == 200)
+            #expect(health.json["name"] as? String == "GoTrue")
+        }
+    }
+
     /// The time of a login with an unknown email and with a known email's wrong password, as
     /// distributions (alternating attempts, medians and quartiles), at a bcrypt cost where
     /// hashing dominates. The unknown email used to answer 20× faster.

@@ -180,6 +180,77 @@ struct AuthRoutes: Sendable {
         return try JSONIO.response(user.goTrueUser)
     }
 
+    /// `PUT /user`: GoTrue's user update. The password can change (strength and length checked,
+    /// `same_password` refused; the other sessions end, as in GoTrue); `data` (user metadata)
+    /// and an email change are not supported by the dev server (422).
+    func updateUser(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        try checkRate(context)
+        let claims = try await claims(request)
+        guard let user = try await store.user(id: claims.sub.value) else { throw GoTrueError.sessionNotFound }
+        let buffer = try await JSONIO.body(request, context: context)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
+            throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
+        }
+        if let email = object["email"] as? String, !email.isEmpty, email.lowercased() != user.email {
+            throw GoTrueError(
+                statusCode: 422, code: "validation_failed",
+                message: "Changing the email is not supported by this server")
+        }
+        if object["data"] != nil || object["phone"] != nil {
+            throw GoTrueError(
+                statusCode: 422, code: "validation_failed",
+                message: "User metadata and phone numbers are not supported by this server")
+        }
+        guard let password = object["password"] as? String else { return try JSONIO.response(user.goTrueUser) }
+        guard password.utf8.count <= Passwords.maximumBytes else {
+            throw GoTrueError(
+                statusCode: 400, code: "validation_failed",
+                message: "Password cannot be longer than \(Passwords.maximumBytes) characters")
+        }
+        guard password.count >= configuration.minimumPasswordLength else {
+            throw GoTrueError(
+                statusCode: 422, code: "weak_password",
+                message: "Password should be at least \(configuration.minimumPasswordLength) characters.",
+                weakPasswordReasons: ["length"])
+        }
+        if await passwords.verify(password, hash: user.passwordHash) {
+            throw GoTrueError(
+                statusCode: 422, code: "same_password",
+                message: "New password should be different from the old password.")
+        }
+        let at = now()
+        guard
+            let updated = try await store.updatePassword(
+                userId: user.id, passwordHash: await passwords.hash(password), now: at)
+        else { throw GoTrueError.sessionNotFound }
+        try await store.revokeSessions(userId: user.id, scope: .others, currentSession: claims.sessionId, now: at)
+        logger.info("Password changed; other sessions ended", metadata: ["user_id": .string(user.id)])
+        return try JSONIO.response(updated.goTrueUser)
+    }
+
+    /// `GET /settings`: what this server offers, in GoTrue's shape.
+    func settings(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let external: [String: Bool] = [
+            "email": true, "phone": false, "anonymous_users": false, "apple": false, "google": false, "github": false,
+        ]
+        let body: [String: Any] = [
+            "external": external, "disable_signup": false, "mailer_autoconfirm": true, "phone_autoconfirm": false,
+            "sms_provider": "", "saml_enabled": false,
+        ]
+        return JSONIO.raw(
+            try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), status: .ok, headers: [:])
+    }
+
+    /// `GET /health`: GoTrue's health answer.
+    func health(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let body = [
+            "version": TrendyServer.version, "name": "GoTrue",
+            "description": "GoTrue is a user registration and authentication API (Trendy dev server)",
+        ]
+        return JSONIO.raw(
+            try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), status: .ok, headers: [:])
+    }
+
     func logout(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         try checkRate(context)
         let scopeText = request.uri.queryParameters.get("scope") ?? "global"

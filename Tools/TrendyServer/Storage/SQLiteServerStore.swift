@@ -51,6 +51,16 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
+    /// Implements `ServerStore.updatePassword`.
+    public func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser? {
+        try await db.write { db in
+            try db.execute(
+                sql: "UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?",
+                arguments: [passwordHash, now.timeIntervalSince1970, userId])
+            return try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userId]).map(Self.user)
+        }
+    }
+
     static func user(from row: Row) -> StoredUser {
         StoredUser(
             id: row["id"], email: row["email"], passwordHash: row["password_hash"],

@@ -134,6 +134,8 @@ public protocol ServerStore: Sendable {
     // MARK: Users and sessions
     /// Creates a user; throws ``StoreError/emailTaken``.
     func createUser(id: String, email: String, passwordHash: String, now: Date) async throws -> StoredUser
+    /// Replaces a user's password hash; returns the updated user.
+    func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser?
     /// Looks a user up by email (case-insensitive).
     func user(email: String) async throws -> StoredUser?
     /// Looks a user up by id.
