@@ -259,6 +259,20 @@ public final class AuthController: AuthService, Sendable {
         }
     }
 
+    /// Implements ``AuthService/changePassword(to:)``.
+    public func changePassword(to newPassword: String) async throws(AuthError) {
+        try CredentialRules.check(newPassword: newPassword)
+        guard let token = try await validAccessToken() else { throw .notSignedIn }
+        let generation = state.withLock { $0.generation }
+        do {
+            try await gateway.updatePassword(accessToken: token, newPassword: newPassword)
+            logger.notice("Password changed")
+        } catch {
+            if case .sessionRevoked = error { endSession(reason: .sessionRevoked, ifGeneration: generation) }
+            throw error
+        }
+    }
+
     /// The user as the server sees them.
     public func fetchUser() async throws(AuthError) -> AuthUser {
         guard let token = try await validAccessToken() else { throw .notSignedIn }

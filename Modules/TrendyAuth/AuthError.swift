@@ -10,6 +10,8 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidCredentials
     /// An account with this email exists.
     case userAlreadyExists
+    /// A new password must differ from the current one.
+    case samePassword
     /// No session: sign in first.
     case notSignedIn
     /// The server no longer accepts the session; sign in again.
@@ -41,6 +43,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .weakPassword(let n): return "The password must be at least \(n) characters."
         case .invalidCredentials: return "Wrong email or password."
         case .userAlreadyExists: return "An account with this email already exists; sign in instead."
+        case .samePassword: return "The new password must differ from the current one."
         case .notSignedIn: return "You are not signed in. Run `trendy login` first."
         case .sessionRevoked: return "Your session has ended. Sign in again."
         case .network(let detail): return detail.prefix(1).uppercased() + detail.dropFirst() + ". Nothing was changed."

@@ -23,6 +23,8 @@ public protocol AuthGateway: Sendable {
     func user(accessToken: String) async throws(AuthError) -> AuthUser
     /// `POST /logout?scope=`.
     func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError)
+    /// `PUT /user` with a new password (the server ends the user's other sessions).
+    func updatePassword(accessToken: String, newPassword: String) async throws(AuthError)
 }
 
 /// The app's authentication: session snapshot, sign in/up/out, refresh and events.
@@ -54,6 +56,8 @@ public protocol AuthService: Sendable {
     func accessTokenRejected(_ token: String) async
     /// The user as the server sees them (validates the session).
     func fetchUser() async throws(AuthError) -> AuthUser
+    /// Changes the signed-in user's password (checked locally first); other sessions end.
+    func changePassword(to newPassword: String) async throws(AuthError)
     /// A stream of auth events; the first is the current state.
     func events() -> AsyncStream<AuthEvent>
 }

@@ -102,6 +102,7 @@ public final class GoTrueAuthGateway: AuthGateway {
         case "invalid_credentials", "invalid_grant": return .invalidCredentials
         case "user_already_exists", "email_exists": return .userAlreadyExists
         case "weak_password": return .weakPassword(minimumLength: CredentialRules.minimumPasswordLength)
+        case "same_password": return .samePassword
         case "email_address_invalid": return .invalidEmail
         case "over_request_rate_limit", "over_email_send_rate_limit": return .rateLimited(retryAfter: nil)
         case let c? where AuthError.sessionGoneCodes.contains(c): return .sessionRevoked(code: c)
@@ -175,6 +176,16 @@ public final class GoTrueAuthGateway: AuthGateway {
             throw .server(status: reply.status, code: "unreadable", message: "the user could not be read")
         }
         return AuthUser(id: user.id, email: user.email)
+    }
+
+    /// Implements `AuthGateway.updatePassword`.
+    public func updatePassword(accessToken: String, newPassword: String) async throws(AuthError) {
+        let body: Data
+        do { body = try JSONEncoder().encode(["password": newPassword]) } catch {
+            throw .server(status: 0, code: "encoding", message: "the password could not be encoded")
+        }
+        let reply = try await send(.PUT, "/user", body: body, token: accessToken)
+        guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
     }
 
     /// Implements `AuthGateway.signOut`.

@@ -20,6 +20,7 @@ public final class ScriptedAuthGateway: AuthGateway {
         var refresh: [Answer] = []
         var user: [Result<AuthUser, AuthError>] = []
         var signOut: [AuthError?] = []
+        var updatePassword: [AuthError?] = []
         var calls: [String: Int] = [:]
         var refreshTokensSeen: [String] = []
         var gate: [CheckedContinuation<Void, Never>]?
@@ -116,6 +117,18 @@ public final class ScriptedAuthGateway: AuthGateway {
         guard let answer else { throw .server(status: 501, code: "unscripted", message: "user was not scripted") }
         return try answer.get()
     }
+
+    /// Succeeds unless a failure is scripted with `onUpdatePassword`.
+    public func updatePassword(accessToken: String, newPassword: String) async throws(AuthError) {
+        let answer: AuthError? = state.withLock { s in
+            s.calls["updatePassword", default: 0] += 1
+            return s.updatePassword.isEmpty ? nil : s.updatePassword.removeFirst()
+        }
+        if let answer { throw answer }
+    }
+
+    /// Fails the next password updates with these errors (nil: succeeds).
+    public func onUpdatePassword(_ answers: AuthError?...) { state.withLock { $0.updatePassword += answers } }
 
     /// Answers from the sign-out script.
     public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {

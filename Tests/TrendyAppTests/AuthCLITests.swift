@@ -111,6 +111,43 @@ struct AuthCLITests {
         #expect(offline.stderr.contains("The server at 127.0.0.1:1 refused the connection. Nothing was changed."))
     }
 
+    @Test func thePasswordChangesAndOtherDevicesAreSignedOut() async throws {
+        try await Self.withServer { server in
+            let phone = TemporaryDataDirectory()
+            let laptop = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "pw@example.com", "--password-stdin"], phone, server, stdin: "password-old-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            #expect(
+                try await trendy(
+                    ["login", "--email", "pw@example.com", "--password-stdin"], laptop, server,
+                    stdin: "password-old-1\n"
+                ).status == 0)
+            let weak = try await trendy(["account", "password", "--password-stdin"], phone, server, stdin: "short\n")
+            #expect(weak.status == 65)
+            let same = try await trendy(
+                ["account", "password", "--password-stdin"], phone, server, stdin: "password-old-1\n")
+            #expect(same.status == 65)
+            #expect(same.stderr.contains("must differ"))
+            let changed = try await trendy(
+                ["account", "password", "--password-stdin", "--json"], phone, server, stdin: "password-new-2\n")
+            #expect(changed.status == 0, "\(changed.stderr)")
+            #expect(json(changed)["changed"] as? Bool == true)
+            // This device stays signed in; the other one's session ended.
+            #expect(try await trendy(["whoami"], phone, server).status == 0)
+            #expect(try await trendy(["whoami"], laptop, server).status == 77)
+            let old = try await trendy(
+                ["login", "--email", "pw@example.com", "--password-stdin"], laptop, server, stdin: "password-old-1\n")
+            #expect(old.status == 77)
+            let new = try await trendy(
+                ["login", "--email", "pw@example.com", "--password-stdin"], laptop, server, stdin: "password-new-2\n")
+            #expect(new.status == 0)
+        }
+        let signedOut = try await TrendyProcess.runAsync(
+            ["account", "password", "--password-stdin", "--data-dir", TemporaryDataDirectory().path], stdin: "x\n")
+        #expect(signedOut.status == 77)
+    }
+
     @Test func expiredTokensRefreshTransparentlyAndTheRotatedOneIsSaved() async throws {
         try await Self.withServer(tokenLifetime: .seconds(2)) { server in
             let dir = TemporaryDataDirectory()

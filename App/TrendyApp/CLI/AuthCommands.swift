@@ -9,6 +9,7 @@ extension AuthError {
         switch self {
         case .invalidEmail: return CLIError(code: "invalid_email", message: description, exitCode: .dataError)
         case .weakPassword: return CLIError(code: "weak_password", message: description, exitCode: .dataError)
+        case .samePassword: return CLIError(code: "same_password", message: description, exitCode: .dataError)
         case .invalidCredentials:
             return CLIError(code: "invalid_credentials", message: description, exitCode: .noPermission)
         case .userAlreadyExists:

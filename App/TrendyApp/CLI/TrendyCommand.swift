@@ -11,6 +11,7 @@ public struct TrendyCommand: AsyncParsableCommand {
         version: TrendyVersion.current,
         subcommands: [
             VersionCommand.self, SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
+            AccountCommand.self,
             TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
             ConflictsCommand.self,
             StatusCommand.self, GeofenceCommand.self, LocationCommand.self, LaunchCommand.self, RepairCommand.self,
