@@ -112,15 +112,6 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
-    /// Whether the failure means the server is unreachable or silent (offline), as opposed to a
-    /// dropped connection or a cancelled call.
-    public var meansOffline: Bool {
-        switch self {
-        case .refused, .unreachable, .notResponding, .cannotConnect: return true
-        case .connectionLost, .cancelled: return false
-        }
-    }
-
     /// `2 s`, `0.5 s`, `1.25 s`.
     public static func formatSeconds(_ seconds: Double) -> String {
         if seconds == seconds.rounded() { return "\(Int(seconds)) s" }

@@ -91,17 +91,12 @@ public enum OwnerOnlyFile {
         }
     }
 
-    /// Makes a SQLite database file owner-only before SQLite opens it: creates it empty with
-    /// 0600 when missing (SQLite then gives its `-wal` and `-shm` files the same mode), and
-    /// tightens an existing one and its companions that an older version created 0644.
+    /// Creates a SQLite database file empty with 0600 when it is missing, before SQLite opens it
+    /// (SQLite gives its `-wal` and `-shm` files the mode of the database). Files an older version
+    /// left readable are tightened by ``tightenFiles(in:)``.
     public static func prepareDatabase(_ file: URL) throws {
         let fd = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         close(fd)
-        for suffix in ["", "-wal", "-shm"] {
-            var info = stat()
-            guard stat(file.path + suffix, &info) == 0, info.st_mode & 0o077 != 0 else { continue }
-            chmod(file.path + suffix, 0o600)
-        }
     }
 }

@@ -52,7 +52,7 @@ public enum HTTPTransport {
             if let code = codes.first { return failure(errno: code, server: server, budget: budget) }
         }
         if let code = errno(in: error) { return failure(errno: code, server: server, budget: budget) }
-        if error is ChannelError, case .connectTimeout = error as? ChannelError {
+        if case .connectTimeout? = error as? ChannelError {
             return .notResponding(server: server, seconds: budget.respond.asSeconds)
         }
         return .connectionLost(String(describing: error))

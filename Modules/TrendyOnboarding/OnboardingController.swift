@@ -283,48 +283,17 @@ public final class OnboardingController: OnboardingStatusService, Sendable {
     }
 }
 
-/// Runs `work`, giving up after `timeout` (the work is then cancelled and its late result dropped).
+/// Runs an API call, giving up after `timeout` (the call is then cancelled and its late result
+/// dropped): ``TrendyAPI/withDeadline(_:orElse:_:)`` with the outcome as a `Result`.
 func withDeadline<T: Sendable>(
     _ timeout: Duration, _ work: @escaping @Sendable () async throws(TrendyAPIError) -> T
 ) async -> Result<T, DeadlineFailure> {
-    await withCheckedContinuation { continuation in
-        let race = DeadlineRace(continuation)
-        let worker = Task {
-            let result: Result<T, DeadlineFailure>
-            do {
-                result = .success(try await work())
-            } catch {
-                result = .failure(DeadlineFailure(description: (error as? TrendyAPIError)?.description ?? "\(error)"))
-            }
-            race.finish(result)
+    await withDeadline(timeout, orElse: { .failure(DeadlineFailure(description: "timed out after \(timeout)")) }) {
+        do throws(TrendyAPIError) {
+            return .success(try await work())
+        } catch {
+            return .failure(DeadlineFailure(description: error.description))
         }
-        race.timer = Task {
-            try? await Task.sleep(for: timeout)
-            if race.finish(.failure(DeadlineFailure(description: "timed out after \(timeout)"))) { worker.cancel() }
-        }
-    }
-}
-
-/// Resumes a continuation once, for whichever of the work and the timer finishes first.
-final class DeadlineRace<T: Sendable>: Sendable {
-    let continuation: Mutex<CheckedContinuation<T, Never>?>
-    let timerTask = Mutex<Task<Void, Never>?>(nil)
-
-    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = Mutex(continuation) }
-
-    /// The timer, cancelled when the work wins.
-    var timer: Task<Void, Never>? {
-        get { timerTask.withLock { $0 } }
-        set { timerTask.withLock { $0 = newValue } }
-    }
-
-    /// Resumes with `value` unless someone already did; returns whether this call won.
-    @discardableResult
-    func finish(_ value: T) -> Bool {
-        guard let c = continuation.withLock({ $0.take() }) else { return false }
-        timer?.cancel()
-        c.resume(returning: value)
-        return true
     }
 }
 

@@ -1,4 +1,3 @@
-import Synchronization
 import TrendyAPI
 
 /// Whether the server answers right now.
@@ -66,68 +65,16 @@ public struct HealthCheckProbe: ReachabilityProbe {
         let api = self.api
         let budget = self.budget
         let server = self.server
-        let limit = budget + grace
-        let answer = FirstAnswer()
-        return await withCheckedContinuation { continuation in
-            answer.install(continuation)
-            let request = Task {
-                do throws(TrendyAPIError) {
-                    _ = try await api.health(within: budget)
-                    answer.give(.reachable)
-                } catch {
-                    if case .transport(let failure) = error {
-                        answer.give(.offline(failure))
-                    } else {
-                        answer.give(.failing(error))
-                    }
-                }
+        return await withDeadline(
+            budget + grace, orElse: { .offline(.notResponding(server: server, seconds: budget.asSeconds)) }
+        ) {
+            do throws(TrendyAPIError) {
+                _ = try await api.health(within: budget)
+                return .reachable
+            } catch {
+                if case .transport(let failure) = error { return .offline(failure) }
+                return .failing(error)
             }
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                guard !Task.isCancelled else { return }
-                if answer.give(.offline(.notResponding(server: server, seconds: budget.asSeconds))) { request.cancel() }
-            }
-            answer.onAnswer { timer.cancel() }
         }
-    }
-}
-
-/// Resumes a continuation with the first answer given; later answers are dropped.
-final class FirstAnswer: Sendable {
-    struct State {
-        var continuation: CheckedContinuation<Reachability, Never>?
-        var answered = false
-        var after: (@Sendable () -> Void)?
-    }
-    let state = Mutex(State())
-
-    func install(_ continuation: CheckedContinuation<Reachability, Never>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    /// Runs `body` once an answer is given (at once if it already was).
-    func onAnswer(_ body: @escaping @Sendable () -> Void) {
-        let now = state.withLock { s -> Bool in
-            if s.answered { return true }
-            s.after = body
-            return false
-        }
-        if now { body() }
-    }
-
-    /// Gives `answer`; true when it was the first.
-    @discardableResult
-    func give(_ answer: Reachability) -> Bool {
-        let taken = state.withLock { s -> (CheckedContinuation<Reachability, Never>, (@Sendable () -> Void)?)? in
-            guard !s.answered, let c = s.continuation else { return nil }
-            s.answered = true
-            s.continuation = nil
-            defer { s.after = nil }
-            return (c, s.after)
-        }
-        guard let (continuation, after) = taken else { return false }
-        continuation.resume(returning: answer)
-        after?()
-        return true
     }
 }

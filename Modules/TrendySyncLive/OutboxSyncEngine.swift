@@ -199,7 +199,7 @@ public actor OutboxSyncEngine: SyncEngine {
             broadcaster.update { $0.phase = .error(String(describing: error)) }
         }
         let run = SyncRun(
-            startedAt: startedAt, duration: (clock.now - t0).seconds, pushed: pushed, pulled: pulled,
+            startedAt: startedAt, duration: (clock.now - t0).asSeconds, pushed: pushed, pulled: pulled,
             outcome: outcome, error: message)
         try? await store.appendHistory(run)
         let counts = try? await store.outboxCounts()
@@ -239,9 +239,4 @@ public actor OutboxSyncEngine: SyncEngine {
             throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
         }
     }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

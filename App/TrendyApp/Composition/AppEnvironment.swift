@@ -54,10 +54,10 @@ public struct AppEnvironment: Sendable {
         modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
         sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
         geofence: any GeofenceService, location: SimulatedRegionMonitor,
-        syncFinished: @escaping @Sendable (SyncRun) async -> Void, reachability: (any ReachabilityProbe)? = nil,
+        syncFinished: @escaping @Sendable (SyncRun) async -> Void, reachability: any ReachabilityProbe,
         close: @escaping @Sendable () async -> Void
     ) {
-        self.reachability = reachability ?? HealthCheckProbe(api: api)
+        self.reachability = reachability
         self.syncFinished = syncFinished
         self.geofence = geofence
         self.location = location
