@@ -288,13 +288,17 @@ public final class OnboardingController: OnboardingStatusService, Sendable {
 func withDeadline<T: Sendable>(
     _ timeout: Duration, _ work: @escaping @Sendable () async throws(TrendyAPIError) -> T
 ) async -> Result<T, DeadlineFailure> {
-    await withDeadline(timeout, orElse: { .failure(DeadlineFailure(description: "timed out after \(timeout)")) }) {
+    let late: @Sendable () -> Result<T, DeadlineFailure> = {
+        .failure(DeadlineFailure(description: "timed out after \(timeout)"))
+    }
+    let call: @Sendable () async -> Result<T, DeadlineFailure> = {
         do throws(TrendyAPIError) {
             return .success(try await work())
         } catch {
             return .failure(DeadlineFailure(description: error.description))
         }
     }
+    return await withDeadline(timeout, orElse: late, call)
 }
 
 /// Why a deadline-bound call produced no value.

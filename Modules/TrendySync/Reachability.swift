@@ -65,9 +65,7 @@ public struct HealthCheckProbe: ReachabilityProbe {
         let api = self.api
         let budget = self.budget
         let server = self.server
-        return await withDeadline(
-            budget + grace, orElse: { .offline(.notResponding(server: server, seconds: budget.asSeconds)) }
-        ) {
+        let call: @Sendable () async -> Reachability = {
             do throws(TrendyAPIError) {
                 _ = try await api.health(within: budget)
                 return .reachable
@@ -76,5 +74,7 @@ public struct HealthCheckProbe: ReachabilityProbe {
                 return .failing(error)
             }
         }
+        return await withDeadline(
+            budget + grace, orElse: { .offline(.notResponding(server: server, seconds: budget.asSeconds)) }, call)
     }
 }
