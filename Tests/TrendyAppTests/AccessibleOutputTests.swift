@@ -44,6 +44,17 @@ struct AccessibleOutputTests {
         #expect(main.contains("Sync: Offline"))
         #expect(main.contains("  Tea: 3"))
         #expect(!main.contains { Self.decorations.contains($0) }, "\(main)")
+        // The month grid is a list of the days with events, or says there are none.
+        let month = Date(timeIntervalSince1970: 1_793_491_200)  // 2026-11-01T00:00:00Z
+        func calendar(_ days: [Int: Int]) -> String {
+            ScreenRenderer.render(
+                .main(
+                    .calendar, MainFacts(typeNames: [:], recent: [], today: 0, days: days, month: month), banner: "Up"),
+                plain: true, timeZone: TimeZone(identifier: "UTC")!)
+        }
+        #expect(calendar([3: 2, 24: 1]).contains("November 2026\n  Day 3: 2 event(s)\n  Day 24: 1 event(s)"))
+        #expect(calendar([:]).contains("  No events this month."))
+        #expect(!calendar([3: 2]).contains { Self.decorations.contains($0) })
     }
 
     @Test func theRealBinaryPrintsPlainFramesAndScreens() async throws {

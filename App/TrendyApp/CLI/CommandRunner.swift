@@ -116,7 +116,7 @@ struct Output: Sendable {
     func human(_ text: String) -> String {
         guard style.plain else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false)
-            .map { ScreenRenderer.plainLine(String($0)) }.joined(separator: "\n")
+            .map { ScreenRenderer.plainWords(String($0)) }.joined(separator: "\n")
     }
 
     /// Prints the JSON document (only with `--json`).

@@ -55,80 +55,29 @@ struct MainFacts: Sendable {
 enum ScreenRenderer {
     static let width = 60
 
+    /// The screen as text; `plain` (screen readers, D40) says the same words without box drawing,
+    /// bars, grids or symbols, each part deciding its plain form where it is drawn.
     static func render(_ content: ScreenContent, plain: Bool = false, timeZone: TimeZone = .current) -> String {
-        let text = rich(content, timeZone: timeZone)
-        return plain ? Self.plain(text) : text
+        Screen(plain: plain).render(content, timeZone: timeZone)
     }
 
-    /// The screen for a screen reader: the same words without box drawing, bars or arrows.
-    /// Derived from the rich text, so both always say the same things.
-    static func plain(_ rich: String) -> String {
-        var out: [String] = []
-        var calendar: [String]?
-        for raw in rich.split(separator: "\n", omittingEmptySubsequences: false) {
-            var line = String(raw)
-            if line.hasPrefix("└") { continue }
-            for prefix in ["┌ ", "│ ", "│"] where line.hasPrefix(prefix) {
-                line.removeFirst(prefix.count)
-                break
-            }
-            // The month grid becomes a list of the days that have events.
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("Mo ") {
-                calendar = []
-                continue
-            }
-            if var days = calendar {
-                let cells = line.split(separator: " ")
-                if !cells.isEmpty, cells.allSatisfy({ $0.allSatisfy { $0.isNumber || $0 == "·" } }) {
-                    for cell in cells where cell.contains("·") {
-                        let parts = cell.split(separator: "·")
-                        days.append("  Day \(parts[0]): \(parts.count > 1 ? parts[1] : "0") event(s)")
-                    }
-                    calendar = days
-                    continue
-                }
-                out += days.isEmpty ? ["  No events this month."] : days
-                calendar = nil
-            }
-            line = plainLine(line)
-            if line.trimmingCharacters(in: .whitespaces).isEmpty, out.last?.isEmpty ?? true { continue }
-            out.append(line.trimmingCharacters(in: .whitespaces).isEmpty ? "" : line)
-        }
-        if let days = calendar { out += days.isEmpty ? ["  No events this month."] : days }
-        while out.last?.isEmpty == true { out.removeLast() }
-        return out.joined(separator: "\n")
-    }
-
-    static func plainLine(_ line: String) -> String {
+    /// A line of human text without arrows, dots and ellipses (plain mode, any command's output).
+    static func plainWords(_ line: String) -> String {
         var line = line
-        // `step 3 of 6  ████░░░░░░` → `Step 3 of 6, 40% done.`
-        if line.hasPrefix("step "), let bar = line.firstIndex(where: { $0 == "█" || $0 == "░" }) {
-            let filled = line[bar...].filter { $0 == "█" }.count
-            let total = line[bar...].filter { $0 == "█" || $0 == "░" }.count
-            let head = line[..<bar].trimmingCharacters(in: .whitespaces)
-            return "Step" + head.dropFirst(4) + ", \(total > 0 ? filled * 100 / total : 0)% done."
-        }
-        // Analytics bars: `  Coffee           ▇▇▇ 12` → `  Coffee: 12`.
-        if line.contains("▇") {
-            let name = line.prefix { $0 != "▇" }.trimmingCharacters(in: .whitespaces)
-            let count = line.split(separator: " ").last.map(String.init) ?? ""
-            return "  \(name): \(count)"
-        }
-        if line.hasPrefix("⟳ ") { return "Sync: " + line.dropFirst(2).replacingOccurrences(of: " · ", with: ", ") }
-        // `Trendy · [Dashboard]  Events  Calendar  Analytics` → `Trendy · Dashboard tab (also: …)`.
-        if line.hasPrefix("Trendy · "), let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") {
-            let current = line[line.index(after: open)..<close]
-            let others = line.dropFirst("Trendy · ".count).split(separator: " ").filter { !$0.hasPrefix("[") }
-            return "Trendy, \(current) tab (also: \(others.joined(separator: ", ")))"
-        }
-        if line.hasPrefix("→ ") { return "Next: " + line.dropFirst(2) }
+        if line.hasPrefix("→ ") { line = "Next: " + line.dropFirst(2) }
         line = line.replacingOccurrences(of: "→ trendy", with: "next: trendy")
         line = line.replacingOccurrences(of: " → ", with: ": ").replacingOccurrences(of: "→ ", with: "")
         line = line.replacingOccurrences(of: "…", with: "...")
         return line.replacingOccurrences(of: " · ", with: ", ").replacingOccurrences(of: "·", with: ",")
     }
+}
 
-    static func rich(_ content: ScreenContent, timeZone: TimeZone) -> String {
+/// One rendering, rich or plain.
+struct Screen {
+    let plain: Bool
+    let width = ScreenRenderer.width
+
+    func render(_ content: ScreenContent, timeZone: TimeZone) -> String {
         switch content {
         case .loading:
             return box("Trendy", ["Loading your account…"])
@@ -149,7 +98,7 @@ enum ScreenRenderer {
         }
     }
 
-    static func onboarding(_ step: OnboardingStep, _ f: OnboardingFacts) -> String {
+    func onboarding(_ step: OnboardingStep, _ f: OnboardingFacts) -> String {
         let all = OnboardingStep.allCases
         let position = (all.firstIndex(of: step) ?? 0) + 1
         let filled = Int((OnboardingFlow.progress(at: step) * 10).rounded())
@@ -189,8 +138,11 @@ enum ScreenRenderer {
                 "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.", "", "→ trendy onboarding next",
             ]
         }
-        let title = "Trendy · \(stepTitle(step))"
-        return box(title, ["step \(position) of \(all.count)  \(bar)", ""] + lines)
+        let title = "Trendy · \(Self.stepTitle(step))"
+        let progress =
+            plain
+            ? "Step \(position) of \(all.count), \(filled * 10)% done." : "step \(position) of \(all.count)  \(bar)"
+        return box(title, [progress, ""] + lines)
     }
 
     static func stepTitle(_ step: OnboardingStep) -> String {
@@ -204,18 +156,22 @@ enum ScreenRenderer {
         }
     }
 
-    static func main(_ tab: MainTab, _ f: MainFacts, _ banner: String, _ timeZone: TimeZone) -> String {
-        let tabs = MainTab.allCases.map { $0 == tab ? "[\($0.title)]" : $0.title }.joined(separator: "  ")
-        var lines = ["⟳ \(banner)", ""]
+    func main(_ tab: MainTab, _ f: MainFacts, _ banner: String, _ timeZone: TimeZone) -> String {
+        let others = MainTab.allCases.filter { $0 != tab }.map(\.title)
+        let tabs =
+            plain
+            ? "\(tab.title) tab (also: \(others.joined(separator: ", ")))"
+            : MainTab.allCases.map { $0 == tab ? "[\($0.title)]" : $0.title }.joined(separator: "  ")
+        var lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
         switch tab {
         case .dashboard:
             lines.append("Today: \(f.today) event(s) · \(f.typeNames.count) type(s)")
             lines.append("")
             lines.append(f.recent.isEmpty ? "No events yet. → trendy log <type>" : "Recent")
-            lines += f.recent.prefix(5).map { row($0, f, timeZone) }
+            lines += f.recent.prefix(5).map { Self.row($0, f, timeZone) }
         case .events:
             lines.append(f.recent.isEmpty ? "No events yet." : "Latest \(f.recent.count) event(s)")
-            lines += f.recent.map { row($0, f, timeZone) }
+            lines += f.recent.map { Self.row($0, f, timeZone) }
         case .calendar:
             lines += calendar(f, timeZone)
         case .analytics:
@@ -223,6 +179,10 @@ enum ScreenRenderer {
             if f.perType.isEmpty { lines.append("  nothing logged") }
             let top = f.perType.first?.1 ?? 1
             for (name, count) in f.perType.prefix(8) {
+                if plain {
+                    lines.append("  \(name): \(count)")
+                    continue
+                }
                 let bar = String(repeating: "▇", count: max(1, count * 20 / max(top, 1)))
                 lines.append("  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(bar) \(count)")
             }
@@ -237,13 +197,18 @@ enum ScreenRenderer {
         return "  \(e.timestamp.formatted(style))  \(name)\(e.notes.map { " — \($0)" } ?? "")"
     }
 
-    static func calendar(_ f: MainFacts, _ timeZone: TimeZone) -> [String] {
+    func calendar(_ f: MainFacts, _ timeZone: TimeZone) -> [String] {
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = timeZone
         cal.firstWeekday = 2
         guard let month = f.month, let range = cal.range(of: .day, in: .month, for: month) else { return [] }
         var title = Date.FormatStyle().month(.wide).year().locale(Locale(identifier: "en_GB"))
         title.timeZone = timeZone
+        if plain {
+            // The grid as a list of the days that have events.
+            let days = range.compactMap { day in f.days[day].flatMap { $0 > 0 ? "  Day \(day): \($0) event(s)" : nil } }
+            return [month.formatted(title)] + (days.isEmpty ? ["  No events this month."] : days)
+        }
         var lines = [month.formatted(title), " Mo   Tu   We   Th   Fr   Sa   Su"]
         let weekday = (cal.component(.weekday, from: month) + 5) % 7
         var cells = Array(repeating: "     ", count: weekday)
@@ -258,7 +223,16 @@ enum ScreenRenderer {
         return lines
     }
 
-    static func box(_ title: String, _ lines: [String]) -> String {
+    func box(_ title: String, _ lines: [String]) -> String {
+        if plain {
+            // A title and the lines; no frame, no runs of blank lines, no symbols.
+            var out = [ScreenRenderer.plainWords(title), ""]
+            for line in lines.map(ScreenRenderer.plainWords) where !(line.isEmpty && (out.last?.isEmpty ?? true)) {
+                out.append(line)
+            }
+            while out.last?.isEmpty == true { out.removeLast() }
+            return out.joined(separator: "\n")
+        }
         let rule = String(repeating: "─", count: width)
         return (["┌ \(title)", "│"] + lines.map { $0.isEmpty ? "│" : "│ \($0)" } + ["└" + rule]).joined(separator: "\n")
     }
