@@ -35,18 +35,25 @@ public final class ProcessLock: Sendable {
         isolation: isolated (any Actor)? = #isolation, timeout: Duration = .seconds(300),
         _ body: () async throws -> T
     ) async throws -> T {
-        let fd = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure.unusable(String(cString: strerror(errno))) }
+        let fd = try openFile()
         defer { close(fd) }  // closing releases the lock
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                throw Failure.unusable(String(cString: strerror(errno)))
-            }
-            guard ContinuousClock.now < deadline else { throw Failure.busy }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        while try !attempt(fd, LOCK_EX, deadline: deadline) { try await Task.sleep(for: .milliseconds(20)) }
         return try await body()
+    }
+
+    func openFile() throws(Failure) -> Int32 {
+        let fd = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.unusable(String(cString: strerror(errno))) }
+        return fd
+    }
+
+    /// One non-blocking try: true when taken, false to wait and try again; past `deadline`, busy.
+    func attempt(_ fd: Int32, _ operation: Int32, deadline: ContinuousClock.Instant) throws(Failure) -> Bool {
+        if flock(fd, operation | LOCK_NB) == 0 { return true }
+        guard errno == EWOULDBLOCK || errno == EINTR else { throw Failure.unusable(String(cString: strerror(errno))) }
+        guard ContinuousClock.now < deadline else { throw Failure.busy }
+        return false
     }
 }
 
@@ -81,21 +88,13 @@ extension ProcessLock {
     /// Takes the lock in `mode`, waiting up to `timeout` for holders in the way (polling every
     /// 10 ms; the calling thread sleeps). For start-up work that runs before any task exists.
     public func acquire(_ mode: Mode, timeout: Duration) throws -> Hold {
-        let fd = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure.unusable(String(cString: strerror(errno))) }
-        let operation = (mode == .shared ? LOCK_SH : LOCK_EX) | LOCK_NB
+        let fd = try openFile()
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        while flock(fd, operation) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                throw Failure.unusable(reason)
-            }
-            guard ContinuousClock.now < deadline else {
-                close(fd)
-                throw Failure.busy
-            }
-            usleep(10_000)
+        do {
+            while try !attempt(fd, mode == .shared ? LOCK_SH : LOCK_EX, deadline: deadline) { usleep(10_000) }
+        } catch {
+            close(fd)
+            throw error
         }
         return Hold(descriptor: fd)
     }

@@ -77,3 +77,35 @@ actor Trace {
         await #expect(throws: ProcessLock.Failure.self) { try await lock.withLock {} }
     }
 }
+
+/// The install lock's modes (D39): shared holders coexist, an exclusive one waits them out and
+/// gives up as busy, an unusable lock file says so.
+@Suite struct InstallLockModeTests {
+    @Test func sharedHoldersCoexistAndKeepAnExclusiveOneOut() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("install-\(UUID()).lock")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let a = try ProcessLock(file: file).acquire(.shared, timeout: .seconds(1))
+        let b = try ProcessLock(file: file).acquire(.shared, timeout: .seconds(1))
+        #expect(throws: ProcessLock.Failure.busy) {
+            try ProcessLock(file: file).acquire(.exclusive, timeout: .milliseconds(50))
+        }
+        a.release()
+        b.release()
+        let exclusive = try ProcessLock(file: file).acquire(.exclusive, timeout: .seconds(1))
+        #expect(throws: ProcessLock.Failure.busy) {
+            try ProcessLock(file: file).holding(.shared, timeout: .milliseconds(50)) {}
+        }
+        exclusive.release()
+        try ProcessLock(file: file).holding(.shared, timeout: .seconds(1)) {}
+    }
+
+    @Test func anUnusableLockFileIsNotBusy() {
+        let file = URL(fileURLWithPath: "/nonexistent-\(UUID())/install.lock")
+        #expect {
+            try ProcessLock(file: file).acquire(.shared, timeout: .milliseconds(50))
+        } throws: { error in
+            if case .unusable? = error as? ProcessLock.Failure { return true }
+            return false
+        }
+    }
+}

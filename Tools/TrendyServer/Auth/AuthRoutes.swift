@@ -122,7 +122,7 @@ struct AuthRoutes: Sendable {
             // nothing about which emails have accounts); an over-long password never matches.
             let hash = stored?.passwordHash
             let ok = await passwords.verify(creds.password, hash: hash)
-            guard var user = stored, ok, hash != nil else { throw GoTrueError.invalidCredentials }
+            guard var user = stored, ok else { throw GoTrueError.invalidCredentials }
             let at = now()
             try await store.recordSignIn(userId: user.id, now: at)
             user.lastSignInAt = at

@@ -38,7 +38,7 @@ struct RequestLogMiddleware: RouterMiddleware {
             } else {
                 response = try ProblemError(
                     405, ProblemCode.methodNotAllowed, "Method not allowed",
-                    detail: "\(request.method.rawValue) is not allowed here; use \(allow).", headers: [.allow: allow]
+                    detail: "\(request.method.rawValue) is not allowed here; use \(allow)."
                 ).response(from: request, context: context)
             }
             response.headers[.allow] = allow
