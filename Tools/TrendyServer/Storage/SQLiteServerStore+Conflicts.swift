@@ -38,11 +38,11 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Records that the change just appended to the feed set `fields` of the entity.
+    /// Records that the change at feed cursor `version` set `fields` of the entity.
     static func recordFieldVersions(
-        _ db: Database, entity: ChangeEntity, id: String, fields: some Sequence<String>, base: ChangeBase?, now: Date
+        _ db: Database, entity: ChangeEntity, id: String, version: Int64, fields: some Sequence<String>,
+        base: ChangeBase?, now: Date
     ) throws {
-        let version = db.lastInsertedRowID
         let statement = try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO field_versions (entity_type, entity_id, field, version, device, changed_at)

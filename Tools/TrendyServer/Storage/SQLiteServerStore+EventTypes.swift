@@ -108,10 +108,11 @@ extension SQLiteServerStore {
                 sql: "UPDATE event_types SET name = ?, color = ?, icon = ?, updated_at = ? WHERE id = ?",
                 arguments: [updated.name, updated.color, updated.icon, now.timeIntervalSince1970, id])
             let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
-            try Self.appendChange(
+            let version = try Self.appendChange(
                 db, userId: userId, entity: .eventType, id: id, operation: .update, data: try Self.encode(result),
                 now: now)
-            try Self.recordFieldVersions(db, entity: .eventType, id: id, fields: patch.keys, base: base, now: now)
+            try Self.recordFieldVersions(
+                db, entity: .eventType, id: id, version: version, fields: patch.keys, base: base, now: now)
             try Self.record(conflicts, db, userId: userId, now: now)
             return .success(result)
         }

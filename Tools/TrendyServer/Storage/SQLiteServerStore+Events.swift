@@ -195,8 +195,10 @@ extension SQLiteServerStore {
                     updated.eventTypeId.description, Self.milliseconds(updated.timestamp), updated.externalId, body,
                     now.timeIntervalSince1970, id,
                 ])
-            try Self.appendChange(db, userId: userId, entity: .event, id: id, operation: .update, data: body, now: now)
-            try Self.recordFieldVersions(db, entity: .event, id: id, fields: patch.keys, base: base, now: now)
+            let version = try Self.appendChange(
+                db, userId: userId, entity: .event, id: id, operation: .update, data: body, now: now)
+            try Self.recordFieldVersions(
+                db, entity: .event, id: id, version: version, fields: patch.keys, base: base, now: now)
             try Self.record(conflicts, db, userId: userId, now: now)
             return .success(result)
         }

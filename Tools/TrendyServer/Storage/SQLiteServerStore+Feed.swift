@@ -70,8 +70,8 @@ extension SQLiteServerStore {
         try await db.read { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT id, entity_type, entity_id, operation, created_at, data FROM change_log
-                    WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?
+                    SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
+                    WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?
                     """)
             var out: [UInt8] = []
             out.reserveCapacity(limit * 480 + 64)
@@ -118,7 +118,7 @@ extension SQLiteServerStore {
     /// Implements `ServerStore.latestCursor`.
     public func latestCursor(userId: String) async throws -> Int64 {
         try await db.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM change_log WHERE user_id = ?", arguments: [userId]) ?? 0
+            try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change_log WHERE user_id = ?", arguments: [userId]) ?? 0
         }
     }
 
@@ -131,11 +131,11 @@ extension SQLiteServerStore {
             let geofences = try Int.fetchOne(
                 db, sql: "SELECT COUNT(*) FROM geofences WHERE user_id = ?", arguments: [userId])
             let last = try Row.fetchOne(
-                db, sql: "SELECT id, created_at FROM change_log WHERE user_id = ? ORDER BY id DESC LIMIT 1",
+                db, sql: "SELECT seq, created_at FROM change_log WHERE user_id = ? ORDER BY seq DESC LIMIT 1",
                 arguments: [userId])
             return SyncSummary(
                 eventCount: events ?? 0, eventTypeCount: types ?? 0, geofenceCount: geofences ?? 0,
-                latestCursor: last?["id"] ?? 0,
+                latestCursor: last?["seq"] ?? 0,
                 lastChangeAt: (last?["created_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
         }
     }

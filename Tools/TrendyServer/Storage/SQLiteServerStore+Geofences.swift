@@ -106,9 +106,10 @@ extension SQLiteServerStore {
             try db.execute(
                 sql: "UPDATE geofences SET is_active = ?, body = ?, updated_at = ? WHERE id = ?",
                 arguments: [updated.isActive, body, now.timeIntervalSince1970, id])
-            try Self.appendChange(
+            let version = try Self.appendChange(
                 db, userId: userId, entity: .geofence, id: id, operation: .update, data: body, now: now)
-            try Self.recordFieldVersions(db, entity: .geofence, id: id, fields: patch.keys, base: base, now: now)
+            try Self.recordFieldVersions(
+                db, entity: .geofence, id: id, version: version, fields: patch.keys, base: base, now: now)
             try Self.record(conflicts, db, userId: userId, now: now)
             return .success(result)
         }

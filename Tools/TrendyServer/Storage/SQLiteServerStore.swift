@@ -23,16 +23,27 @@ public final class SQLiteServerStore: ServerStore {
         try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
     }
 
+    /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per
+    /// user (the next is one more than the user's last), so a cursor says nothing about what
+    /// other users write; SQLite's single writer makes the numbering race-free.
+    @discardableResult
     static func appendChange(
         _ db: Database, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation, data: String?,
         now: Date
-    ) throws {
-        try db.cachedStatement(
+    ) throws -> Int64 {
+        let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO change_log (user_id, entity_type, entity_id, operation, data, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [userId, entity.rawValue, id, operation.rawValue, data, now.timeIntervalSince1970])
+                INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
+                VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = ?), ?, ?, ?, ?, ?)
+                RETURNING seq
+                """)
+        let cursor = try Int64.fetchOne(
+            statement,
+            arguments: [
+                userId, userId, entity.rawValue, id, operation.rawValue, data, now.timeIntervalSince1970,
+            ])
+        guard let cursor else { throw DatabaseError(message: "the change feed did not number a change") }
+        return cursor
     }
 
     // MARK: Users and sessions

@@ -156,6 +156,19 @@ enum ServerDatabase {
                     );
                     """)
         }
+        // Per-user feed cursors (issue 20): a cursor numbered across all users told a new user
+        // how much everyone else had written. Existing changes keep their numbers (a device's
+        // cursor stays valid, nothing is pulled twice); each user's next change is numbered one
+        // more than that user's last.
+        m.registerMigration("v3-per-user-cursors") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE change_log ADD COLUMN seq INTEGER;
+                    UPDATE change_log SET seq = id;
+                    DROP INDEX change_log_user_cursor;
+                    CREATE UNIQUE INDEX change_log_user_seq ON change_log(user_id, seq);
+                    """)
+        }
         return m
     }
 }
