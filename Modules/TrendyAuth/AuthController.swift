@@ -259,14 +259,30 @@ public final class AuthController: AuthService, Sendable {
         }
     }
 
-    /// Implements ``AuthService/changePassword(to:)``.
-    public func changePassword(to newPassword: String) async throws(AuthError) {
+    /// Implements ``AuthService/changePassword(to:nonce:)``.
+    public func changePassword(to newPassword: String, nonce: String?) async throws(AuthError) {
         try CredentialRules.check(newPassword: newPassword)
+        try await withSessionCall { token throws(AuthError) in
+            try await gateway.updatePassword(accessToken: token, newPassword: newPassword, nonce: nonce)
+        }
+        logger.notice("Password changed")
+    }
+
+    /// Implements ``AuthService/requestReauthentication()``.
+    public func requestReauthentication() async throws(AuthError) {
+        try await withSessionCall { token throws(AuthError) in
+            try await gateway.requestReauthentication(accessToken: token)
+        }
+        logger.notice("Reauthentication code requested")
+    }
+
+    /// Runs a server call with a valid access token; a session the server no longer accepts
+    /// ends here (unless a newer one replaced it meanwhile).
+    func withSessionCall<T>(_ call: (String) async throws(AuthError) -> T) async throws(AuthError) -> T {
         guard let token = try await validAccessToken() else { throw .notSignedIn }
         let generation = state.withLock { $0.generation }
         do {
-            try await gateway.updatePassword(accessToken: token, newPassword: newPassword)
-            logger.notice("Password changed")
+            return try await call(token)
         } catch {
             if case .sessionRevoked = error { endSession(reason: .sessionRevoked, ifGeneration: generation) }
             throw error
@@ -275,13 +291,6 @@ public final class AuthController: AuthService, Sendable {
 
     /// The user as the server sees them.
     public func fetchUser() async throws(AuthError) -> AuthUser {
-        guard let token = try await validAccessToken() else { throw .notSignedIn }
-        let generation = state.withLock { $0.generation }
-        do {
-            return try await gateway.user(accessToken: token)
-        } catch {
-            if case .sessionRevoked = error { endSession(reason: .sessionRevoked, ifGeneration: generation) }
-            throw error
-        }
+        try await withSessionCall { token throws(AuthError) in try await gateway.user(accessToken: token) }
     }
 }

@@ -12,6 +12,10 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case userAlreadyExists
     /// A new password must differ from the current one.
     case samePassword
+    /// The server wants a code mailed to the user before this password change (old session).
+    case reauthenticationNeeded
+    /// The reauthentication code is wrong, used up or expired.
+    case reauthenticationInvalid
     /// No session: sign in first.
     case notSignedIn
     /// The server no longer accepts the session; sign in again.
@@ -44,6 +48,9 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidCredentials: return "Wrong email or password."
         case .userAlreadyExists: return "An account with this email already exists; sign in instead."
         case .samePassword: return "The new password must differ from the current one."
+        case .reauthenticationNeeded:
+            return "The server wants to confirm it is you: it mails a code for this password change."
+        case .reauthenticationInvalid: return "That code is wrong, used up or expired. Nothing was changed."
         case .notSignedIn: return "You are not signed in. Run `trendy login` first."
         case .sessionRevoked: return "Your session has ended. Sign in again."
         case .network(let detail): return detail.prefix(1).uppercased() + detail.dropFirst() + ". Nothing was changed."

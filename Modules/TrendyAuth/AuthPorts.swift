@@ -23,8 +23,11 @@ public protocol AuthGateway: Sendable {
     func user(accessToken: String) async throws(AuthError) -> AuthUser
     /// `POST /logout?scope=`.
     func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError)
-    /// `PUT /user` with a new password (the server ends the user's other sessions).
-    func updatePassword(accessToken: String, newPassword: String) async throws(AuthError)
+    /// `PUT /user` with a new password (the server ends the user's other sessions), and the
+    /// reauthentication code when the server asked for one.
+    func updatePassword(accessToken: String, newPassword: String, nonce: String?) async throws(AuthError)
+    /// `GET /reauthenticate`: the server mails the user a code for a password change.
+    func requestReauthentication(accessToken: String) async throws(AuthError)
 }
 
 /// The app's authentication: session snapshot, sign in/up/out, refresh and events.
@@ -57,7 +60,11 @@ public protocol AuthService: Sendable {
     /// The user as the server sees them (validates the session).
     func fetchUser() async throws(AuthError) -> AuthUser
     /// Changes the signed-in user's password (checked locally first); other sessions end.
-    func changePassword(to newPassword: String) async throws(AuthError)
+    /// `nonce` is the code from ``requestReauthentication()`` when the server answered
+    /// ``AuthError/reauthenticationNeeded``.
+    func changePassword(to newPassword: String, nonce: String?) async throws(AuthError)
+    /// Asks the server to mail the user a code that confirms a password change.
+    func requestReauthentication() async throws(AuthError)
     /// A stream of auth events; the first is the current state.
     func events() -> AsyncStream<AuthEvent>
 }

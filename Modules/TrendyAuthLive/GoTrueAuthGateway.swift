@@ -103,6 +103,8 @@ public final class GoTrueAuthGateway: AuthGateway {
         case "user_already_exists", "email_exists": return .userAlreadyExists
         case "weak_password": return .weakPassword(minimumLength: CredentialRules.minimumPasswordLength)
         case "same_password": return .samePassword
+        case "reauthentication_needed": return .reauthenticationNeeded
+        case "reauthentication_not_valid": return .reauthenticationInvalid
         case "email_address_invalid": return .invalidEmail
         case "over_request_rate_limit", "over_email_send_rate_limit": return .rateLimited(retryAfter: nil)
         case let c? where AuthError.sessionGoneCodes.contains(c): return .sessionRevoked(code: c)
@@ -179,12 +181,20 @@ public final class GoTrueAuthGateway: AuthGateway {
     }
 
     /// Implements `AuthGateway.updatePassword`.
-    public func updatePassword(accessToken: String, newPassword: String) async throws(AuthError) {
+    public func updatePassword(accessToken: String, newPassword: String, nonce: String?) async throws(AuthError) {
+        var fields = ["password": newPassword]
+        if let nonce { fields["nonce"] = nonce }
         let body: Data
-        do { body = try JSONEncoder().encode(["password": newPassword]) } catch {
+        do { body = try JSONEncoder().encode(fields) } catch {
             throw .server(status: 0, code: "encoding", message: "the password could not be encoded")
         }
         let reply = try await send(.PUT, "/user", body: body, token: accessToken)
+        guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
+    }
+
+    /// Implements `AuthGateway.requestReauthentication`.
+    public func requestReauthentication(accessToken: String) async throws(AuthError) {
+        let reply = try await send(.GET, "/reauthenticate", body: nil, token: accessToken)
         guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
     }
 

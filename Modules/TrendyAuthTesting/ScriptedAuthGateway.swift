@@ -21,6 +21,7 @@ public final class ScriptedAuthGateway: AuthGateway {
         var user: [Result<AuthUser, AuthError>] = []
         var signOut: [AuthError?] = []
         var updatePassword: [AuthError?] = []
+        var nonces: [String?] = []
         var calls: [String: Int] = [:]
         var refreshTokensSeen: [String] = []
         var gate: [CheckedContinuation<Void, Never>]?
@@ -118,14 +119,23 @@ public final class ScriptedAuthGateway: AuthGateway {
         return try answer.get()
     }
 
-    /// Succeeds unless a failure is scripted with `onUpdatePassword`.
-    public func updatePassword(accessToken: String, newPassword: String) async throws(AuthError) {
+    /// Succeeds unless a failure is scripted with `onUpdatePassword`; records the nonce sent.
+    public func updatePassword(accessToken: String, newPassword: String, nonce: String?) async throws(AuthError) {
         let answer: AuthError? = state.withLock { s in
             s.calls["updatePassword", default: 0] += 1
+            s.nonces.append(nonce)
             return s.updatePassword.isEmpty ? nil : s.updatePassword.removeFirst()
         }
         if let answer { throw answer }
     }
+
+    /// Succeeds (counted as `requestReauthentication`).
+    public func requestReauthentication(accessToken: String) async throws(AuthError) {
+        state.withLock { $0.calls["requestReauthentication", default: 0] += 1 }
+    }
+
+    /// The nonce sent with each password update, in order.
+    public var nonces: [String?] { state.withLock { $0.nonces } }
 
     /// Fails the next password updates with these errors (nil: succeeds).
     public func onUpdatePassword(_ answers: AuthError?...) { state.withLock { $0.updatePassword += answers } }

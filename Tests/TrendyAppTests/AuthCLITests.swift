@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TrendyLogging
 import TrendyServer
@@ -7,7 +8,8 @@ import TrendyServer
 @Suite(.timeLimit(.minutes(2)))
 struct AuthCLITests {
     static func withServer(
-        tokenLifetime: Duration = .seconds(3_600), _ body: (RunningServer) async throws -> Void
+        tokenLifetime: Duration = .seconds(3_600), configure: (inout ServerConfiguration) -> Void = { _ in },
+        now: @escaping @Sendable () -> Date = Date.init, _ body: (RunningServer) async throws -> Void
     ) async throws {
         var c = ServerConfiguration()
         c.port = 0
@@ -16,7 +18,8 @@ struct AuthCLITests {
         c.jwtSecret = String(repeating: "k", count: 40)
         c.accessTokenLifetime = tokenLifetime
         c.refreshReuseInterval = .seconds(0)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
+        configure(&c)
+        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled(), now: now)
         let running = try await server.start()
         do {
             try await body(running)
@@ -146,6 +149,51 @@ struct AuthCLITests {
         let signedOut = try await TrendyProcess.runAsync(
             ["account", "password", "--password-stdin", "--data-dir", TemporaryDataDirectory().path], stdin: "x\n")
         #expect(signedOut.status == 77)
+    }
+
+    /// GoTrue's secure password change: a session more than a day old needs the code the server
+    /// mails; without a terminal the command says to run again with `--code`.
+    @Test func aPasswordChangeInAnOldSessionTakesTheMailedCode() async throws {
+        let mail = TemporaryDataDirectory()
+        let offset = Mutex<TimeInterval>(0)
+        let serverClock: @Sendable () -> Date = { Date().addingTimeInterval(offset.withLock { $0 }) }
+        let configure: (inout ServerConfiguration) -> Void = { c in
+            c.mailDirectory = mail.path
+            c.passwordChangeRequiresReauthentication = true
+        }
+        try await Self.withServer(tokenLifetime: .seconds(48 * 3_600), configure: configure, now: serverClock) {
+            server in
+            let dir = TemporaryDataDirectory()
+            let signup = try await trendy(
+                ["signup", "--email", "old@example.com", "--password-stdin"], dir, server, stdin: "password-one-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            offset.withLock { $0 = 25 * 3_600 }
+            let asked = try await trendy(
+                ["account", "password", "--password-stdin", "--json"], dir, server, stdin: "password-two-2\n")
+            #expect(asked.status == 77, "\(asked.stderr)")
+            let error = json(asked)["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "reauthentication_needed")
+            #expect((error?["message"] as? String)?.contains("mailed a code to old@example.com") == true)
+            #expect((error?["message"] as? String)?.contains("run again with --code") == true)
+            let mails = try FileManager.default.contentsOfDirectory(atPath: mail.path)
+            #expect(mails.count == 1)
+            let text = try String(contentsOfFile: mail.path + "/" + mails[0], encoding: .utf8)
+            let code = try #require(
+                text.split(separator: "\n").first { $0.hasPrefix("Enter the code: ") }?.dropFirst(16))
+            let wrong = try await trendy(
+                ["account", "password", "--password-stdin", "--code", code == "000000" ? "111111" : "000000"], dir,
+                server, stdin: "password-two-2\n")
+            #expect(wrong.status == 77)
+            #expect(wrong.stderr.contains("wrong, used up or expired"))
+            let changed = try await trendy(
+                ["account", "password", "--password-stdin", "--code", String(code)], dir, server,
+                stdin: "password-two-2\n")
+            #expect(changed.status == 0, "\(changed.stderr)")
+            let other = TemporaryDataDirectory()
+            let login = try await trendy(
+                ["login", "--email", "old@example.com", "--password-stdin"], other, server, stdin: "password-two-2\n")
+            #expect(login.status == 0)
+        }
     }
 
     @Test func expiredTokensRefreshTransparentlyAndTheRotatedOneIsSaved() async throws {

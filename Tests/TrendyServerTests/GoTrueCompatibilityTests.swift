@@ -160,21 +160,34 @@ struct GoTrueCompatibilityTests {
                 return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
             }
             _ = try await attempt("warm-up@example.com")
-            var known: [Double] = []
-            var unknown: [Double] = []
-            for i in 0..<15 {
-                known.append(try await attempt("known@example.com"))
-                unknown.append(try await attempt("nobody-\(i)@example.com"))
-            }
             func quartiles(_ v: [Double]) -> (Double, Double, Double) {
                 let s = v.sorted()
                 return (s[s.count / 4], s[s.count / 2], s[s.count * 3 / 4])
             }
-            let (k1, k2, k3) = quartiles(known)
-            let (u1, u2, u3) = quartiles(unknown)
-            // The middle halves overlap and the medians are within a factor of 1.5.
-            #expect(u1 <= k3 && k1 <= u3, "known \(k1)…\(k3), unknown \(u1)…\(u3)")
-            #expect(u2 / k2 > 0.67 && u2 / k2 < 1.5, "medians: known \(k2), unknown \(u2)")
+            // The machine is shared with the rest of the suite: a round whose distributions
+            // differ is measured again (at most three rounds). The old leak (20× faster) fails
+            // every round; load noise does not fail three in a row.
+            var rounds: [String] = []
+            for round in 0..<3 {
+                var known: [Double] = []
+                var unknown: [Double] = []
+                for i in 0..<15 {
+                    // Alternating which goes first, so a burst of load hits both alike.
+                    if i.isMultiple(of: 2) {
+                        known.append(try await attempt("known@example.com"))
+                        unknown.append(try await attempt("nobody-\(round)-\(i)@example.com"))
+                    } else {
+                        unknown.append(try await attempt("nobody-\(round)-\(i)@example.com"))
+                        known.append(try await attempt("known@example.com"))
+                    }
+                }
+                let (k1, k2, k3) = quartiles(known)
+                let (u1, u2, u3) = quartiles(unknown)
+                // The middle halves overlap and the medians are within a factor of 1.5.
+                if u1 <= k3 && k1 <= u3 && u2 / k2 > 0.67 && u2 / k2 < 1.5 { return }
+                rounds.append("known \(k1)…\(k2)…\(k3), unknown \(u1)…\(u2)…\(u3)")
+            }
+            Issue.record("an unknown email's login time differs from a wrong password's: \(rounds)")
         }
     }
 }

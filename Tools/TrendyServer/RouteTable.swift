@@ -64,6 +64,7 @@ extension TrendyServer {
             RouteEntry(method: .post, path: "\(a)/token", handler: auth.token),
             RouteEntry(method: .get, path: "\(a)/user", handler: auth.user),
             RouteEntry(method: .put, path: "\(a)/user", handler: auth.updateUser),
+            RouteEntry(method: .get, path: "\(a)/reauthenticate", handler: auth.reauthenticate),
             RouteEntry(method: .get, path: "\(a)/settings", handler: auth.settings),
             RouteEntry(method: .get, path: "\(a)/health", handler: auth.health),
             RouteEntry(method: .post, path: "\(a)/logout", handler: auth.logout),

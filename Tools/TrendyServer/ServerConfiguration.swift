@@ -31,6 +31,13 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// The issuer claim of access tokens.
     public var issuer = "trendy-dev-server/auth/v1"
+    /// Where the server "sends" mail (one file per message); nil sends none.
+    public var mailDirectory: String?
+    /// GoTrue's `SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION`: a password change in a
+    /// session older than 24 hours needs a code from `GET /reauthenticate` (needs a mail directory).
+    public var passwordChangeRequiresReauthentication = false
+    /// How long a reauthentication code is valid.
+    public var reauthenticationCodeLifetime: Duration = .seconds(3_600)
 
     /// The defaults.
     public init() {}

@@ -45,6 +45,12 @@ public struct ServerOptions: ParsableArguments, Sendable {
         name: [.customLong("fault-429-count"), .customLong("fault429-count")],
         help: "Fault: answer the next N requests with 429.")
     public var fault429Count = 0
+    /// Mail directory.
+    @Option(help: "Write the mail the server sends (reauthentication codes) as files in this directory.")
+    public var mailDir: String?
+    /// Reauthentication for password changes.
+    @Flag(help: "A password change in a session older than 24 h needs a code sent by mail (needs --mail-dir).")
+    public var securePasswordChange = false
     /// Log level.
     @Option(help: "Log level (info, debug, ...).") public var logLevel = "info"
     /// Log format.
@@ -64,6 +70,9 @@ public struct ServerOptions: ParsableArguments, Sendable {
         }
         guard apiBurst >= 1, apiRate > 0, authBurst >= 1, authRate > 0 else {
             throw ValidationError("rate limits must be positive")
+        }
+        if securePasswordChange && mailDir == nil {
+            throw ValidationError("--secure-password-change sends codes by mail: give --mail-dir too")
         }
         guard LogFormat(rawValue: logFormat) != nil else { throw ValidationError("--log-format must be human or json") }
         do { _ = try LogConfiguration(parsing: logLevel) } catch { throw ValidationError(error.description) }
@@ -91,6 +100,8 @@ public struct ServerOptions: ParsableArguments, Sendable {
         c.faults.dropRate = faultDropRate
         c.faults.cutRate = faultCutRate
         c.faults.forced429Count = fault429Count
+        c.mailDirectory = mailDir
+        c.passwordChangeRequiresReauthentication = securePasswordChange
         return c
     }
 

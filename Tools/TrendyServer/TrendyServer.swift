@@ -47,6 +47,9 @@ public final class TrendyServer: Sendable {
     public init(
         configuration: ServerConfiguration, logs: LogSystem, now: @escaping @Sendable () -> Date = Date.init
     ) async throws {
+        if configuration.passwordChangeRequiresReauthentication && configuration.mailDirectory == nil {
+            throw ConfigurationError("reauthentication for password changes sends codes by mail: set a mail directory")
+        }
         self.configuration = configuration
         self.now = now
         logger = logs.logger(.server)
@@ -155,4 +158,11 @@ public enum ServerSetupError: Error, CustomStringConvertible {
         case .didNotStart: return "the server did not start"
         }
     }
+}
+
+/// A configuration the server cannot start with.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

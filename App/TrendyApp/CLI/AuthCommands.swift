@@ -10,6 +10,10 @@ extension AuthError {
         case .invalidEmail: return CLIError(code: "invalid_email", message: description, exitCode: .dataError)
         case .weakPassword: return CLIError(code: "weak_password", message: description, exitCode: .dataError)
         case .samePassword: return CLIError(code: "same_password", message: description, exitCode: .dataError)
+        case .reauthenticationNeeded:
+            return CLIError(code: "reauthentication_needed", message: description, exitCode: .noPermission)
+        case .reauthenticationInvalid:
+            return CLIError(code: "reauthentication_not_valid", message: description, exitCode: .noPermission)
         case .invalidCredentials:
             return CLIError(code: "invalid_credentials", message: description, exitCode: .noPermission)
         case .userAlreadyExists:

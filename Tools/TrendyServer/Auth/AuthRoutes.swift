@@ -46,17 +46,20 @@ struct AuthRoutes: Sendable {
         }
     }
 
-    func credentials(_ request: Request, _ context: ServerRequestContext) async throws -> GoTrueCredentials {
+    /// The email and password of a signup or password sign-in, and the whole body.
+    func credentials(_ request: Request, _ context: ServerRequestContext) async throws
+        -> (GoTrueCredentials, [String: Any])
+    {
         let buffer = try await JSONIO.body(request, context: context)
         let data = Data(buffer: buffer)
-        guard (try? JSONSerialization.jsonObject(with: data)) != nil else {
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw GoTrueError(
                 statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
         }
         guard let creds = try? TrendyJSON.decoder().decode(GoTrueCredentials.self, from: data) else {
             throw GoTrueError(statusCode: 400, code: "validation_failed", message: "Email and password are required")
         }
-        return creds
+        return (creds, object)
     }
 
     func session(for user: StoredUser, sessionId: String, refreshToken: String) async throws -> Response {
@@ -73,24 +76,14 @@ struct AuthRoutes: Sendable {
 
     func signup(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         try checkRate(context)
-        let creds = try await credentials(request, context)
+        let (creds, object) = try await credentials(request, context)
+        let metadata = try Self.metadata(object["data"]) ?? [:]
         let email = creds.email.trimmingCharacters(in: .whitespaces).lowercased()
         guard Self.isPlausibleEmail(email) else {
             throw GoTrueError(
                 statusCode: 400, code: "validation_failed", message: "Unable to validate email address: invalid format")
         }
-        // bcrypt reads 72 bytes: a longer password would be cut silently (GoTrue refuses it).
-        guard creds.password.utf8.count <= Passwords.maximumBytes else {
-            throw GoTrueError(
-                statusCode: 400, code: "validation_failed",
-                message: "Password cannot be longer than \(Passwords.maximumBytes) characters")
-        }
-        guard creds.password.count >= configuration.minimumPasswordLength else {
-            throw GoTrueError(
-                statusCode: 422, code: "weak_password",
-                message: "Password should be at least \(configuration.minimumPasswordLength) characters.",
-                weakPasswordReasons: ["length"])
-        }
+        try checkStrength(creds.password)
         if try await store.user(email: email) != nil {
             throw GoTrueError(statusCode: 422, code: "user_already_exists", message: "User already registered")
         }
@@ -99,7 +92,8 @@ struct AuthRoutes: Sendable {
         var user: StoredUser
         do {
             user = try await store.createUser(
-                id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, now: at)
+                id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, userMetadata: metadata,
+                now: at)
         } catch StoreError.emailTaken {
             throw GoTrueError(statusCode: 422, code: "user_already_exists", message: "User already registered")
         }
@@ -115,7 +109,7 @@ struct AuthRoutes: Sendable {
         try checkRate(context)
         switch request.uri.queryParameters.get("grant_type") {
         case "password":
-            let creds = try await credentials(request, context)
+            let (creds, _) = try await credentials(request, context)
             let email = creds.email.trimmingCharacters(in: .whitespaces).lowercased()
             let stored = try await store.user(email: email)
             // An unknown email costs one bcrypt of the same cost as a known one (timing says
@@ -180,28 +174,28 @@ struct AuthRoutes: Sendable {
         return try JSONIO.response(user.goTrueUser)
     }
 
-    /// `PUT /user`: GoTrue's user update. The password can change (strength and length checked,
-    /// `same_password` refused; the other sessions end, as in GoTrue); `data` (user metadata)
-    /// and an email change are not supported by the dev server (422).
-    func updateUser(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        try checkRate(context)
-        let claims = try await claims(request)
-        guard let user = try await store.user(id: claims.sub.value) else { throw GoTrueError.sessionNotFound }
-        let buffer = try await JSONIO.body(request, context: context)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
-            throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
-        }
-        if let email = object["email"] as? String, !email.isEmpty, email.lowercased() != user.email {
+    /// The largest `user_metadata` kept, as JSON (GoTrue sets no limit; every token refresh and
+    /// user answer carries it, so the dev server keeps it small).
+    static let maximumMetadataBytes = 16 * 1024
+
+    /// The `data` member of a signup or user update: GoTrue's `user_metadata` changes.
+    static func metadata(_ value: Any?) throws -> [String: JSONValue]? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard JSONSerialization.isValidJSONObject([value]), value is [String: Any],
+            let bytes = try? JSONSerialization.data(withJSONObject: value),
+            let object = try? JSONDecoder().decode([String: JSONValue].self, from: bytes)
+        else { throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON") }
+        guard bytes.count <= maximumMetadataBytes else {
             throw GoTrueError(
                 statusCode: 422, code: "validation_failed",
-                message: "Changing the email is not supported by this server")
+                message: "User metadata cannot be larger than \(maximumMetadataBytes) bytes")
         }
-        if object["data"] != nil || object["phone"] != nil {
-            throw GoTrueError(
-                statusCode: 422, code: "validation_failed",
-                message: "User metadata and phone numbers are not supported by this server")
-        }
-        guard let password = object["password"] as? String else { return try JSONIO.response(user.goTrueUser) }
+        return object
+    }
+
+    /// A new password's checks, in GoTrue's order and words.
+    func checkStrength(_ password: String) throws {
+        // bcrypt reads 72 bytes: a longer password would be cut silently (GoTrue refuses it).
         guard password.utf8.count <= Passwords.maximumBytes else {
             throw GoTrueError(
                 statusCode: 400, code: "validation_failed",
@@ -213,19 +207,123 @@ struct AuthRoutes: Sendable {
                 message: "Password should be at least \(configuration.minimumPasswordLength) characters.",
                 weakPasswordReasons: ["length"])
         }
-        if await passwords.verify(password, hash: user.passwordHash) {
+    }
+
+    /// The hash of a reauthentication code: codes are stored only as this, bound to the email.
+    static func codeHash(email: String, code: String) -> String {
+        SHA256.hash(data: Data((email + ":" + code).utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// `PUT /user`: GoTrue's user update. `data` is merged into `user_metadata` (a `null` value
+    /// removes its key). The password can change (strength and length checked, `same_password`
+    /// refused, the other sessions end, as in GoTrue); with reauthentication required, a session
+    /// older than 24 hours must also send the `nonce` from `GET /reauthenticate`. Changing the
+    /// email or adding a phone number is not supported (422).
+    func updateUser(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        try checkRate(context)
+        let claims = try await claims(request)
+        guard var user = try await store.user(id: claims.sub.value) else { throw GoTrueError.sessionNotFound }
+        let buffer = try await JSONIO.body(request, context: context)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: buffer)) as? [String: Any] else {
+            throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
+        }
+        func text(_ key: String) throws -> String? {
+            guard let value = object[key], !(value is NSNull) else { return nil }
+            guard let text = value as? String else {
+                throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON")
+            }
+            return text
+        }
+        let password = try text("password")
+        let nonce = try text("nonce") ?? ""
+        let metadata = try Self.metadata(object["data"])
+        if let email = try text("email"), !email.isEmpty, email.lowercased() != user.email {
             throw GoTrueError(
-                statusCode: 422, code: "same_password",
-                message: "New password should be different from the old password.")
+                statusCode: 422, code: "validation_failed",
+                message: "Changing the email is not supported by this server")
+        }
+        if let phone = try text("phone"), !phone.isEmpty {
+            throw GoTrueError(
+                statusCode: 422, code: "validation_failed", message: "Phone numbers are not supported by this server")
+        }
+        if object["app_metadata"] != nil {
+            throw GoTrueError(
+                statusCode: 403, code: "not_admin", message: "Updating app_metadata requires admin privileges")
         }
         let at = now()
-        guard
-            let updated = try await store.updatePassword(
-                userId: user.id, passwordHash: await passwords.hash(password), now: at)
-        else { throw GoTrueError.sessionNotFound }
-        try await store.revokeSessions(userId: user.id, scope: .others, currentSession: claims.sessionId, now: at)
-        logger.info("Password changed; other sessions ended", metadata: ["user_id": .string(user.id)])
-        return try JSONIO.response(updated.goTrueUser)
+        if let password {
+            try checkStrength(password)
+            try await checkReauthentication(user: user, sessionId: claims.sessionId, nonce: nonce, now: at)
+            if await passwords.verify(password, hash: user.passwordHash) {
+                throw GoTrueError(
+                    statusCode: 422, code: "same_password",
+                    message: "New password should be different from the old password.")
+            }
+            guard
+                let updated = try await store.updatePassword(
+                    userId: user.id, passwordHash: await passwords.hash(password), now: at)
+            else { throw GoTrueError.sessionNotFound }
+            user = updated
+            try await store.revokeSessions(
+                userId: user.id, scope: .others, currentSession: claims.sessionId, now: at)
+            logger.info("Password changed; other sessions ended", metadata: ["user_id": .string(user.id)])
+        }
+        if let metadata {
+            guard let updated = try await store.updateUserMetadata(userId: user.id, metadata, now: at) else {
+                throw GoTrueError.sessionNotFound
+            }
+            user = updated
+        }
+        return try JSONIO.response(user.goTrueUser)
+    }
+
+    /// GoTrue's rule: with reauthentication required, a password change in a session that
+    /// started more than 24 hours ago needs the code last sent by `GET /reauthenticate`; the code
+    /// is used up by a match, and after five wrong ones.
+    func checkReauthentication(user: StoredUser, sessionId: String, nonce: String, now: Date) async throws {
+        guard configuration.passwordChangeRequiresReauthentication else { return }
+        if let started = try await store.sessionStart(sessionId), now.timeIntervalSince(started) <= 24 * 3_600 {
+            return
+        }
+        guard !nonce.isEmpty else {
+            throw GoTrueError(
+                statusCode: 400, code: "reauthentication_needed", message: "Password update requires reauthentication")
+        }
+        let valid = try await store.consumeReauthentication(
+            userId: user.id, codeHash: Self.codeHash(email: user.email, code: nonce), now: now,
+            lifetime: configuration.reauthenticationCodeLifetime.asSeconds, maximumFailures: 5)
+        guard valid else {
+            throw GoTrueError(
+                statusCode: 422, code: "reauthentication_not_valid", message: "Nonce has expired or is invalid")
+        }
+    }
+
+    /// `GET /reauthenticate`: GoTrue's "send me a code": a six-digit code to the user's email,
+    /// at most one a minute; it replaces the previous one and is valid for an hour.
+    func reauthenticate(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        try checkRate(context)
+        let claims = try await claims(request)
+        guard let user = try await store.user(id: claims.sub.value) else { throw GoTrueError.sessionNotFound }
+        guard let directory = configuration.mailDirectory else {
+            throw GoTrueError(
+                statusCode: 422, code: "validation_failed",
+                message: "This server sends no email; start it with --mail-dir to receive reauthentication codes")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let code = String(format: "%06d", Int.random(in: 0..<1_000_000, using: &generator))
+        let at = now()
+        let start = try await store.startReauthentication(
+            userId: user.id, codeHash: Self.codeHash(email: user.email, code: code), now: at, minimumInterval: 60)
+        if case .tooSoon(let wait) = start {
+            throw GoTrueError(
+                statusCode: 429, code: "over_email_send_rate_limit",
+                message: "For security purposes, you can only request this after \(wait) seconds.")
+        }
+        try DevMailbox(directory: URL(fileURLWithPath: directory)).send(
+            to: user.email, subject: "Confirm reauthentication",
+            body: "Enter the code: \(code)\nIt is valid for one hour.", now: at)
+        logger.info("Reauthentication code sent", metadata: ["user_id": .string(user.id)])
+        return JSONIO.raw(Data("{}".utf8), status: .ok, headers: [:])
     }
 
     /// `GET /settings`: what this server offers, in GoTrue's shape.

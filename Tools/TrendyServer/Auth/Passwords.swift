@@ -18,6 +18,16 @@ struct Passwords: Sendable {
         self.dummy = DummyHash(cost: cost)
     }
 
+    /// Compares two secrets' text in time that depends only on their lengths.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for index in x.indices { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+
     func hash(_ password: String) async -> String {
         await withCheckedContinuation { continuation in
             Self.queue.async { continuation.resume(returning: Bcrypt.hash(password, cost: cost)) }

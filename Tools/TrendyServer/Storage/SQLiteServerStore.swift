@@ -49,16 +49,105 @@ public final class SQLiteServerStore: ServerStore {
     // MARK: Users and sessions
 
     /// Implements `ServerStore.createUser`.
-    public func createUser(id: String, email: String, passwordHash: String, now: Date) async throws -> StoredUser {
-        try await db.write { db in
+    public func createUser(
+        id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
+    ) async throws -> StoredUser {
+        let metadata = try Self.encode(userMetadata)
+        return try await db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true {
                 throw StoreError.emailTaken
             }
             try db.execute(
-                sql: "INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [id, email, passwordHash, now.timeIntervalSince1970, now.timeIntervalSince1970])
+                sql: """
+                    INSERT INTO users (id, email, password_hash, created_at, updated_at, user_metadata)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [id, email, passwordHash, now.timeIntervalSince1970, now.timeIntervalSince1970, metadata])
             return StoredUser(
-                id: id, email: email, passwordHash: passwordHash, createdAt: now, updatedAt: now, lastSignInAt: nil)
+                id: id, email: email, passwordHash: passwordHash, createdAt: now, updatedAt: now, lastSignInAt: nil,
+                userMetadata: userMetadata)
+        }
+    }
+
+    /// Implements `ServerStore.updateUserMetadata`.
+    public func updateUserMetadata(userId: String, _ data: [String: JSONValue], now: Date) async throws
+        -> StoredUser?
+    {
+        try await db.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userId]) else {
+                return nil
+            }
+            var user = Self.user(from: row)
+            for (key, value) in data {
+                if value == .null { user.userMetadata[key] = nil } else { user.userMetadata[key] = value }
+            }
+            user.updatedAt = now
+            try db.execute(
+                sql: "UPDATE users SET user_metadata = ?, updated_at = ? WHERE id = ?",
+                arguments: [try Self.encode(user.userMetadata), now.timeIntervalSince1970, userId])
+            return user
+        }
+    }
+
+    /// Implements `ServerStore.sessionStart`.
+    public func sessionStart(_ sessionId: String) async throws -> Date? {
+        try await db.read { db in
+            try Double.fetchOne(db, sql: "SELECT created_at FROM sessions WHERE id = ?", arguments: [sessionId])
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// Implements `ServerStore.startReauthentication`.
+    public func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
+        async throws -> ReauthenticationStart
+    {
+        try await db.write { db in
+            let sent = try Double.fetchOne(
+                db, sql: "SELECT reauthentication_sent_at FROM users WHERE id = ?", arguments: [userId])
+            if let sent, now.timeIntervalSince1970 - sent < minimumInterval {
+                let wait = minimumInterval - (now.timeIntervalSince1970 - sent)
+                return .tooSoon(retryAfter: max(1, Int(wait.rounded(.up))))
+            }
+            try db.execute(
+                sql: """
+                    UPDATE users SET reauthentication_hash = ?, reauthentication_sent_at = ?,
+                    reauthentication_failures = 0 WHERE id = ?
+                    """,
+                arguments: [codeHash, now.timeIntervalSince1970, userId])
+            return .started
+        }
+    }
+
+    /// Implements `ServerStore.consumeReauthentication`.
+    public func consumeReauthentication(
+        userId: String, codeHash: String, now: Date, lifetime: TimeInterval, maximumFailures: Int
+    ) async throws -> Bool {
+        try await db.write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT reauthentication_hash, reauthentication_sent_at, reauthentication_failures
+                        FROM users WHERE id = ?
+                        """, arguments: [userId]),
+                let stored = row[0] as String?, let sent = row[1] as Double?
+            else { return false }
+            let fresh = now.timeIntervalSince1970 - sent < lifetime
+            let matches = Passwords.constantTimeEqual(stored, codeHash)
+            if fresh && matches {
+                try db.execute(
+                    sql: "UPDATE users SET reauthentication_hash = NULL, reauthentication_failures = 0 WHERE id = ?",
+                    arguments: [userId])
+                return true
+            }
+            let failures = (row[2] as Int? ?? 0) + 1
+            try db.execute(
+                sql: """
+                    UPDATE users SET reauthentication_failures = ?,
+                    reauthentication_hash = CASE WHEN ? THEN NULL ELSE reauthentication_hash END WHERE id = ?
+                    """,
+                arguments: [failures, failures >= maximumFailures || !fresh, userId])
+            return false
         }
     }
 
@@ -77,7 +166,9 @@ public final class SQLiteServerStore: ServerStore {
             id: row["id"], email: row["email"], passwordHash: row["password_hash"],
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
-            lastSignInAt: (row["last_sign_in_at"] as Double?).map(Date.init(timeIntervalSince1970:)))
+            lastSignInAt: (row["last_sign_in_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            userMetadata: (row["user_metadata"] as String?).flatMap { try? decode([String: JSONValue].self, $0) } ?? [:]
+        )
     }
 
     /// Implements `ServerStore.user`.

@@ -169,6 +169,16 @@ enum ServerDatabase {
                     CREATE UNIQUE INDEX change_log_user_seq ON change_log(user_id, seq);
                     """)
         }
+        // GoTrue's user metadata and reauthentication codes (issue 20).
+        m.registerMigration("v4-user-metadata-reauthentication") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN user_metadata TEXT NOT NULL DEFAULT '{}';
+                    ALTER TABLE users ADD COLUMN reauthentication_hash TEXT;
+                    ALTER TABLE users ADD COLUMN reauthentication_sent_at REAL;
+                    ALTER TABLE users ADD COLUMN reauthentication_failures INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return m
     }
 }

@@ -16,13 +16,25 @@ public struct StoredUser: Sendable, Equatable {
     public var updatedAt: Date
     /// When the user last signed in.
     public var lastSignInAt: Date?
+    /// GoTrue's `user_metadata`: what the user's apps keep about them (`PUT /user` `data`).
+    public var userMetadata: [String: JSONValue] = [:]
 
     /// The GoTrue user object.
     public var goTrueUser: GoTrueUser {
-        GoTrueUser(
+        var user = GoTrueUser(
             id: id, email: email, emailConfirmedAt: createdAt, lastSignInAt: lastSignInAt, createdAt: createdAt,
             updatedAt: updatedAt)
+        user.userMetadata = userMetadata
+        return user
     }
+}
+
+/// What asking for a reauthentication code led to.
+public enum ReauthenticationStart: Sendable, Equatable {
+    /// A new code is stored (any earlier one is replaced).
+    case started
+    /// A code was sent moments ago; ask again after this many seconds.
+    case tooSoon(retryAfter: Int)
 }
 
 /// What presenting a refresh token led to.
@@ -132,8 +144,24 @@ public struct StoredResponse: Sendable, Equatable {
 /// same transaction.
 public protocol ServerStore: Sendable {
     // MARK: Users and sessions
-    /// Creates a user; throws ``StoreError/emailTaken``.
-    func createUser(id: String, email: String, passwordHash: String, now: Date) async throws -> StoredUser
+    /// Creates a user with its initial metadata; throws ``StoreError/emailTaken``.
+    func createUser(
+        id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
+    ) async throws -> StoredUser
+    /// Merges `data` into the user's metadata as GoTrue does: a key set to `null` is removed,
+    /// every other key replaces its value. Returns the updated user.
+    func updateUserMetadata(userId: String, _ data: [String: JSONValue], now: Date) async throws -> StoredUser?
+    /// When the session started; nil when there is no such session.
+    func sessionStart(_ sessionId: String) async throws -> Date?
+    /// Stores the hash of a new reauthentication code, unless one was stored less than
+    /// `minimumInterval` seconds ago.
+    func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
+        async throws -> ReauthenticationStart
+    /// Whether `codeHash` is the user's current code, stored less than `lifetime` seconds ago.
+    /// A matching code is used up; so is the code after `maximumFailures` wrong ones.
+    func consumeReauthentication(
+        userId: String, codeHash: String, now: Date, lifetime: TimeInterval, maximumFailures: Int
+    ) async throws -> Bool
     /// Replaces a user's password hash; returns the updated user.
     func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser?
     /// Looks a user up by email (case-insensitive).
