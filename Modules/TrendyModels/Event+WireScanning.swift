@@ -65,23 +65,20 @@ extension Event {
                 locationName = v
                 ok = true
             } else if s.equals(key, "is_all_day") {
-                if !s.null() {
-                    guard let b = s.bool() else { return nil }
-                    isAllDay = b
-                }
+                // `null` is refused; the full decoder says why.
+                guard let b = s.bool() else { return nil }
+                isAllDay = b
                 ok = true
             } else if s.equals(key, "source_type") {
-                if !s.null() {
-                    guard let text = s.string(), let t = SourceType(rawValue: text) else { return s.fail() }
-                    sourceType = t
-                }
+                guard let text = s.string(), let t = SourceType(rawValue: text) else { return s.fail() }
+                sourceType = t
                 ok = true
             } else if s.equals(key, "location") {
                 location = s.null() ? nil : scanCoordinate(&s)
                 ok = !s.failed
             } else if s.equals(key, "properties") {
                 // Only empty properties here; typed property values take the full decoder.
-                ok = s.null() || (s.consume(UInt8(ascii: "{")) && s.consume(UInt8(ascii: "}")))
+                ok = s.consume(UInt8(ascii: "{")) && s.consume(UInt8(ascii: "}"))
             } else {
                 ok = s.skipValue()
             }

@@ -74,13 +74,13 @@ public struct Event: Hashable, Sendable, Codable, Identifiable {
         timestamp = try c.decode(Date.self, forKey: .timestamp)
         endDate = try c.decodeIfPresent(Date.self, forKey: .endDate)
         notes = try c.decodeIfPresent(String.self, forKey: .notes)
-        isAllDay = try c.decodeIfPresent(Bool.self, forKey: .isAllDay) ?? false
-        sourceType = try c.decodeIfPresent(SourceType.self, forKey: .sourceType) ?? .manual
+        isAllDay = try c.decodeUnlessNull(Bool.self, forKey: .isAllDay) ?? false
+        sourceType = try c.decodeUnlessNull(SourceType.self, forKey: .sourceType) ?? .manual
         externalId = try c.decodeIfPresent(String.self, forKey: .externalId)
         geofenceId = try c.decodeIfPresent(UUIDv7.self, forKey: .geofenceId)
         location = try c.decodeIfPresent(Coordinate.self, forKey: .location)
         locationName = try c.decodeIfPresent(String.self, forKey: .locationName)
-        properties = try c.decodeIfPresent([String: PropertyValue].self, forKey: .properties) ?? [:]
+        properties = try c.decodeUnlessNull([String: PropertyValue].self, forKey: .properties) ?? [:]
     }
 
     /// Checks every field and reports all problems at once.

@@ -61,9 +61,9 @@ public struct Geofence: Hashable, Sendable, Codable, Identifiable {
         radius = try c.decode(Double.self, forKey: .radius)
         entryEventTypeId = try c.decodeIfPresent(UUIDv7.self, forKey: .entryEventTypeId)
         exitEventTypeId = try c.decodeIfPresent(UUIDv7.self, forKey: .exitEventTypeId)
-        isActive = try c.decodeIfPresent(Bool.self, forKey: .isActive) ?? true
-        notifyOnEntry = try c.decodeIfPresent(Bool.self, forKey: .notifyOnEntry) ?? false
-        notifyOnExit = try c.decodeIfPresent(Bool.self, forKey: .notifyOnExit) ?? false
+        isActive = try c.decodeUnlessNull(Bool.self, forKey: .isActive) ?? true
+        notifyOnEntry = try c.decodeUnlessNull(Bool.self, forKey: .notifyOnEntry) ?? false
+        notifyOnExit = try c.decodeUnlessNull(Bool.self, forKey: .notifyOnExit) ?? false
     }
 
     /// Encodes the flat wire form.

@@ -71,3 +71,17 @@ extension String {
         unicodeScalars.contains { $0.properties.generalCategory == .control && !["\t", "\n", "\r"].contains($0) }
     }
 }
+
+extension KeyedDecodingContainer {
+    /// The value when the key is present, nil when it is absent; an explicit `null` is refused
+    /// (`valueNotFound`). For fields that have a default but cannot be null: absent means "the
+    /// default", `null` is a mistake the sender should hear about.
+    public func decodeUnlessNull<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard contains(key) else { return nil }
+        if try decodeNil(forKey: key) {
+            throw DecodingError.valueNotFound(
+                T.self, .init(codingPath: codingPath + [key], debugDescription: "cannot be null"))
+        }
+        return try decode(T.self, forKey: key)
+    }
+}

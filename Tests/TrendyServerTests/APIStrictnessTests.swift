@@ -1,5 +1,7 @@
 import Foundation
+import NIOHTTP1
 import Testing
+import TrendyAPI
 import TrendyServer
 
 /// Issue 20, API: `null` for a field that cannot be null is refused (it was ignored with a 200
@@ -77,6 +79,108 @@ struct APIStrictnessTests {
             // A geofence deleted since (an event logged there before the delete synced) is fine.
             #expect(try await h.raw(.DELETE, "/api/v1/geofences/\(bob.fence)", headers: bob.auth).status == 204)
             #expect(try await event(bob, geofence: bob.fence) == 201)
+        }
+    }
+}
+
+/// What the whole-spec pass (schemathesis, issue 20) found, each pinned down.
+@Suite(.timeLimit(.minutes(1)))
+struct SpecTruthTests {
+    func auth(_ session: GoTrueSession) -> [(String, String)] {
+        [("Authorization", "Bearer \(session.accessToken)"), ("Content-Type", "application/json")]
+    }
+
+    /// Creates took `null` for fields with a default (`"icon": null` made a circle, `"is_all_day":
+    /// null` a false) while the description says they cannot be null; a `null` for a required
+    /// field was a 400 while every PATCH says 422.
+    @Test func nullOnCreateIsA422ForTheField() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let cases: [(String, String, String)] = [
+                ("/api/v1/event-types", #"{"name":"Tea","icon":null}"#, "icon"),
+                ("/api/v1/event-types", #"{"name":"Tea","color":null}"#, "color"),
+                (
+                    "/api/v1/events",
+                    #"{"id":"\#(h.ids.next())","event_type_id":"\#(type.id)","timestamp":"2026-01-01T00:00:00Z","is_all_day":null}"#,
+                    "is_all_day"
+                ),
+                (
+                    "/api/v1/events",
+                    #"{"id":"\#(h.ids.next())","event_type_id":"\#(type.id)","timestamp":"2026-01-01T00:00:00Z","properties":null}"#,
+                    "properties"
+                ),
+                (
+                    "/api/v1/events", #"{"id":null,"event_type_id":"\#(type.id)","timestamp":"2026-01-01T00:00:00Z"}"#,
+                    "id"
+                ),
+                (
+                    "/api/v1/geofences",
+                    #"{"id":"\#(h.ids.next())","name":"Home","latitude":1,"longitude":2,"radius":100,"is_active":null}"#,
+                    "is_active"
+                ),
+            ]
+            for (path, body, field) in cases {
+                let r = try await h.raw(.POST, path, body: body, headers: auth(session))
+                #expect(r.status == 422, "\(path) \(body)")
+                #expect(((r.json["errors"] as? [[String: Any]])?.first?["field"] as? String) == field, "\(body)")
+            }
+            let batch = try await h.raw(
+                .POST, "/api/v1/events/batch",
+                body:
+                    #"{"events":[{"id":"\#(h.ids.next())","event_type_id":"\#(type.id)","timestamp":"2026-01-01T00:00:00Z","source_type":null}]}"#,
+                headers: auth(session))
+            let item = (batch.json["results"] as? [[String: Any]])?.first?["error"] as? [String: Any]
+            #expect(item?["status"] as? Int == 422)
+            #expect(((item?["errors"] as? [[String: Any]])?.first?["field"] as? String) == "events[0].source_type")
+            #expect(try await api.listEventTypes().count == 1)
+            #expect(try await api.listGeofences(active: nil).isEmpty)
+        }
+    }
+
+    /// `/events/batch` is its own route (POST only): the 405 named the methods of `/events/{id}`.
+    @Test func aLiteralRouteAllowsOnlyItsOwnMethods() async throws {
+        try await ServerHarness.with { h in
+            let (_, session) = try await h.newUserClient()
+            for method in [HTTPMethod.GET, .PATCH, .DELETE, .OPTIONS] {
+                let r = try await h.raw(method, "/api/v1/events/batch", headers: auth(session))
+                #expect(r.status == 405)
+                #expect(r.headers.first(name: "Allow") == "POST", "\(method)")
+            }
+        }
+    }
+
+    /// `after` and `offset` together skip `offset` events after the key (it was a 422 the
+    /// description did not mention); an `after` outside the documented pattern is refused.
+    @Test func afterAndOffsetCombineAndAfterFollowsItsPattern() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let events = (0..<6).map { h.event(type, at: h.clock.now.addingTimeInterval(Double(-600 + $0))) }
+            _ = try await api.createEvents(events, idempotencyKey: nil)
+            let first = try await h.raw(.GET, "/api/v1/events?limit=2", headers: auth(session))
+            let next = try #require(first.json["next"] as? String)
+            let skipped = try await h.raw(.GET, "/api/v1/events?limit=2&after=\(next)&offset=1", headers: auth(session))
+            #expect(skipped.status == 200)
+            let ids = (skipped.json["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+            #expect(ids == [events[2].id.description, events[1].id.description])
+            for bad in ["", "1234567890123456789_a", "+5_a", "5_A"] {
+                let r = try await h.raw(.GET, "/api/v1/events?after=\(bad)", headers: auth(session))
+                #expect(r.status == 422, "\(bad)")
+            }
+        }
+    }
+
+    /// A device id is checked whenever it is sent (a 101-character one passed without a base).
+    @Test func aDeviceIdIsCheckedEvenWithoutABase() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let r = try await h.raw(
+                .PATCH, "/api/v1/event-types/\(type.id)", body: #"{"icon":"cup"}"#,
+                headers: auth(session) + [(APIPaths.deviceIdHeader, String(repeating: "d", count: 101))])
+            #expect(r.status == 400)
+            #expect(try await api.eventType(id: type.id).value.icon == type.icon)
         }
     }
 }

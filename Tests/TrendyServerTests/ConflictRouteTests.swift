@@ -164,11 +164,36 @@ struct ConflictRouteTests {
             for headers in [
                 [auth, (APIPaths.baseVersionHeader, "-1"), (APIPaths.deviceIdHeader, "d")],
                 [auth, (APIPaths.baseVersionHeader, "x"), (APIPaths.deviceIdHeader, "d")],
-                [auth, (APIPaths.baseVersionHeader, "3")],
+                [
+                    auth, (APIPaths.baseVersionHeader, "3"),
+                    (APIPaths.deviceIdHeader, String(repeating: "d", count: 101)),
+                ],
             ] {
                 let r = try await h.raw(.PATCH, "/api/v1/events/\(event.id)", body: #"{"notes":"x"}"#, headers: headers)
                 #expect(r.status == 400)
             }
+        }
+    }
+
+    /// A base without a device id (the description cannot make one header need the other) is
+    /// compared as the device `unknown`: another device's later change is still a conflict.
+    @Test func aBaseWithoutADeviceIsTheUnknownDevice() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let base = try await api.latestCursor().cursor
+            var phone = EventUpdate()
+            phone.notes = .set("from the phone")
+            try await update(api, event.id, base: base, device: "phone", phone)
+            let r = try await h.raw(
+                .PATCH, "/api/v1/events/\(event.id)", body: #"{"notes":"no device"}"#,
+                headers: [("Authorization", "Bearer \(session.accessToken)"), (APIPaths.baseVersionHeader, "\(base)")])
+            #expect(r.status == 200)
+            let lost = try await conflicts(api).filter { $0.field == "notes" }
+            #expect(lost.map(\.lostValue) == [#""from the phone""#])
+            #expect(lost.first?.keptBy == "unknown")
         }
     }
 }

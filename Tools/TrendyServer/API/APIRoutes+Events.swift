@@ -14,7 +14,7 @@ struct LenientEvent: Decodable {
         do {
             result = .success(try Event(from: decoder))
         } catch let error as DecodingError {
-            result = .failure(.malformed(JSONIO.describe(error)))
+            result = .failure(JSONIO.problem(for: error))
         }
     }
 }
@@ -68,10 +68,7 @@ extension APIRoutes {
                     FieldIssue(field: "after", reason: "must be the next token of an earlier page")
                 ])
             }
-            guard offset == 0 else {
-                throw ProblemError.validation([FieldIssue(field: "offset", reason: "cannot be combined with after")])
-            }
-            start = .after(key)
+            start = .after(key, skipping: offset)
         }
         let listing = try await store.listEvents(userId: user, limit: limit, from: start)
         // Stored bodies are already the wire JSON of each item: spliced, not re-encoded. Every

@@ -31,20 +31,20 @@ struct APIRoutes: Sendable {
         }
     }
 
-    /// What an update or delete was based on (``ChangeBase``): both headers, or neither (a
-    /// client that sends neither gets plain last-write-wins, without conflict records).
+    /// What an update or delete was based on (``ChangeBase``). Without a base version: plain
+    /// last-write-wins, without conflict records. A base without a device id is compared as
+    /// the device `unknown` (the one every change without a base is recorded as).
     func changeBase(_ request: Request) throws -> ChangeBase? {
         let version = request.headers[HTTPField.Name(APIPaths.baseVersionHeader)!]
         let device = request.headers[HTTPField.Name(APIPaths.deviceIdHeader)!]
+        if let device, device.isEmpty || device.count > 100 {
+            throw ProblemError.malformed("\(APIPaths.deviceIdHeader) must be 1 to 100 characters")
+        }
         guard let version else { return nil }
         guard let number = Int64(version), number >= 0 else {
             throw ProblemError.malformed("\(APIPaths.baseVersionHeader) must be a change-feed cursor (an integer ≥ 0)")
         }
-        guard let device, !device.isEmpty, device.count <= 100 else {
-            throw ProblemError.malformed(
-                "\(APIPaths.baseVersionHeader) needs \(APIPaths.deviceIdHeader) (1 to 100 characters)")
-        }
-        return ChangeBase(version: number, deviceId: device)
+        return ChangeBase(version: number, deviceId: device ?? "unknown")
     }
 
     func intQuery(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -78,6 +78,7 @@ struct APIRoutes: Sendable {
         let user = try await guardian.userId(request)
         let buffer = try await JSONIO.body(request, context: context)
         let body = try JSONIO.decode(EventTypeCreate.self, from: buffer)
+        try JSONIO.rejectNulls(in: buffer, for: ["id", "color", "icon"])
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             let type = EventType(
                 id: body.id ?? ids.next(), name: body.name.trimmingCharacters(in: .whitespaces),

@@ -36,10 +36,32 @@ enum JSONIO {
         do {
             return try TrendyJSON.decoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
-            throw ProblemError.malformed(describe(error))
+            throw problem(for: error)
         } catch {
             throw ProblemError.malformed("The body is not valid JSON.")
         }
+    }
+
+    /// A decoding failure as a problem: `null` where a value is required is a field error (422,
+    /// like every other "cannot be null"); anything else is a malformed body (400).
+    static func problem(for error: DecodingError) -> ProblemError {
+        if case .valueNotFound(_, let context) = error, let field = fieldPath(context) {
+            return .validation([FieldIssue(field: field, reason: "cannot be null")])
+        }
+        return .malformed(describe(error))
+    }
+
+    /// The JSON path of a decoding context (`events[2].is_all_day`), nil at the top.
+    static func fieldPath(_ context: DecodingError.Context) -> String? {
+        var path = ""
+        for key in context.codingPath {
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += (path.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return path.isEmpty ? nil : path
     }
 
     static func describe(_ error: DecodingError) -> String {

@@ -91,16 +91,20 @@ struct MethodTable: Sendable {
         self.routes = routes.map { ($0.0, $0.1.split(separator: "/")) }
     }
 
-    /// The methods of the routes whose template matches `path` (sorted; empty for no route).
+    /// The methods of the route template that serves `path` (sorted; empty for no route). Like
+    /// the router, a literal segment wins over a parameter: `/events/batch` is the batch route
+    /// (POST only), never `/events/{id}`.
     func allowed(_ path: String) -> [String] {
         let parts = path.split(separator: "/")
+        func isParameter(_ segment: Substring) -> Bool { segment.hasPrefix("{") && segment.hasSuffix("}") }
         let matching = routes.filter { route in
             route.segments.count == parts.count
-                && zip(route.segments, parts).allSatisfy { template, part in
-                    (template.hasPrefix("{") && template.hasSuffix("}")) || template == part
-                }
+                && zip(route.segments, parts).allSatisfy { template, part in isParameter(template) || template == part }
         }
-        return Set(matching.map(\.method)).sorted()
+        // The most specific template: literal where the others have a parameter, first difference first.
+        let specificity = { (segments: [Substring]) in segments.map { isParameter($0) ? "0" : "1" }.joined() }
+        guard let best = matching.map({ specificity($0.segments) }).max() else { return [] }
+        return Set(matching.filter { specificity($0.segments) == best }.map(\.method)).sorted()
     }
 }
 

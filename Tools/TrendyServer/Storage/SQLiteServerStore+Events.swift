@@ -24,11 +24,11 @@ extension SQLiteServerStore {
             case .offset(let offset):
                 rows = try Row.fetchAll(
                     db, sql: "\(select) \(order) OFFSET ?", arguments: [userId, limit + 1, offset])
-            case .after(let key):
+            case .after(let key, let skipping):
                 // A row-value comparison: a range search of `events_user_time`, whatever the page.
                 rows = try Row.fetchAll(
-                    db, sql: "\(select) AND (timestamp_ms, id) < (?, ?) \(order)",
-                    arguments: [userId, key.timestampMs, key.id, limit + 1])
+                    db, sql: "\(select) AND (timestamp_ms, id) < (?, ?) \(order) OFFSET ?",
+                    arguments: [userId, key.timestampMs, key.id, limit + 1, skipping])
             }
             let page = rows.prefix(limit)
             let last = page.last.map { EventPageKey(timestampMs: $0[0], id: $0[1]) }

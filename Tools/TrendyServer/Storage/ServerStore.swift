@@ -99,7 +99,13 @@ public struct EventPageKey: Sendable, Hashable {
 
     /// Reads a token; nil when it is not one this server wrote.
     public init?(token: String) {
-        guard let separator = token.firstIndex(of: "_"), let ms = Int64(token[..<separator]) else { return nil }
+        guard let separator = token.firstIndex(of: "_") else { return nil }
+        // `-?[0-9]{1,18}`: the pattern the API description gives (every Int64 of 18 digits).
+        let number = token[..<separator]
+        let digits = number.hasPrefix("-") ? number.dropFirst() : number
+        guard (1...18).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let ms = Int64(number)
+        else { return nil }
         let id = token[token.index(after: separator)...]
         guard (1...64).contains(id.utf8.count),
             id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
@@ -116,9 +122,9 @@ public enum EventPageStart: Sendable, Equatable {
     /// Skips this many events. Each page costs the events it skips, and an event removed from
     /// an earlier page meanwhile shifts the rest, so one is never listed.
     case offset(Int)
-    /// Continues after this event: served from the user/time index at the same cost for every
-    /// page, and stable while events are added or removed.
-    case after(EventPageKey)
+    /// Continues after this event, skipping `skipping` more: served from the user/time index,
+    /// and stable while events are added or removed (the skipped ones cost what they skip).
+    case after(EventPageKey, skipping: Int = 0)
 }
 
 /// A page of events as their stored wire JSON.
