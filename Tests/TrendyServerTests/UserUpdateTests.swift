@@ -53,6 +53,12 @@ struct UserUpdateTests {
                 h, session.accessToken, #"{"data":{"blob":"\#(String(repeating: "x", count: 20_000))"}}"#)
             #expect(large.status == 422)
             #expect(large.json["code"] as? String == "validation_failed")
+            // Each part small, the whole too large: the merged metadata is what is limited.
+            let half = String(repeating: "y", count: 9_000)
+            #expect(try await put(h, session.accessToken, #"{"data":{"a":"\#(half)"}}"#).status == 200)
+            let second = try await put(h, session.accessToken, #"{"data":{"b":"\#(half)"}}"#)
+            #expect(second.status == 422)
+            #expect(try await put(h, session.accessToken, #"{"data":{"a":null}}"#).status == 200)
             let admin = try await put(h, session.accessToken, #"{"app_metadata":{"role":"admin"}}"#)
             #expect(admin.status == 403)
             #expect(admin.json["code"] as? String == "not_admin")

@@ -269,10 +269,17 @@ struct AuthRoutes: Sendable {
             logger.info("Password changed; other sessions ended", metadata: ["user_id": .string(user.id)])
         }
         if let metadata {
-            guard let updated = try await store.updateUserMetadata(userId: user.id, metadata, now: at) else {
-                throw GoTrueError.sessionNotFound
+            do {
+                guard
+                    let updated = try await store.updateUserMetadata(
+                        userId: user.id, metadata, maximumBytes: Self.maximumMetadataBytes, now: at)
+                else { throw GoTrueError.sessionNotFound }
+                user = updated
+            } catch StoreError.validation {
+                throw GoTrueError(
+                    statusCode: 422, code: "validation_failed",
+                    message: "User metadata cannot be larger than \(Self.maximumMetadataBytes) bytes")
             }
-            user = updated
         }
         return try JSONIO.response(user.goTrueUser)
     }

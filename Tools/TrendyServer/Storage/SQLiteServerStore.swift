@@ -70,8 +70,8 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     /// Implements `ServerStore.updateUserMetadata`.
-    public func updateUserMetadata(userId: String, _ data: [String: JSONValue], now: Date) async throws
-        -> StoredUser?
+    public func updateUserMetadata(userId: String, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
+        async throws -> StoredUser?
     {
         try await db.write { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userId]) else {
@@ -82,9 +82,15 @@ public final class SQLiteServerStore: ServerStore {
                 if value == .null { user.userMetadata[key] = nil } else { user.userMetadata[key] = value }
             }
             user.updatedAt = now
+            let merged = try Self.encode(user.userMetadata)
+            guard merged.utf8.count <= maximumBytes else {
+                throw StoreError.validation([
+                    FieldIssue(field: "data", reason: "user metadata cannot be larger than \(maximumBytes) bytes")
+                ])
+            }
             try db.execute(
                 sql: "UPDATE users SET user_metadata = ?, updated_at = ? WHERE id = ?",
-                arguments: [try Self.encode(user.userMetadata), now.timeIntervalSince1970, userId])
+                arguments: [merged, now.timeIntervalSince1970, userId])
             return user
         }
     }

@@ -155,8 +155,10 @@ public protocol ServerStore: Sendable {
         id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
     ) async throws -> StoredUser
     /// Merges `data` into the user's metadata as GoTrue does: a key set to `null` is removed,
-    /// every other key replaces its value. Returns the updated user.
-    func updateUserMetadata(userId: String, _ data: [String: JSONValue], now: Date) async throws -> StoredUser?
+    /// every other key replaces its value. Returns the updated user; throws
+    /// ``StoreError/validation(_:)`` when the merged metadata would exceed `maximumBytes` of JSON.
+    func updateUserMetadata(userId: String, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
+        async throws -> StoredUser?
     /// When the session started; nil when there is no such session.
     func sessionStart(_ sessionId: String) async throws -> Date?
     /// Stores the hash of a new reauthentication code, unless one was stored less than
