@@ -6,6 +6,8 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidEmail
     /// The password is too short (checked before any request, and by the server).
     case weakPassword(minimumLength: Int)
+    /// The password is longer than bcrypt reads (checked before any request, and by the server).
+    case passwordTooLong(maximumBytes: Int)
     /// Wrong email or password.
     case invalidCredentials
     /// An account with this email exists.
@@ -45,6 +47,8 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .invalidEmail: return "That is not a valid email address."
         case .weakPassword(let n): return "The password must be at least \(n) characters."
+        case .passwordTooLong(let n):
+            return "The password must be at most \(n) bytes (characters beyond ASCII count more)."
         case .invalidCredentials: return "Wrong email or password."
         case .userAlreadyExists: return "An account with this email already exists; sign in instead."
         case .samePassword: return "The new password must differ from the current one."
@@ -77,10 +81,16 @@ public enum CredentialRules {
         else { throw .invalidEmail }
     }
 
-    /// Throws when the password is too short for signing up.
+    /// The longest password in UTF-8 bytes: bcrypt reads no more (GoTrue refuses longer ones).
+    public static let maximumPasswordBytes = 72
+
+    /// Throws when the password is too short or too long for signing up or changing to.
     public static func check(newPassword: String) throws(AuthError) {
         guard newPassword.count >= minimumPasswordLength else {
             throw .weakPassword(minimumLength: minimumPasswordLength)
+        }
+        guard newPassword.utf8.count <= maximumPasswordBytes else {
+            throw .passwordTooLong(maximumBytes: maximumPasswordBytes)
         }
     }
 }

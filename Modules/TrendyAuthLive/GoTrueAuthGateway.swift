@@ -109,6 +109,8 @@ public final class GoTrueAuthGateway: AuthGateway {
         case "over_request_rate_limit", "over_email_send_rate_limit": return .rateLimited(retryAfter: nil)
         case let c? where AuthError.sessionGoneCodes.contains(c): return .sessionRevoked(code: c)
         case "validation_failed" where body?.message.lowercased().contains("email") == true: return .invalidEmail
+        case "validation_failed" where body?.message.lowercased().contains("password cannot be longer") == true:
+            return .passwordTooLong(maximumBytes: CredentialRules.maximumPasswordBytes)
         default:
             if reply.status == 401 || reply.status == 403 {
                 return .sessionRevoked(code: code ?? "http_\(reply.status)")

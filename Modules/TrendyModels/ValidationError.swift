@@ -60,6 +60,14 @@ struct IssueCollector {
 extension String {
     var isBlank: Bool { allSatisfy(\.isWhitespace) }
 
+    /// Without leading and trailing white space in Unicode's sense (the `White_Space` property,
+    /// the same test as ``isBlank``): a zero-width space is text, not white space.
+    public var trimmingWhiteSpace: String {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
+        return String(self[first...last])
+    }
+
     /// Whether the text has a control character (C0, DEL, C1). Names and identifiers refuse
     /// them: NUL in particular is cut off by SQLite's C-string reads, so a stored name would
     /// differ from the one sent (issue 20).

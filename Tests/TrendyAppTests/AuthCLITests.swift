@@ -189,6 +189,25 @@ struct AuthCLITests {
                 ["account", "password", "--password-stdin", "--code", String(code)], dir, server,
                 stdin: "password-two-2\n")
             #expect(changed.status == 0, "\(changed.stderr)")
+            // Within the minute no new code is sent: the command says so (75), never "mailed".
+            let recent = try await trendy(
+                ["account", "password", "--password-stdin", "--json"], dir, server, stdin: "password-three-3\n")
+            #expect(recent.status == 75, "\(recent.stderr)")
+            let recentError = json(recent)["error"] as? [String: Any]
+            #expect(recentError?["code"] as? String == "reauthentication_code_recent")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mail.path).count == 1)
+            // A code that cannot be one is refused here (64) and costs none of the server's tries.
+            for bad in ["abc", "12345", "1234567", "１２３４５６"] {
+                let r = try await trendy(
+                    ["account", "password", "--password-stdin", "--code", bad], dir, server, stdin: "password-three-3\n"
+                )
+                #expect(r.status == 64, "\(bad): \(r.stderr)")
+            }
+            let long = try await trendy(
+                ["account", "password", "--password-stdin"], dir, server,
+                stdin: String(repeating: "p", count: 73) + "\n")
+            #expect(long.status == 65)
+            #expect(long.stderr.contains("at most 72 bytes"))
             let other = TemporaryDataDirectory()
             let login = try await trendy(
                 ["login", "--email", "old@example.com", "--password-stdin"], other, server, stdin: "password-two-2\n")

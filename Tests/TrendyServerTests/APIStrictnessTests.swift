@@ -138,6 +138,23 @@ struct SpecTruthTests {
         }
     }
 
+    /// A name the description allows is stored: a zero-width space is text (it was trimmed as
+    /// white space, so "\u{200B}" was "empty" and "\u{200B}x" became "x"); real white space
+    /// around a new type's name is trimmed, as documented.
+    @Test func eventTypeNamesAreTrimmedOfWhiteSpaceOnly() async throws {
+        try await ServerHarness.with { h in
+            let (_, session) = try await h.newUserClient()
+            for (sent, stored) in [(#"\u200b"#, "\u{200B}"), (#"\u200bx"#, "\u{200B}x"), (#"  Tea\t"#, "Tea")] {
+                let r = try await h.raw(
+                    .POST, "/api/v1/event-types", body: #"{"name":"\#(sent)"}"#, headers: auth(session))
+                #expect(r.status == 201, "\(sent)")
+                #expect(r.json["name"] as? String == stored, "\(sent)")
+            }
+            let blank = try await h.raw(.POST, "/api/v1/event-types", body: #"{"name":" \t "}"#, headers: auth(session))
+            #expect(blank.status == 422)
+        }
+    }
+
     /// `/events/batch` is its own route (POST only): the 405 named the methods of `/events/{id}`.
     @Test func aLiteralRouteAllowsOnlyItsOwnMethods() async throws {
         try await ServerHarness.with { h in

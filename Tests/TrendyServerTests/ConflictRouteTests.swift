@@ -197,3 +197,45 @@ struct ConflictRouteTests {
         }
     }
 }
+
+/// An outsider found that an edit of a deleted entity skipped every check: a NUL, a 5,000
+/// character name, `radius: -5` were answered 410 and kept in a conflict a client can restore.
+@Suite(.timeLimit(.minutes(1)))
+struct DeletedEditValidationTests {
+    @Test func anInvalidEditOfADeletedEntityIsA422AndKeepsNothing() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let auth = [("Authorization", "Bearer \(session.accessToken)"), ("Content-Type", "application/json")]
+            let type = try await h.makeType(api)
+            let doomed = try await h.makeType(api, "Doomed")
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let fence = Geofence(id: h.ids.next(), name: "Home", center: .init(latitude: 1, longitude: 2), radius: 100)
+            _ = try await api.createGeofence(fence, idempotencyKey: nil)
+            try await api.deleteEventType(id: doomed.id)
+            try await api.deleteEvent(id: event.id)
+            try await api.deleteGeofence(id: fence.id)
+            let before = try await api.changes(since: 0, limit: 1000).changes.count
+            let cases: [(String, String)] = [
+                ("/api/v1/event-types/\(doomed.id)", #"{"name":"a\u0000b"}"#),
+                ("/api/v1/event-types/\(doomed.id)", #"{"color":"red"}"#),
+                ("/api/v1/event-types/\(doomed.id)", #"{"name":"\#(String(repeating: "n", count: 5_000))"}"#),
+                ("/api/v1/events/\(event.id)", #"{"notes":"\#(String(repeating: "x", count: 20_000))"}"#),
+                ("/api/v1/events/\(event.id)", #"{"location":{"latitude":500,"longitude":0}}"#),
+                ("/api/v1/events/\(event.id)", #"{"geofence_id":"\#(h.ids.next())"}"#),
+                ("/api/v1/geofences/\(fence.id)", #"{"radius":-5}"#),
+                ("/api/v1/geofences/\(fence.id)", #"{"name":" "}"#),
+            ]
+            for (path, body) in cases {
+                let r = try await h.raw(.PATCH, path, body: body, headers: auth)
+                #expect(r.status == 422, "\(path) \(body.prefix(60))")
+            }
+            #expect(try await api.changes(since: 0, limit: 1000).changes.count == before)
+            // A valid edit of a deleted entity is still 410 and kept.
+            let valid = try await h.raw(
+                .PATCH, "/api/v1/geofences/\(fence.id)", body: #"{"radius":200}"#, headers: auth)
+            #expect(valid.status == 410)
+            #expect(try await api.changes(since: 0, limit: 1000).changes.count == before + 1)
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyHTTP
@@ -143,6 +144,12 @@ struct ErrorAndFaultTests {
         try await ServerHarness.with { h in
             let absent = try await h.raw(.GET, "/admin/v1/faults", headers: [("Authorization", "Bearer x")])
             #expect(absent.status == 404)
+            // Every method: a 405 naming GET and PUT told an outsider the routes exist.
+            for method in [HTTPMethod.POST, .PATCH, .DELETE, .OPTIONS] {
+                let r = try await h.raw(method, "/admin/v1/faults")
+                #expect(r.status == 404, "\(method)")
+                #expect(r.headers.first(name: "Allow") == nil)
+            }
         }
     }
 

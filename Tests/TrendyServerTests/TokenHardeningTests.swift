@@ -24,11 +24,12 @@ struct TokenHardeningTests {
 
     /// `token`'s claims changed by `change`, signed with `secret` under `alg`.
     static func forge(
-        _ token: String, alg: String = "HS256", secret: String = secret, _ change: (inout [String: Any]) -> Void
+        _ token: String, alg: String = "HS256", header headerJSON: String? = nil, secret: String = secret,
+        _ change: (inout [String: Any]) -> Void
     ) throws -> String {
         var claims = try decodePart(token.split(separator: ".")[1])
         change(&claims)
-        let header = base64URL(Data(#"{"alg":"\#(alg)","typ":"JWT"}"#.utf8))
+        let header = base64URL(Data((headerJSON ?? #"{"alg":"\#(alg)","typ":"JWT"}"#).utf8))
         let payload = base64URL(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
         let input = Data("\(header).\(payload)".utf8)
         let key = SymmetricKey(data: Data(secret.utf8))
@@ -62,6 +63,19 @@ struct TokenHardeningTests {
                 ("the service role", try Self.forge(alice.accessToken) { $0["role"] = "service_role" }),
                 ("another issuer", try Self.forge(alice.accessToken) { $0["iss"] = "https://elsewhere.example" }),
                 ("HS512 with the same secret", try Self.forge(alice.accessToken, alg: "HS512") { _ in }),
+                // Signed right (HS256, the secret) under a header that says otherwise: an outsider
+                // found the header was never read.
+                ("alg none, HS256-signed", try Self.forge(alice.accessToken, header: #"{"alg":"none"}"#) { _ in }),
+                ("alg HS512, HS256-signed", try Self.forge(alice.accessToken, header: #"{"alg":"HS512"}"#) { _ in }),
+                ("alg RS256, HS256-signed", try Self.forge(alice.accessToken, header: #"{"alg":"RS256"}"#) { _ in }),
+                ("alg hs256", try Self.forge(alice.accessToken, header: #"{"alg":"hs256"}"#) { _ in }),
+                ("no alg", try Self.forge(alice.accessToken, header: #"{"typ":"JWT"}"#) { _ in }),
+                ("an empty header", try Self.forge(alice.accessToken, header: "{}") { _ in }),
+                (
+                    "an unknown critical extension",
+                    try Self.forge(alice.accessToken, header: #"{"alg":"HS256","crit":["exp"]}"#) { _ in }
+                ),
+                ("another type", try Self.forge(alice.accessToken, header: #"{"alg":"HS256","typ":"JWE"}"#) { _ in }),
                 (
                     "another secret",
                     try Self.forge(alice.accessToken, secret: "not-the-secret-0123456789-abcdefgh") { _ in }

@@ -80,7 +80,10 @@ public final class TrendyServer: Sendable {
         router.add(
             middleware: RequestLogMiddleware(
                 logger: logger, maxBodySize: configuration.maxBodySize,
-                methods: MethodTable(table.map { ($0.method.rawValue, $0.path) })))
+                // Admin routes that are off (no admin token) are 404 for every method, not 405.
+                methods: MethodTable(
+                    table.filter { configuration.adminToken != nil || !$0.path.hasPrefix("/admin/") }
+                        .map { ($0.method.rawValue, $0.path) })))
         router.add(middleware: FaultMiddleware(faults: faults))
         for route in table {
             router.on(RouterPath(route.hummingbirdPath), method: route.method) { request, context in

@@ -29,6 +29,7 @@ struct AccountCommand: AsyncParsableCommand {
             let fromStandardInput = passwordStdin
             let code = code
             try await CommandRunner(global).run { env, out in
+                let code = try code.map { code throws(CLIError) in try Self.checkedCode(code) }
                 guard env.auth.currentSession != nil else { throw AuthError.notSignedIn.cli }
                 try await env.requireServer()
                 let password = try PasswordInput.read(fromStandardInput: fromStandardInput, prompt: "New password: ")
@@ -57,12 +58,18 @@ struct AccountCommand: AsyncParsableCommand {
             } catch .reauthenticationNeeded where code == nil {
                 // Asked below.
             } catch { throw error.cli }
+            let email = env.auth.currentSession?.user.email ?? "your email address"
             do throws(AuthError) {
                 try await env.auth.requestReauthentication()
             } catch .rateLimited {
-                // A code went out less than a minute ago: that one is still good.
+                // No new mail: the server sent one less than a minute ago (whose code may be used).
+                throw CLIError(
+                    code: "reauthentication_code_recent",
+                    message: "the server sent a code to \(email) less than a minute ago and will not send another yet: "
+                        + "run again with --code CODE if that code is unused, or in a minute for a new one. "
+                        + "Nothing was changed.",
+                    exitCode: .temporaryFailure)
             } catch { throw error.cli }
-            let email = env.auth.currentSession?.user.email ?? "your email address"
             guard interactive, isatty(STDIN_FILENO) == 1 else {
                 throw CLIError(
                     code: "reauthentication_needed",
@@ -71,12 +78,23 @@ struct AccountCommand: AsyncParsableCommand {
                     exitCode: .noPermission)
             }
             FileHandle.standardError.write(Data("The server mailed a code to \(email). Code: ".utf8))
-            guard let entered = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces),
-                !entered.isEmpty
-            else { throw CLIError(code: "no_code", message: "no code entered; nothing was changed", exitCode: .usage) }
+            let entered = try Self.checkedCode(readLine(strippingNewline: true) ?? "")
             do throws(AuthError) { try await env.auth.changePassword(to: password, nonce: entered) } catch {
                 throw error.cli
             }
+        }
+
+        /// A reauthentication code as the server sends it: six ASCII digits (surrounding white
+        /// space dropped). Anything else is refused here, so it does not use up one of the five
+        /// tries the server allows.
+        static func checkedCode(_ text: String) throws(CLIError) -> String {
+            let code = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard code.utf8.count == 6, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                throw CLIError(
+                    code: "invalid_code", message: "the code is the six digits from the mail; nothing was changed",
+                    exitCode: .usage)
+            }
+            return code
         }
     }
 }

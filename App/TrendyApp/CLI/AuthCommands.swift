@@ -9,6 +9,8 @@ extension AuthError {
         switch self {
         case .invalidEmail: return CLIError(code: "invalid_email", message: description, exitCode: .dataError)
         case .weakPassword: return CLIError(code: "weak_password", message: description, exitCode: .dataError)
+        case .passwordTooLong:
+            return CLIError(code: "password_too_long", message: description, exitCode: .dataError)
         case .samePassword: return CLIError(code: "same_password", message: description, exitCode: .dataError)
         case .reauthenticationNeeded:
             return CLIError(code: "reauthentication_needed", message: description, exitCode: .noPermission)

@@ -81,7 +81,7 @@ struct APIRoutes: Sendable {
         try JSONIO.rejectNulls(in: buffer, for: ["id", "color", "icon"])
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             let type = EventType(
-                id: body.id ?? ids.next(), name: body.name.trimmingCharacters(in: .whitespaces),
+                id: body.id ?? ids.next(), name: body.name.trimmingWhiteSpace,
                 color: body.color ?? "#3B82F6", icon: body.icon ?? "circle")
             try validate { () throws(ValidationError) in try type.validate() }
             let (stored, created) = try await storeCall {

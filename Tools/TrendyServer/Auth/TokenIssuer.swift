@@ -57,7 +57,23 @@ final class TokenIssuer: Sendable {
         return (try await keys.sign(claims), expires)
     }
 
+    /// Whether the token's header is the one this server signs: `alg` HS256, `typ` JWT when
+    /// present, no `crit`. The signature check alone would take an HS256 signature under a header
+    /// that says `none` or `HS512`.
+    static func hasOwnHeader(_ token: String) -> Bool {
+        guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first else { return false }
+        var text = first.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text),
+            let header = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            header["alg"] as? String == "HS256", header["crit"] == nil
+        else { return false }
+        if let typ = header["typ"] { return (typ as? String)?.uppercased() == "JWT" }
+        return true
+    }
+
     func verify(_ token: String, now: Date) async throws(Failure) -> AccessClaims {
+        guard Self.hasOwnHeader(token) else { throw .invalid }
         let claims: AccessClaims
         do {
             claims = try await keys.verify(token, as: AccessClaims.self)

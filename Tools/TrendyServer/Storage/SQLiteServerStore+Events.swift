@@ -161,7 +161,18 @@ extension SQLiteServerStore {
                         db, userId: userId, entity: .event, id: id, what: "event", patch: patch, base: base, now: now
                     ) { body in
                         var last = try Self.decode(Timestamped<Event>.self, body)
+                        let before = last.value
                         last.value = update.apply(to: last.value)
+                        // An edit of a deleted event is kept only when it is valid: what a conflict
+                        // keeps can be restored.
+                        do throws(ValidationError) { try last.value.validate() } catch {
+                            throw StoreError.validation(error.issues)
+                        }
+                        if let geofence = last.value.geofenceId, geofence != before.geofenceId,
+                            try !Self.isOwnGeofence(db, userId: userId, id: geofence)
+                        {
+                            throw StoreError.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
+                        }
                         return try Self.encode(last)
                     })
             }

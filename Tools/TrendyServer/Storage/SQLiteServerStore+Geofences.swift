@@ -90,6 +90,11 @@ extension SQLiteServerStore {
                     ) { body in
                         var last = try Self.decode(Timestamped<Geofence>.self, body)
                         last.value = update.apply(to: last.value)
+                        // An edit of a deleted geofence is kept only when it is valid: what a
+                        // conflict keeps can be restored.
+                        do throws(ValidationError) { try last.value.validate() } catch {
+                            throw StoreError.validation(error.issues)
+                        }
                         return try Self.encode(last)
                     })
             }
