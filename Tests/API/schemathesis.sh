@@ -3,8 +3,8 @@
 # against the real server. Usage: Tests/API/schemathesis.sh SCHEMATHESIS_BIN SERVER_BIN
 # Exits non-zero on any finding. Settings and the per-operation reasons are in schemathesis.toml.
 set -euo pipefail
-st=$1
-server_bin=$2
+st=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+server_bin=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
