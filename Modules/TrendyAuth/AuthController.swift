@@ -111,7 +111,7 @@ public final class AuthController: AuthService, Sendable {
         }
         guard adopted else {
             logger.notice("Dropped a sign-in that finished after another session change")
-            throw .server(status: 409, code: "superseded", message: "another sign-in or sign-out happened meanwhile")
+            throw .superseded
         }
     }
 

@@ -20,6 +20,9 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case reauthenticationInvalid
     /// No session: sign in first.
     case notSignedIn
+    /// Another sign-in or sign-out on this install finished first; this one's result was dropped
+    /// (a local race, not a server answer).
+    case superseded
     /// The server no longer accepts the session; sign in again.
     case sessionRevoked(code: String)
     /// The server could not be reached; nothing changed locally.
@@ -56,6 +59,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
             return "The server wants to confirm it is you: it mails a code for this password change."
         case .reauthenticationInvalid: return "That code is wrong, used up or expired. Nothing was changed."
         case .notSignedIn: return "You are not signed in. Run `trendy login` first."
+        case .superseded: return "Another sign-in or sign-out on this device finished first; this one was dropped."
         case .sessionRevoked: return "Your session has ended. Sign in again."
         case .network(let detail): return detail.prefix(1).uppercased() + detail.dropFirst() + ". Nothing was changed."
         case .rateLimited(let after):

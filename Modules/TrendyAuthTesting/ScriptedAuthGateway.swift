@@ -25,6 +25,7 @@ public final class ScriptedAuthGateway: AuthGateway {
         var calls: [String: Int] = [:]
         var refreshTokensSeen: [String] = []
         var gate: [CheckedContinuation<Void, Never>]?
+        var signInGate: [CheckedContinuation<Void, Never>]?
     }
 
     let state = Mutex(State())
@@ -65,6 +66,35 @@ public final class ScriptedAuthGateway: AuthGateway {
     /// How many refreshes are waiting at the gate.
     public var heldRefreshes: Int { state.withLock { $0.gate?.count ?? 0 } }
 
+    /// Holds every sign-in until ``openSignInGate()``.
+    public func closeSignInGate() { state.withLock { $0.signInGate = [] } }
+
+    /// Releases held sign-ins.
+    public func openSignInGate() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            let w = s.signInGate ?? []
+            s.signInGate = nil
+            return w
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// How many sign-ins are waiting at their gate.
+    public var heldSignIns: Int { state.withLock { $0.signInGate?.count ?? 0 } }
+
+    /// Parks the caller while the gate at `gate` is closed.
+    func wait(at gate: WritableKeyPath<State, [CheckedContinuation<Void, Never>]?>) async {
+        guard state.withLock({ $0[keyPath: gate] != nil }) else { return }
+        await withCheckedContinuation { continuation in
+            let parked = state.withLock { s -> Bool in
+                guard s[keyPath: gate] != nil else { return false }
+                s[keyPath: gate]?.append(continuation)
+                return true
+            }
+            if !parked { continuation.resume() }
+        }
+    }
+
     func next(_ name: String, _ queue: WritableKeyPath<State, [Answer]>) -> Answer {
         state.withLock { s in
             s.calls[name, default: 0] += 1
@@ -87,25 +117,16 @@ public final class ScriptedAuthGateway: AuthGateway {
         try resolve(next("signUp", \.signUp))
     }
 
-    /// Answers from the sign-in script.
+    /// Waits at the sign-in gate if closed, then answers from the sign-in script.
     public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
-        try resolve(next("signIn", \.signIn))
+        await wait(at: \.signInGate)
+        return try resolve(next("signIn", \.signIn))
     }
 
     /// Waits at the gate if closed, then answers from the refresh script.
     public func refresh(refreshToken: String) async throws(AuthError) -> AuthSession {
         state.withLock { $0.refreshTokensSeen.append(refreshToken) }
-        let mustWait = state.withLock { $0.gate != nil }
-        if mustWait {
-            await withCheckedContinuation { continuation in
-                let parked = state.withLock { s -> Bool in
-                    guard s.gate != nil else { return false }
-                    s.gate?.append(continuation)
-                    return true
-                }
-                if !parked { continuation.resume() }
-            }
-        }
+        await wait(at: \.gate)
         return try resolve(next("refresh", \.refresh))
     }
 

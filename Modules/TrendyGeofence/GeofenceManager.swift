@@ -118,7 +118,7 @@ public actor GeofenceManager: GeofenceService {
     /// Implements ``GeofenceService/deliver(_:)``.
     public func deliver(_ crossing: RegionCrossing) async throws -> CrossingOutcome {
         let outcome = try await ledger.record(crossing)
-        handled.append(HandledCrossing(crossing: crossing, outcome: outcome.name, handledAt: now()))
+        handled.append(HandledCrossing(crossing: crossing, outcome: outcome.kind, handledAt: now()))
         var metadata: Logger.Metadata = [
             "geofence_id": .string(crossing.geofenceId.description), "kind": .string(crossing.kind.rawValue),
             "source": .string(crossing.source.rawValue), "outcome": .string(outcome.name),

@@ -20,13 +20,13 @@ public protocol GeofenceVisitLedger: Sendable {
 public struct HandledCrossing: Sendable, Hashable, Codable {
     /// The crossing.
     public var crossing: RegionCrossing
-    /// ``CrossingOutcome/name``.
-    public var outcome: String
+    /// What handling it did.
+    public var outcome: CrossingOutcome.Kind
     /// When it was handled.
     public var handledAt: Date
 
     /// Creates a value.
-    public init(crossing: RegionCrossing, outcome: String, handledAt: Date) {
+    public init(crossing: RegionCrossing, outcome: CrossingOutcome.Kind, handledAt: Date) {
         self.crossing = crossing
         self.outcome = outcome
         self.handledAt = handledAt

@@ -105,17 +105,44 @@ public enum CrossingOutcome: Sendable, Hashable {
     /// Nothing changed, for the reason given (unknown or inactive geofence, out of order).
     case ignored(String)
 
-    /// A short name for logs and JSON.
-    public var name: String {
-        switch self {
-        case .created: "created"
-        case .closed: "closed"
-        case .recorded: "recorded"
-        case .duplicate: "duplicate"
-        case .alreadyHandled: "already_handled"
-        case .ignored: "ignored"
+    /// Which outcome, without its details: what the ledger keeps and JSON shows.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+        /// ``CrossingOutcome/created(eventId:)``.
+        case created
+        /// ``CrossingOutcome/closed(eventId:)``.
+        case closed
+        /// ``CrossingOutcome/recorded``.
+        case recorded
+        /// ``CrossingOutcome/duplicate``.
+        case duplicate
+        /// ``CrossingOutcome/alreadyHandled``.
+        case alreadyHandled = "already_handled"
+        /// ``CrossingOutcome/ignored(_:)``.
+        case ignored
+
+        /// The raw value.
+        public var description: String { rawValue }
+
+        /// Reads a stored kind; one a later version wrote reads as ``recorded``.
+        public init(from decoder: any Decoder) throws {
+            self = Kind(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .recorded
         }
     }
+
+    /// Which outcome this is.
+    public var kind: Kind {
+        switch self {
+        case .created: .created
+        case .closed: .closed
+        case .recorded: .recorded
+        case .duplicate: .duplicate
+        case .alreadyHandled: .alreadyHandled
+        case .ignored: .ignored
+        }
+    }
+
+    /// A short name for logs and JSON (the kind's raw value).
+    public var name: String { kind.rawValue }
 
     /// The event written, if any.
     public var eventId: UUIDv7? {

@@ -74,7 +74,9 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
                         RegionCrossing.self, from: Data((row["body"] as String).utf8))
                 else { continue }
                 out[crossing.geofenceId] = HandledCrossing(
-                    crossing: crossing, outcome: row["outcome"], handledAt: Self.date(row["handled_ms"]))
+                    crossing: crossing,
+                    outcome: CrossingOutcome.Kind(rawValue: row["outcome"] as String) ?? .recorded,
+                    handledAt: Self.date(row["handled_ms"]))
             }
             return out
         }

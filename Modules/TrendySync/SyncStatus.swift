@@ -102,6 +102,37 @@ public struct SyncStatus: Sendable, Hashable {
     }
 }
 
+/// How a sync pass ended. The raw values are the wire and storage form (`trendy sync --json`,
+/// the local history).
+public enum SyncOutcome: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    /// Everything pushed and pulled.
+    case ok
+    /// The server could not be reached; nothing was lost, the pass will be retried.
+    case offline
+    /// The server answered but is not a working Trendy API (or failed its health check).
+    case unavailable
+    /// A transient failure; the next attempt is scheduled (``SyncPhase/waitingToRetry(until:)``).
+    case waiting
+    /// The server asked to slow down.
+    case rateLimited = "rate_limited"
+    /// A failure that needs attention.
+    case error
+    /// The signed-in account changed during the pass; its results were dropped.
+    case superseded
+    /// No one is signed in.
+    case signedOut = "signed_out"
+    /// Another pass (in this or another process) holds the pass lock.
+    case busy
+
+    /// The raw value.
+    public var description: String { rawValue }
+
+    /// Reads a stored outcome; a value a later version wrote reads as ``error``.
+    public init(from decoder: any Decoder) throws {
+        self = SyncOutcome(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .error
+    }
+}
+
 /// One finished sync pass, for the short history.
 public struct SyncRun: Sendable, Hashable, Codable {
     /// When it started.
@@ -112,13 +143,13 @@ public struct SyncRun: Sendable, Hashable, Codable {
     public var pushed: Int
     /// Changes pulled.
     public var pulled: Int
-    /// `ok`, `offline`, `rate_limited`, `error`, `superseded`.
-    public var outcome: String
+    /// How it ended.
+    public var outcome: SyncOutcome
     /// The error, if any.
     public var error: String?
 
     /// Creates a run.
-    public init(startedAt: Date, duration: Double, pushed: Int, pulled: Int, outcome: String, error: String?) {
+    public init(startedAt: Date, duration: Double, pushed: Int, pulled: Int, outcome: SyncOutcome, error: String?) {
         self.startedAt = startedAt
         self.duration = duration
         self.pushed = pushed

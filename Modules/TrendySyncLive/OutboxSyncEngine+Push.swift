@@ -50,7 +50,7 @@ extension OutboxSyncEngine {
                     try await last?.value
                     if let waitUntil {
                         throw Stop(
-                            outcome: "waiting",
+                            outcome: .waiting,
                             message: "changes wait to be retried at \(SyncStatus.time(waitUntil)) after a server error",
                             phase: .waitingToRetry(until: waitUntil))
                     }
@@ -67,7 +67,7 @@ extension OutboxSyncEngine {
                 completion = nil
                 try await previous?.value
                 guard identity() == user else {
-                    throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
+                    throw Stop(outcome: .superseded, message: "the signed-in user changed", phase: .idle)
                 }
                 switch outcome {
                 case .delivered(let replaced):
@@ -89,14 +89,14 @@ extension OutboxSyncEngine {
                 case .transient(let message):
                     for entry in work { try await store.retryLater(entry, error: message, now: now()) }
                     unresolved = taken.entries
-                    throw Stop(outcome: "error", message: message, phase: .error(message))
+                    throw Stop(outcome: .error, message: message, phase: .error(message))
                 case .rateLimited(let retryAfter):
                     let at = now()
                     let until =
                         breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
-                    throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+                    throw Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
                 case .unauthorized(let message):
-                    throw Stop(outcome: "error", message: message, phase: .error(message))
+                    throw Stop(outcome: .error, message: message, phase: .error(message))
                 case .adoptedType(let server):
                     // The unit taken meanwhile may hold changes that name the local type: put it
                     // back, re-point everything at the server's type, and take it again.

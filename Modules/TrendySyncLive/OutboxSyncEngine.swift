@@ -105,7 +105,7 @@ public actor OutboxSyncEngine: SyncEngine {
             logger.warning("Sync pass skipped", metadata: ["error": .string(String(describing: error))])
             followUp = false
             let run = SyncRun(
-                startedAt: now(), duration: 0, pushed: 0, pulled: 0, outcome: "busy",
+                startedAt: now(), duration: 0, pushed: 0, pulled: 0, outcome: .busy,
                 error: String(describing: error))
             broadcaster.update { $0.phase = .error(String(describing: error)) }
             return run
@@ -114,7 +114,7 @@ public actor OutboxSyncEngine: SyncEngine {
 
     func unlockedPasses(full: Bool, skipPull: Bool) async -> SyncRun {
         var run = await pass(full: full, skipPull: skipPull)
-        while followUp, run.outcome == "ok" {
+        while followUp, run.outcome == .ok {
             followUp = false
             run = await pass(full: false, skipPull: false)
         }
@@ -149,7 +149,7 @@ public actor OutboxSyncEngine: SyncEngine {
     // MARK: One pass
 
     struct Stop: Error {
-        var outcome: String
+        var outcome: SyncOutcome
         var message: String?
         var phase: SyncPhase
     }
@@ -160,11 +160,11 @@ public actor OutboxSyncEngine: SyncEngine {
         let t0 = clock.now
         var pushed = 0
         var pulled = 0
-        var outcome = "ok"
+        var outcome = SyncOutcome.ok
         var message: String?
         do {
             guard let user = identity() else {
-                throw Stop(outcome: "signed_out", message: "not signed in", phase: .error("not signed in"))
+                throw Stop(outcome: .signedOut, message: "not signed in", phase: .error("not signed in"))
             }
             if !recoveredInFlight {
                 try await store.resetInFlight()
@@ -176,11 +176,11 @@ public actor OutboxSyncEngine: SyncEngine {
             switch answer {
             case .reachable: break
             case .offline(let failure):
-                throw Stop(outcome: "offline", message: failure.description, phase: .offline)
+                throw Stop(outcome: .offline, message: failure.description, phase: .offline)
             case .failing:
                 // Something answered, but not a working Trendy API: unavailable, like offline.
                 let text = answer.explanation ?? "server error"
-                throw Stop(outcome: "unavailable", message: text, phase: .error(text))
+                throw Stop(outcome: .unavailable, message: text, phase: .error(text))
             }
             pushed = try await push(user: user)
             if skipPull {
@@ -194,7 +194,7 @@ public actor OutboxSyncEngine: SyncEngine {
             message = stop.message
             broadcaster.update { $0.phase = stop.phase }
         } catch {
-            outcome = "error"
+            outcome = .error
             message = String(describing: error)
             broadcaster.update { $0.phase = .error(String(describing: error)) }
         }
@@ -206,12 +206,12 @@ public actor OutboxSyncEngine: SyncEngine {
         let conflicts = try? await store.openConflictCount()
         broadcaster.update { s in
             s.conflictCount = conflicts ?? s.conflictCount
-            if outcome == "ok" {
+            if outcome == .ok {
                 s.phase = .idle
                 s.lastSuccessfulSync = startedAt.addingTimeInterval(run.duration)
                 s.lastError = nil
                 s.consecutiveFailures = 0
-            } else if outcome != "superseded" {
+            } else if outcome != .superseded {
                 s.lastError = message
                 s.consecutiveFailures += 1
             }
@@ -221,7 +221,7 @@ public actor OutboxSyncEngine: SyncEngine {
         logger.info(
             "Sync pass finished",
             metadata: [
-                "outcome": .string(outcome), "pushed": .int(pushed), "pulled": .int(pulled),
+                "outcome": .string(outcome.rawValue), "pushed": .int(pushed), "pulled": .int(pulled),
                 "elapsed": .duration(clock.now - t0),
             ])
         return run
@@ -230,13 +230,13 @@ public actor OutboxSyncEngine: SyncEngine {
     func checkBreaker() throws {
         guard breaker.allowsRequest(now: now()) else {
             let until = breaker.openUntil ?? now()
-            throw Stop(outcome: "rate_limited", message: "rate limited", phase: .rateLimited(until: until))
+            throw Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
         }
     }
 
     func ensureSameUser(_ user: String) throws {
         guard identity() == user else {
-            throw Stop(outcome: "superseded", message: "the signed-in user changed", phase: .idle)
+            throw Stop(outcome: .superseded, message: "the signed-in user changed", phase: .idle)
         }
     }
 }

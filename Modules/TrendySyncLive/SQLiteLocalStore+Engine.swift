@@ -246,7 +246,7 @@ extension SQLiteLocalStore {
             try db.execute(sql: "INSERT INTO sync_history (body) VALUES (?)", arguments: [body])
             try db.execute(
                 sql: "DELETE FROM sync_history WHERE id NOT IN (SELECT id FROM sync_history ORDER BY id DESC LIMIT 10)")
-            if run.outcome == "ok" {
+            if run.outcome == .ok {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('last_success', ?)",
                     arguments: [String(run.startedAt.timeIntervalSince1970 + run.duration)])

@@ -77,7 +77,25 @@ struct AuthControllerTests {
         await auth.signOut(scope: .local)
         rig.gateway.openRefreshGate()
         let result = await pending.result
-        #expect(throws: AuthError.self) { try result.get() }
+        #expect(throws: AuthError.notSignedIn) { try result.get() }
+        #expect(auth.currentSession == nil)
+        #expect(rig.store.load() == nil)
+    }
+
+    /// A sign-in that finishes after a sign-out started later is dropped with its own error
+    /// (it was `.server(409, "superseded")`, as if the server had said it).
+    @Test func aSignInOvertakenBySignOutIsSuperseded() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 3_600))
+        let auth = rig.controller()
+        rig.gateway.onSignIn(.session(rig.session(Fixtures.bob, n: 1, in: 3_600)))
+        rig.gateway.closeSignInGate()
+        let pending = Task { try await auth.signIn(email: "bob@example.com", password: "password-1") }
+        await rig.until { rig.gateway.heldSignIns == 1 }
+        await auth.signOut(scope: .local)
+        rig.gateway.openSignInGate()
+        let result = await pending.result
+        #expect(throws: AuthError.superseded) { try result.get() }
         #expect(auth.currentSession == nil)
         #expect(rig.store.load() == nil)
     }

@@ -119,7 +119,7 @@ import TrendyModels
         #expect(events.count == 1)
         #expect(events.first?.timestamp == at)
         #expect(abs((events.first?.duration ?? 0) - 3_600) < 0.001)
-        #expect(await h.manager.handledThisRun().map(\.outcome) == ["already_handled", "closed"])
+        #expect(await h.manager.handledThisRun().map(\.outcome) == [.alreadyHandled, .closed])
         // Starting again (another launch) finds nothing to do.
         let again = try h.restarted()
         await again.manager.start()

@@ -68,7 +68,7 @@ import TrendySyncLive
     ) async throws {
         h.api.observe(call) { _ in nil }
         h.clock.advance(60)
-        #expect(await engine.sync(full: false).outcome == "ok")
+        #expect(await engine.sync(full: false).outcome == .ok)
         #expect(Set(try await store.events(limit: 1_000, since: nil).map(\.value.id)) == Set(remote.map(\.id)))
         #expect(try await store.bulkLoading() == false)
         #expect(try Self.indexSQL(database) == expected)
@@ -91,7 +91,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             #expect(expected.count == 2)
             let seen = watch(h, "listEvents", store, database)
-            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == .ok)
             // The first page decides (more than a page is coming); the rest arrive with the type/time
             // index down. The listing comes newest first, the time index's own order: it stays up,
             // so the first screen is indexed all through a new device's download.
@@ -126,7 +126,7 @@ import TrendySyncLive
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             let seen = watch(h, "changes", store, database)
-            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == .ok)
             let calls = seen.down
             #expect(calls.first == false)
             #expect(calls.count >= 3)
@@ -146,13 +146,13 @@ import TrendySyncLive
             let type = EventType(id: h.ids.next(), name: "Own")
             try await store.createEventType(type)
             try await store.createEvent(Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Date()))
-            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(await engine.sync(full: false).outcome == .ok)
             _ = try await remoteEvents(h, 120)
             let seen = watch(h, "changes", store, database)
-            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(await engine.sync(full: false).outcome == .ok)
             #expect(!seen.down.contains(true))
             let listed = watch(h, "listEvents", store, database)
-            #expect(await engine.sync(full: true).outcome == "ok")
+            #expect(await engine.sync(full: true).outcome == .ok)
             #expect(!listed.down.isEmpty)
             #expect(!listed.down.contains(true))
             // A full resync of a store with events remembers them all, for the clean-up.
@@ -170,7 +170,7 @@ import TrendySyncLive
             try await store.setCursor(0, force: true)
             h.api.observe("changes") { number in number == 3 ? .transport(.timedOut) : nil }
             let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == "error")
+            #expect(await engine.sync(full: false).outcome == .error)
             #expect(h.api.calls("changes").map(\.failed) == [false, false, true])
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
@@ -191,7 +191,7 @@ import TrendySyncLive
             // The second page fails while the first is being stored (it was requested ahead).
             h.api.observe("listEvents") { number in number == 2 ? .transport(.timedOut) : nil }
             let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == "error")
+            #expect(await engine.sync(full: false).outcome == .error)
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             #expect(try await store.cursor() == nil)
@@ -214,7 +214,7 @@ import TrendySyncLive
             }
             let engine = h.engine(on: store, pageSize: 50)
             let failed = await engine.sync(full: false)
-            #expect(failed.outcome == "error")
+            #expect(failed.outcome == .error)
             #expect(failed.error?.contains("local_events_time") == true)
             // Everything downloaded is kept; the indexes stay down, and reads still work.
             #expect(try await store.bulkLoading())
@@ -241,7 +241,7 @@ import TrendySyncLive
             }
             #expect(try await store.bulkLoading())
             #expect(try await store.beginBulkLoad() == .continued)
-            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: store, pageSize: 50).sync(full: false).outcome == .ok)
             #expect(try await store.bulkLoading() == false)
             #expect(try Self.indexSQL(database) == expected)
             #expect(try await h.serverEventIds().count == 1)

@@ -44,13 +44,13 @@ struct FaultConvergenceTests {
                 requests = h.api.calls.count
                 let counts = try await h.store.outboxCounts()
                 if counts.failed > 0 { _ = try await h.store.retryFailed() }
-                if run.outcome == "ok", counts.pending == 0, counts.failed == 0, passes > 5 { break }
+                if run.outcome == .ok, counts.pending == 0, counts.failed == 0, passes > 5 { break }
                 h.clock.advance(65)  // past any backoff or breaker wait
             }
             #expect(passes < 300, "did not converge")
             // The forced 429s alone guarantee failed passes; the history keeps the last 10.
             let history = try await h.engine.history()
-            #expect(passes > 10 || history.contains { $0.outcome != "ok" }, "the faults never fired")
+            #expect(passes > 10 || history.contains { $0.outcome != .ok }, "the faults never fired")
             h.server.faults.update(FaultConfiguration())  // verify without faults
             let server = try await h.serverEventIds()
             #expect(server == Set(created.map(\.id.description)))
@@ -88,12 +88,12 @@ struct FaultConvergenceTests {
                 let run = await h.engine.sync(full: false)
                 let counts = try await h.store.outboxCounts()
                 if counts.failed > 0 { _ = try await h.store.retryFailed() }
-                if run.outcome == "ok", counts.pending == 0, counts.failed == 0, passes > 12 { break }
+                if run.outcome == .ok, counts.pending == 0, counts.failed == 0, passes > 12 { break }
                 h.clock.advance(65)
             }
             #expect(passes < 300, "did not converge")
             h.server.faults.update(FaultConfiguration())
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             var onServer: [String: String] = [:]
             var after: String?
             repeat {

@@ -31,11 +31,11 @@ struct LoadTests {
                     store: store, api: api, identity: { user }, logger: LogSystem.disabled().logger(.sync))
                 clients.append((api, engine, Set(events.map(\.id.description))))
             }
-            let outcomes = await withTaskGroup(of: String.self) { group in
+            let outcomes = await withTaskGroup(of: SyncOutcome.self) { group in
                 for (_, engine, _) in clients { group.addTask { await engine.sync(full: false).outcome } }
-                return await group.reduce(into: [String]()) { $0.append($1) }
+                return await group.reduce(into: [SyncOutcome]()) { $0.append($1) }
             }
-            #expect(outcomes.allSatisfy { $0 == "ok" }, "\(outcomes.filter { $0 != "ok" })")
+            #expect(outcomes.allSatisfy { $0 == .ok }, "\(outcomes.filter { $0 != .ok })")
             for (api, _, ids) in clients {
                 let page = try await api.listEvents(limit: 500, offset: 0)
                 #expect(Set(page.items.map(\.value.id.description)) == ids)

@@ -63,11 +63,11 @@ actor Trace {
             try await h.store.createEvent(h.event(try await h.type()))
             // Another process of the same install holds the lock for the whole attempt.
             let run = try await ProcessLock(file: file).withLock { await engine.sync(full: false) }
-            #expect(run.outcome == "busy")
+            #expect(run.outcome == .busy)
             #expect(run.error?.contains("another trendy process") == true)
             #expect(h.api.calls.isEmpty)
             #expect(try await h.store.outboxCounts().pending == 2)
-            #expect(await engine.sync(full: false).outcome == "ok")
+            #expect(await engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.outboxCounts().pending == 0)
         }
     }

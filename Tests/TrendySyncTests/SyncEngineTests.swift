@@ -15,7 +15,7 @@ struct SyncEngineTests {
             let events = (0..<120).map { h.event(type, offset: Double($0)) }
             _ = try await h.store.insertEvents(events)
             let run = await h.engine.sync(full: false)
-            #expect(run.outcome == "ok")
+            #expect(run.outcome == .ok)
             #expect(run.pushed == 121)
             #expect(h.api.calls("createEvents").map(\.ids.count) == [50, 50, 20])
             #expect(h.api.calls("createEventType").count == 1)
@@ -41,7 +41,7 @@ struct SyncEngineTests {
             try await h.store.createEvent(bad)
             try await h.store.createEvent(good[1])
             let run = await h.engine.sync(full: false)
-            #expect(run.outcome == "ok")
+            #expect(run.outcome == .ok)
             #expect(try await h.serverEventIds() == Set(good.map(\.id.description)))
             let failed = try await h.store.failedChanges()
             #expect(failed.map(\.entityId) == [bad.id.description])
@@ -55,9 +55,9 @@ struct SyncEngineTests {
         try await SyncHarness.with { h in
             _ = try await h.type("Tea")
             h.api.fail("createEventType", with: .transport(.timedOut), times: 2)
-            #expect(await h.engine.sync(full: false).outcome == "error")
+            #expect(await h.engine.sync(full: false).outcome == .error)
             // Backing off: the next pass right away sends nothing, and says when it will retry.
-            #expect(await h.engine.sync(full: false).outcome == "waiting")
+            #expect(await h.engine.sync(full: false).outcome == .waiting)
             #expect(h.api.calls("createEventType").count == 1)
             guard case .waitingToRetry(let until) = h.engine.status.phase else {
                 Issue.record("expected waitingToRetry, got \(h.engine.status.phase)")
@@ -66,9 +66,9 @@ struct SyncEngineTests {
             #expect(
                 h.engine.status.bannerText == "Retrying at \(SyncStatus.time(until)) after a server error — 1 pending")
             h.clock.advance(1.1)
-            #expect(await h.engine.sync(full: false).outcome == "error")
+            #expect(await h.engine.sync(full: false).outcome == .error)
             h.clock.advance(2.1)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             let keys = h.api.calls("createEventType").map(\.idempotencyKey)
             #expect(keys.count == 3)
             #expect(Set(keys).count == 1)
@@ -87,7 +87,7 @@ struct SyncEngineTests {
             #expect(failed.first?.error.contains("gave up") == true)
             h.api.clearScript()
             #expect(try await h.store.retryFailed() == 1)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.direct.listEventTypes().count == 2)
         }
     }
@@ -100,7 +100,7 @@ struct SyncEngineTests {
             let type = try await h.type()
             var event = h.event(type, note: "first")
             try await h.store.createEvent(event)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
 
             event.notes = "mine"
             try await h.store.updateEvent(event)
@@ -117,7 +117,7 @@ struct SyncEngineTests {
             _ = try await h.direct.updateEvent(id: event.id, theirs, idempotencyKey: nil)
 
             #expect(try await h.store.retryFailed() == 1)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             let keys = h.api.calls("updateEvent").map(\.idempotencyKey)
             #expect(keys.count == RetryPolicy.maxAttempts + 1)
             #expect(keys[0] != nil)
@@ -137,14 +137,14 @@ struct SyncEngineTests {
             var event = h.event(type, note: "first")
             try await h.store.createEvent(event)
             h.refuseNext("createEvents")
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.failedChanges().map(\.entityId) == [event.id.description])
             #expect(try await h.store.event(id: event.id)?.syncStatus == .failed)
 
             event.notes = "fixed"
             try await h.store.updateEvent(event)
             #expect(try await h.store.outboxCounts() == (pending: 1, failed: 0))
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.direct.event(id: event.id).value.notes == "fixed")
             #expect(h.api.calls("updateEvent").isEmpty)
             let keys = h.api.calls("createEvents").filter { $0.ids == [event.id.description] }.map(\.idempotencyKey)
@@ -163,7 +163,7 @@ struct SyncEngineTests {
             _ = await h.engine.sync(full: false)
             try await h.store.deleteEvent(id: event.id)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(h.api.calls("deleteEvent").isEmpty)
             #expect(try await h.serverEventIds().isEmpty)
         }
@@ -178,7 +178,7 @@ struct SyncEngineTests {
             let type = try await h.type()
             var event = h.event(type, note: "first")
             try await h.store.createEvent(event)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
 
             event.notes = "second"
             try await h.store.updateEvent(event)
@@ -192,7 +192,7 @@ struct SyncEngineTests {
             event.notes = "third"
             try await h.store.updateEvent(event)
             #expect(try await h.store.outboxCounts().pending == 2)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.failedChanges().isEmpty)
             #expect(try await h.direct.event(id: event.id).value.notes == "third")
             #expect(try await h.store.event(id: event.id)?.value.notes == "third")
@@ -205,12 +205,12 @@ struct SyncEngineTests {
         try await SyncHarness.with { h in
             let doomed = try await h.type("Doomed")
             let other = try await h.type("Other")
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             var event = h.event(doomed, note: "logged offline")
             try await h.store.createEvent(event)
             try await h.direct.deleteEventType(id: doomed.id)
 
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.eventType(id: doomed.id) == nil)
             #expect(try await h.store.event(id: event.id)?.syncStatus == .failed)
             let failed = try await h.store.failedChanges()
@@ -219,7 +219,7 @@ struct SyncEngineTests {
 
             event.eventTypeId = other.id
             try await h.store.updateEvent(event)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.direct.event(id: event.id).value.eventTypeId == other.id)
             #expect(try await h.store.failedChanges().isEmpty)
             #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
@@ -233,14 +233,14 @@ struct SyncEngineTests {
             let type = try await h.type()
             var event = h.event(type)
             try await h.store.createEvent(event)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             event.notes = "refused"
             try await h.store.updateEvent(event)
             h.refuseNext("updateEvent")
             _ = await h.engine.sync(full: false)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
             try await h.direct.deleteEvent(id: event.id)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.event(id: event.id) == nil)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
             #expect(try await h.store.failedChanges().isEmpty)
@@ -253,7 +253,7 @@ struct SyncEngineTests {
             let type = try await h.type()
             var event = h.event(type)
             try await h.store.createEvent(event)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             event.notes = "never answered"
             try await h.store.updateEvent(event)
             h.api.fail("updateEvent", with: .transport(.timedOut), times: RetryPolicy.maxAttempts)
@@ -264,7 +264,7 @@ struct SyncEngineTests {
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
             try await h.store.deleteEvent(id: event.id)
             #expect(try await h.store.outboxCounts() == (pending: 1, failed: 0))
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.serverEventIds().isEmpty)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
         }
@@ -286,7 +286,7 @@ struct SyncEngineTests {
                 entryEventTypeId: mine.id)
             try await h.store.createGeofence(fence)
 
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.failedChanges().isEmpty)
             #expect(try await h.store.eventTypes().map(\.value) == [first])
             let local = try await h.store.events(limit: 10, since: nil)
@@ -310,7 +310,7 @@ struct SyncEngineTests {
             let event = h.event(mine)
             try await h.store.createEvent(event)
             h.refuseNext("createEventType")
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(
                 Set(try await h.store.failedChanges().map(\.entityId)) == [mine.id.description, event.id.description])
 
@@ -318,7 +318,7 @@ struct SyncEngineTests {
                 EventTypeCreate(id: h.ids.next(), name: "TEA"), idempotencyKey: nil)
             mine.color = "#00AA00"
             try await h.store.updateEventType(mine)  // the person edits the refused type: it goes again
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.failedChanges().isEmpty)
             #expect(try await h.direct.event(id: event.id).value.eventTypeId == first.value.id)
             #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
@@ -338,17 +338,17 @@ struct SyncEngineTests {
             let event = h.event(mine)
             try await h.store.createEvent(event)
             h.api.fail("listEventTypes", with: .server(status: 503, problem: nil))
-            #expect(await h.engine.sync(full: false).outcome == "error")
+            #expect(await h.engine.sync(full: false).outcome == .error)
             #expect(try await h.store.failedChanges().isEmpty)
             #expect(try await h.store.event(id: event.id)?.value.eventTypeId == mine.id)
             #expect(try await h.store.outboxCounts().pending == 2)
             h.clock.advance(120)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.direct.event(id: event.id).value.eventTypeId == first.id)
 
             let juice = try await h.type("Juice")
             h.api.fail("createEventType", with: .conflict(APIProblem(status: 409, code: "conflict", title: "in use")))
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.failedChanges().map(\.entityId) == [juice.id.description])
             #expect(try await h.store.eventType(id: juice.id) != nil)
         }
@@ -364,7 +364,7 @@ struct SyncEngineTests {
                 "createEvents",
                 with: .rateLimited(retryAfter: 30, problem: APIProblem(status: 429, code: "rate_limited", title: "t")),
                 times: 3)
-            for _ in 0..<3 { #expect(await h.engine.sync(full: false).outcome == "rate_limited") }
+            for _ in 0..<3 { #expect(await h.engine.sync(full: false).outcome == .rateLimited) }
             guard case .rateLimited(let until) = h.engine.status.phase else {
                 Issue.record("expected rate limited, got \(h.engine.status.phase)")
                 return
@@ -372,11 +372,11 @@ struct SyncEngineTests {
             #expect(until >= h.clock.now.addingTimeInterval(29))
             // While open, nothing at all is sent.
             let sent = h.api.calls.count
-            #expect(await h.engine.sync(full: false).outcome == "rate_limited")
+            #expect(await h.engine.sync(full: false).outcome == .rateLimited)
             #expect(h.api.calls.count == sent)
             #expect(try await h.store.failedChanges().isEmpty)
             h.clock.advance(31)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.outboxCounts().pending == 0)
         }
     }
@@ -421,7 +421,7 @@ struct SyncEngineTests {
             _ = try await h.engine.bootstrap(user: h.userId)
             #expect(try await h.store.event(id: e.id) == nil)
             h.clock.advance(5)
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.serverEventIds().isEmpty)
             #expect(try await h.store.event(id: e.id) == nil)
         }
@@ -449,7 +449,7 @@ struct SyncEngineTests {
             }
             _ = try await h.direct.createEvents(remote, idempotencyKey: nil)
             let latest = try await h.direct.latestCursor().cursor
-            #expect(await h.engine.sync(full: false).outcome == "ok")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.cursor() == latest)
             #expect(try await h.localEventIds() == Set(remote.map(\.id.description)))
             #expect(try await h.store.eventType(named: "remote")?.syncStatus == .synced)
@@ -463,7 +463,7 @@ struct SyncEngineTests {
             try await h.direct.deleteEvent(id: remote[0].id)
             let local = Event(id: h.ids.next(), eventTypeId: type.value.id, timestamp: Date().addingTimeInterval(-5))
             try await h.store.createEvent(local)
-            #expect(await h.engine.sync(full: true).outcome == "ok")
+            #expect(await h.engine.sync(full: true).outcome == .ok)
             let ids = try await h.localEventIds()
             #expect(!ids.contains(remote[0].id.description))
             #expect(ids.contains(local.id.description))
@@ -489,7 +489,7 @@ struct SyncEngineTests {
                 }
                 return nil
             }
-            #expect(await h.engine(on: h.store, pageSize: 10).sync(full: false).outcome == "ok")
+            #expect(await h.engine(on: h.store, pageSize: 10).sync(full: false).outcome == .ok)
             #expect(h.api.calls("listEvents").count == 3)
             #expect(try await h.localEventIds() == Set(newestFirst.dropFirst(2).map(\.id.description)))
         }
@@ -507,7 +507,7 @@ struct SyncEngineTests {
             await h.engine.localWriteHappened()
             h.api.releaseHeld()
             let run = await first
-            #expect(run.outcome == "ok")
+            #expect(run.outcome == .ok)
             #expect(try await h.store.outboxCounts().pending == 0)
             #expect(try await h.serverEventIds().contains(late.id.description))
         }
@@ -523,7 +523,7 @@ struct SyncEngineTests {
             h.identity.set("someone-else")
             h.api.releaseHeld()
             let result = await run
-            #expect(result.outcome == "superseded")
+            #expect(result.outcome == .superseded)
             let counts = try await h.store.outboxCounts()
             #expect(counts.failed == 0)
             #expect(counts.pending == 1)
@@ -536,19 +536,19 @@ struct SyncEngineTests {
             _ = try await h.type()
             h.api.fail("health", with: .transport(.cannotConnect("refused")))
             let run = await h.engine.sync(full: false)
-            #expect(run.outcome == "offline")
+            #expect(run.outcome == .offline)
             #expect(h.engine.status.phase == .offline)
             #expect(h.api.calls.map(\.name) == ["health"])
             #expect(h.engine.status.pendingCount == 1)
             let history = try await h.engine.history()
-            #expect(history.first?.outcome == "offline")
+            #expect(history.first?.outcome == .offline)
         }
     }
 
     @Test func notSignedInDoesNothing() async throws {
         try await SyncHarness.with { h in
             h.identity.set(nil)
-            #expect(await h.engine.sync(full: false).outcome == "signed_out")
+            #expect(await h.engine.sync(full: false).outcome == .signedOut)
             #expect(h.api.calls.isEmpty)
         }
     }
@@ -566,7 +566,7 @@ struct SyncEscapeHatchTests {
             let local = h.event(type)
             try await h.store.createEvent(local)
             let run = await h.engine.skipToLatest()
-            #expect(run.outcome == "ok")
+            #expect(run.outcome == .ok)
             #expect(run.pushed == 2)
             // Nothing pulled, not even the echo of its own pushes (the jump comes after them).
             #expect(run.pulled == 0)
@@ -620,7 +620,7 @@ struct InFlightEditTests {
             try await h.store.updateEvent(event)
             await h.engine.localWriteHappened()
             h.api.releaseHeld()
-            #expect(await pass.outcome == "ok")
+            #expect(await pass.outcome == .ok)
             #expect(try await h.store.outboxCounts().pending == 0)
             #expect(try await h.direct.event(id: event.id).value.notes == "after")
             #expect(try await h.store.event(id: event.id)?.value.notes == "after")

@@ -116,7 +116,7 @@ enum GeofenceBenchmarks {
         let summary = try await LocationReplayer(speed: nil).replay(
             track, into: monitor, afterEvents: { _ in await monitor.settled(by: manager) })
         let handled = await manager.handledThisRun()
-        let created = handled.filter { $0.outcome == "created" }.count
+        let created = handled.filter { $0.outcome == .created }.count
         let replans = handled.isEmpty ? 0 : summary.events - handled.count
         await manager.stop()
 

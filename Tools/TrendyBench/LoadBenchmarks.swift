@@ -59,7 +59,7 @@ enum LoadBenchmarks {
             // Everyone syncs at once.
             let clock = ContinuousClock()
             let t0 = clock.now
-            let passes = await withTaskGroup(of: (Double, String, Int).self) { group in
+            let passes = await withTaskGroup(of: (Double, SyncOutcome, Int).self) { group in
                 for c in clientsList {
                     group.addTask {
                         let s = clock.now
@@ -67,10 +67,10 @@ enum LoadBenchmarks {
                         return (BenchHarness.seconds(clock.now - s), run.outcome, run.pushed)
                     }
                 }
-                return await group.reduce(into: [(Double, String, Int)]()) { $0.append($1) }
+                return await group.reduce(into: [(Double, SyncOutcome, Int)]()) { $0.append($1) }
             }
             let wall = BenchHarness.seconds(clock.now - t0)
-            let failures = passes.filter { $0.1 != "ok" || $0.2 != perClient + 1 }.count
+            let failures = passes.filter { $0.1 != .ok || $0.2 != perClient + 1 }.count
             let throughput = Double(n * perClient) / wall
 
             // Then everyone reads the feed at once, 10 pages each: request latencies.

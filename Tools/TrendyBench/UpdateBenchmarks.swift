@@ -31,7 +31,7 @@ enum UpdateBenchmarks {
             var events = SyncBenchmarks.events(n, type: type.id, ids: ids, start: Date().addingTimeInterval(-1e6))
             _ = try await store.insertEvents(events)
             let first = await engine.sync(full: false)
-            guard first.outcome == "ok" else {
+            guard first.outcome == .ok else {
                 throw SyncBenchmarks.BenchError.passFailed("the first sync failed: \(first.error ?? "")")
             }
             var push: [Mode: [Double]] = [:]
@@ -63,7 +63,7 @@ enum UpdateBenchmarks {
                     let run = await engine.sync(full: false)
                     let t1 = clock.now
                     let pushed = await pushEnd.value
-                    guard run.outcome == "ok", run.pushed == n else {
+                    guard run.outcome == .ok, run.pushed == n else {
                         throw SyncBenchmarks.BenchError.passFailed(
                             "an update pass failed: \(run.outcome) \(run.error ?? "") pushed \(run.pushed)")
                     }

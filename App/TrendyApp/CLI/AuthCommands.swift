@@ -21,6 +21,7 @@ extension AuthError {
         case .userAlreadyExists:
             return CLIError(code: "user_already_exists", message: description, exitCode: .dataError)
         case .notSignedIn: return CLIError(code: "not_signed_in", message: description, exitCode: .noPermission)
+        case .superseded: return CLIError(code: "superseded", message: description, exitCode: .temporaryFailure)
         case .sessionRevoked: return CLIError(code: "session_revoked", message: description, exitCode: .noPermission)
         case .network: return CLIError(code: "offline", message: description, exitCode: .unavailable)
         case .rateLimited: return CLIError(code: "rate_limited", message: description, exitCode: .temporaryFailure)

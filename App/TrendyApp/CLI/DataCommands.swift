@@ -169,8 +169,8 @@ struct LogCommand: AsyncParsableCommand {
             var synced = false
             if sync {
                 let run = await env.sync.sync(full: false)
-                synced = run.outcome == "ok"
-                out.line(synced ? "Synced." : "Saved here; it will sync later (\(run.error ?? run.outcome)).")
+                synced = run.outcome == .ok
+                out.line(synced ? "Synced." : "Saved here; it will sync later (\(run.error ?? run.outcome.rawValue)).")
             }
             out.document(Result(id: event.id.description, type: t.name, timestamp: event.timestamp, synced: synced))
         }

@@ -69,8 +69,8 @@ func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?, out
     let names = Dictionary(
         try await env.store.geofences().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
     printCrossings(crossings, names: names, out: out)
-    let created = crossings.filter { $0.outcome == "created" }.count
-    let closed = crossings.filter { $0.outcome == "closed" }.count
+    let created = crossings.filter { $0.outcome == .created }.count
+    let closed = crossings.filter { $0.outcome == .closed }.count
     out.line(
         String(
             format: "%d fix(es) in %.2f s · %d crossing(s): %d event(s) logged, %d closed", summary.fixes,

@@ -101,7 +101,7 @@ struct SyncCommand: AsyncParsableCommand {
                     report(run, env, out)
                     await env.syncFinished(run)
                 }
-                guard run.outcome != "ok" else {
+                guard run.outcome != .ok else {
                     out.document(run)
                     return
                 }
@@ -114,35 +114,35 @@ struct SyncCommand: AsyncParsableCommand {
         /// What a pass that did not end `ok` tells the person, and how the command exits.
         static func failure(_ run: SyncRun) -> CLIError {
             switch run.outcome {
-            case "offline":
+            case .offline:
                 return CLIError(
                     code: "offline",
                     message: "offline: \(run.error ?? "the server cannot be reached"). Your changes stay queued; "
                         + "run `trendy sync` again when the server is back.",
                     exitCode: .unavailable)
-            case "rate_limited":
+            case .rateLimited:
                 return CLIError(
                     code: "rate_limited", message: "the server is rate limiting; try again later",
                     exitCode: .temporaryFailure)
-            case "unavailable":
+            case .unavailable:
                 return CLIError(
                     code: "server_unavailable",
                     message: (run.error ?? "the server is not available") + ". Your changes stay queued.",
                     exitCode: .unavailable)
-            case "waiting":
+            case .waiting:
                 return CLIError(
                     code: "waiting_to_retry",
                     message: (run.error ?? "changes wait to be retried after a server error")
                         + "; nothing was sent now. Run `trendy sync` again after that time.",
                     exitCode: .temporaryFailure)
-            case "signed_out":
+            case .signedOut:
                 return AuthError.notSignedIn.cli
-            case "busy":
+            case .busy:
                 return CLIError(
                     code: "busy", message: run.error ?? "another trendy process is syncing; try again later",
                     exitCode: .temporaryFailure)
-            default:
-                return CLIError(code: "sync_failed", message: run.error ?? run.outcome, exitCode: .failure)
+            case .ok, .error, .superseded:
+                return CLIError(code: "sync_failed", message: run.error ?? run.outcome.rawValue, exitCode: .failure)
             }
         }
 
@@ -183,9 +183,9 @@ struct StatusCommand: AsyncParsableCommand {
             await env.sync.refreshCounts()
             let history = try await env.sync.history()
             var status = env.sync.status
-            if let last = history.first, last.outcome != "ok" {
+            if let last = history.first, last.outcome != .ok {
                 status.lastError = last.error
-                if last.outcome == "offline" { status.phase = .offline }
+                if last.outcome == .offline { status.phase = .offline }
             }
             let failed = try await env.store.failedChanges()
             out.line(status.bannerText)
