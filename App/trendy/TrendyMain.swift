@@ -5,6 +5,6 @@ import TrendyApp
 enum TrendyMain {
     static func main() async {
         // The launch measures from here.
-        await LaunchClock.$mainStarted.withValue(ContinuousClock.now) { await TrendyCommand.main(nil) }
+        await LaunchClock.$mainStarted.withValue(ContinuousClock.now) { await TrendyCommand.start() }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyApp
 import TrendyLogging
 import TrendyServer
 
@@ -94,6 +95,35 @@ struct LaunchCLITests {
         // Refusing location in onboarding is the platform's answer too: geofencing stays off.
         let location = json(try await trendy(["location", "show", "--json"], dir, api: api))
         #expect(location["authorization"] as? String == "denied")
+    }
+
+    /// `trendy launch` decides its route before parsing (issue 21): the data directory comes from
+    /// the raw arguments by the option's own name, and whatever the launch parser does not take
+    /// goes through the whole command tree with its usual messages and exit codes.
+    @Test func theLaunchShortcutReadsTheDataDirectoryAndKeepsEveryMessage() async throws {
+        #expect(GlobalOptions.dataDirectory(in: ["--data-dir", "/a"]) == "/a")
+        #expect(GlobalOptions.dataDirectory(in: ["--no-wait", "--data-dir=/b", "--json"]) == "/b")
+        #expect(GlobalOptions.dataDirectory(in: ["--data-dir", "/a", "--data-dir", "/c"]) == "/c")
+        #expect(GlobalOptions.dataDirectory(in: ["--", "--data-dir", "/a"]) == nil)
+        #expect(GlobalOptions.dataDirectory(in: ["--data-dir"]) == nil)
+
+        let help = try await TrendyProcess.runAsync(["launch", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: trendy launch"))
+        let bad = try await TrendyProcess.runAsync(["launch", "--no-such-option"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("Unknown option '--no-such-option'"))
+        #expect(bad.stderr.contains("Usage: trendy launch"))
+        let badTab = try await TrendyProcess.runAsync(["launch", "--tab", "nowhere"])
+        #expect(badTab.status == 64)
+        // Both spellings of the data directory launch the same install.
+        let dir = TemporaryDataDirectory()
+        for form in [["--data-dir", dir.path], ["--data-dir=\(dir.path)"]] {
+            let r = try await TrendyProcess.runAsync(
+                ["launch", "--no-wait", "--json", "--api-url", Self.unreachable] + form)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("onboarding(welcome)"))
+        }
     }
 
     @Test func aFreshInstallShowsWelcomeOnly() async throws {

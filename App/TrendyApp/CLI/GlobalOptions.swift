@@ -5,9 +5,12 @@ import TrendyLogging
 
 /// Options every command accepts.
 public struct GlobalOptions: ParsableArguments, Sendable {
+    /// The data directory option's name, shared with ``dataDirectory(in:)``.
+    static let dataDirectoryOption = "data-dir"
+
     /// Overrides the data directory.
     @Option(
-        name: .customLong("data-dir"),
+        name: .customLong(dataDirectoryOption),
         help: "Data directory (default: $TRENDY_DATA_DIR, else $XDG_DATA_HOME/trendy, else ~/.local/share/trendy).")
     public var dataDirectory: String?
 
@@ -104,6 +107,27 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     /// The resolved install paths.
     func paths(environment: [String: String]) -> AppPaths {
         AppPaths.resolve(flag: dataDirectory, environment: environment)
+    }
+
+    /// The `--data-dir` value in raw arguments (the last one, as the parser takes it), read
+    /// before any parsing so a launch can decide its route first; the parsed options are
+    /// compared with it afterwards and win.
+    public static func dataDirectory(in arguments: [String]) -> String? {
+        let flag = "--" + dataDirectoryOption
+        var found: String?
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            if argument == flag, index + 1 < arguments.endIndex {
+                found = arguments[index + 1]
+                index += 2
+                continue
+            }
+            if argument.hasPrefix(flag + "=") { found = String(argument.dropFirst(flag.count + 1)) }
+            index += 1
+        }
+        return found
     }
 
     /// How output may look (`--plain`, `TRENDY_PLAIN`, `NO_COLOR`, `TERM=dumb`, a terminal or not).

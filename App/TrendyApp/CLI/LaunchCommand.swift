@@ -53,7 +53,10 @@ struct LaunchCommand: AsyncParsableCommand {
                 throw ExitCode(cli.exitCode.rawValue)
             }
         }
-        let decision = AppLaunch.decide(paths: paths, start: start)
+        // Decided before parsing when the data directory read then is the parsed one.
+        let decision =
+            LaunchClock.early.flatMap { $0.paths == paths ? $0.decision : nil }
+            ?? AppLaunch.decide(paths: paths, start: start)
         let json = global.json
         try await CommandRunner(global).run { env, out in
             let plain = out.style.plain

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `trendy` program: a headless Trendy client.
 public struct TrendyCommand: AsyncParsableCommand {
@@ -23,6 +24,46 @@ public struct TrendyCommand: AsyncParsableCommand {
 
     /// Creates the command.
     public init() {}
+
+    /// Runs `trendy` with `arguments` (the process's own by default).
+    ///
+    /// `trendy launch` decides its route before any argument parsing: the parser's first run
+    /// costs milliseconds (the runtime's first conformance lookups), while the route needs only
+    /// the data directory, read from the raw arguments with the option's own name. The launch is
+    /// then parsed as its own command (not the whole tree) and uses that decision when its parsed
+    /// data directory is the same one. A region-event wake-up is parsed the same way but stores
+    /// its crossing before it decides anything.
+    /// Anything the launch parser does not take (help, a usage error) goes through the whole
+    /// tree, so every message and exit code is what it is without the shortcut.
+    public static func start(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) async {
+        guard arguments.first == LaunchCommand.configuration.commandName else {
+            await main(arguments)
+            return
+        }
+        let rest = Array(arguments.dropFirst())
+        // A region-event wake-up stores its crossing before anything else, so it decides later.
+        let wakeUp = rest.contains { $0.hasPrefix("--region-event") }
+        let early: AppLaunch.EarlyDecision? =
+            wakeUp
+            ? nil
+            : {
+                let paths = AppPaths.resolve(
+                    flag: GlobalOptions.dataDirectory(in: rest), environment: ProcessInfo.processInfo.environment)
+                return AppLaunch.EarlyDecision(
+                    paths: paths, decision: AppLaunch.decide(paths: paths, start: LaunchClock.mainStarted ?? .now))
+            }()
+        guard let launch = try? LaunchCommand.parse(rest) else {
+            await main(arguments)
+            return
+        }
+        await LaunchClock.$early.withValue(early) {
+            do {
+                try await launch.run()
+            } catch {
+                LaunchCommand.exit(withError: error)
+            }
+        }
+    }
 }
 
 /// The program's version.

@@ -50,6 +50,12 @@ struct AppLaunch {
             elapsedMs: LaunchClock.milliseconds(since: start))
     }
 
+    /// A decision made before the arguments were parsed, for the data directory it read.
+    struct EarlyDecision: Sendable {
+        var paths: AppPaths
+        var decision: Decision
+    }
+
     /// The route decided before anything else was built.
     struct Decision: Sendable {
         var snapshot: LaunchSnapshot

@@ -41,6 +41,8 @@ public enum MainTab: String, CaseIterable, Codable, Sendable {
 public enum LaunchClock {
     /// The instant `main` started.
     @TaskLocal public static var mainStarted: ContinuousClock.Instant?
+    /// The route a launch decided before its arguments were parsed (``TrendyCommand/start(_:)``).
+    @TaskLocal static var early: AppLaunch.EarlyDecision?
 
     /// Milliseconds since `start`.
     static func milliseconds(since start: ContinuousClock.Instant) -> Double {
