@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TrendyLogging", targets: ["TrendyLogging"]),
         .library(name: "TrendyModels", targets: ["TrendyModels"]),
         .library(name: "TrendyAPI", targets: ["TrendyAPI"]),
+        .library(name: "TrendyTestSupport", targets: ["TrendyTestSupport"]),
         .executable(name: "trendy-server", targets: ["trendy-server"]),
     ],
     dependencies: [
@@ -86,6 +87,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Test support every module's tests share (a manual clock, polling); no module depends on it.
+        .target(
+            name: "TrendyTestSupport",
+            path: "Modules/TrendyTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        // The real dev server for tests that need it (start, sign up, client, stop), one copy.
+        .target(
+            name: "TrendyServerTestSupport",
+            dependencies: [
+                "TrendyServer", "TrendyAPI", "TrendyAPILive", "TrendyLogging", "TrendyModels",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Modules/TrendyServerTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "TrendyAPITesting",
             dependencies: ["TrendyAPI", "TrendyModels"],
@@ -311,6 +329,7 @@ let package = Package(
         .testTarget(
             name: "TrendyAuthTests",
             dependencies: [
+                "TrendyTestSupport",
                 "TrendyAuth", "TrendyAuthTesting", "TrendyAuthLive", "TrendyLogging",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -320,6 +339,7 @@ let package = Package(
         .testTarget(
             name: "TrendyOnboardingTests",
             dependencies: [
+                "TrendyServerTestSupport",
                 "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI", "TrendyAPILive",
                 "TrendyAPITesting", "TrendyModels", "TrendyLogging", "TrendyServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -331,6 +351,7 @@ let package = Package(
         .testTarget(
             name: "TrendyRoutingTests",
             dependencies: [
+                "TrendyTestSupport",
                 "TrendyRouting", "TrendyOnboarding", "TrendyOnboardingTesting", "TrendyAuth", "TrendyAuthTesting",
                 "TrendyModels", "TrendyAPI", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
             ],
@@ -340,6 +361,8 @@ let package = Package(
         .testTarget(
             name: "TrendySyncTests",
             dependencies: [
+                "TrendyServerTestSupport",
+                "TrendyTestSupport",
                 "TrendySync", "TrendySyncLive", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting", "TrendyModels",
                 "TrendyLogging", "TrendyServer", "TrendyFiles", "TrendyHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -361,6 +384,8 @@ let package = Package(
         .testTarget(
             name: "TrendyServerTests",
             dependencies: [
+                "TrendyServerTestSupport",
+                "TrendyTestSupport",
                 "TrendyServer",
                 "TrendyAuth",
                 "TrendyAuthLive",

@@ -3,12 +3,7 @@ import Synchronization
 import TrendyAuth
 import TrendyAuthTesting
 import TrendyLogging
-
-final class ManualClock: Sendable {
-    let value = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var now: Date { value.withLock { $0 } }
-    func advance(_ s: TimeInterval) { value.withLock { $0 = $0.addingTimeInterval(s) } }
-}
+import TrendyTestSupport
 
 enum Fixtures {
     static let alice = AuthUser(id: "user-a", email: "alice@example.com")
@@ -50,12 +45,7 @@ struct AuthRig {
     }
 
     /// Waits (without sleeping on the wall clock for long) until `condition` holds.
-    func until(_ condition: () -> Bool) async {
-        for _ in 0..<10_000 where !condition() {
-            await Task.yield()
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-    }
+    func until(_ condition: () -> Bool) async { await TrendyTestSupport.until(condition) }
 }
 
 /// Collects events from a stream in the background.

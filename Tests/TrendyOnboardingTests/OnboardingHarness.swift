@@ -10,6 +10,7 @@ import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingTesting
 import TrendyServer
+import TrendyServerTestSupport
 
 /// A real server, a signed-up user, an ``InterceptingAPIClient`` and a controller over an
 /// in-memory cache.
@@ -43,32 +44,12 @@ struct OnboardingHarness: Sendable {
         c.databasePath = nil
         c.bcryptCost = 4
         c.jwtSecret = String(repeating: "o", count: 40)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-        let running = try await server.start()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            var request = HTTPClientRequest(url: running.baseURL.absoluteString + "/auth/v1/signup")
-            request.method = .POST
-            request.body = .bytes(
-                ByteBuffer(
-                    string: #"{"email":"ob-\#(UUID().uuidString.prefix(8))@example.com","password":"password-1"}"#))
-            let response = try await http.execute(request, timeout: .seconds(10))
-            let data = try await response.body.collect(upTo: 1 << 20)
-            let session = try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(data.readableBytesView))
-            let direct = LiveTrendyAPIClient(
-                configuration: .init(baseURL: running.baseURL, budget: NetworkBudget(request: .seconds(10))),
-                http: http,
-                tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
+        try await RunningTestServer.with(c) { server in
+            let (direct, session) = try await server.signedUpClient()
             let h = OnboardingHarness(
                 api: InterceptingAPIClient(direct), direct: direct, cache: InMemoryOnboardingCache(),
-                userId: session.user.id, signedIn: Flag(true), hasTypes: Flag(false), server: server)
+                userId: session.user.id, signedIn: Flag(true), hasTypes: Flag(false), server: server.server)
             try await body(h)
-        } catch {
-            try? await http.shutdown()
-            await running.stop()
-            throw error
         }
-        try await http.shutdown()
-        await running.stop()
     }
 }

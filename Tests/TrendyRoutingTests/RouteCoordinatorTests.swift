@@ -8,6 +8,7 @@ import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
 import TrendyRouting
+import TrendyTestSupport
 
 /// An onboarding service with a fixed cache and a scripted sign-in answer. Does not simulate:
 /// writes (they only move the cached step), analytics, the backend.
@@ -95,9 +96,7 @@ struct RouteCoordinatorTests {
             return await collector.value
         }
 
-        func until(_ condition: () -> Bool) async {
-            for _ in 0..<2_000 where !condition() { try? await Task.sleep(for: .milliseconds(1)) }
-        }
+        func until(_ condition: () -> Bool) async { await TrendyTestSupport.until(attempts: 2_000, condition) }
     }
 
     @Test func aVerifiedReturningUserSeesOnlyTheMainScreen() async {

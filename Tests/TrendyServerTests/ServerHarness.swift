@@ -10,21 +10,15 @@ import TrendyAPILive
 import TrendyLogging
 import TrendyModels
 import TrendyServer
-
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var now: Date { current.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    func set(_ date: Date) { current.withLock { $0 = date } }
-}
+import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// A real server on an ephemeral loopback port, an HTTP client, and helpers to sign up users.
 struct ServerHarness: Sendable {
     let server: TrendyServer
     let running: RunningServer
     let http: HTTPClient
-    let clock: TestClock
+    let clock: ManualClock
     let logs: InMemoryLogSink
     let ids: UUIDv7Generator
 
@@ -34,7 +28,7 @@ struct ServerHarness: Sendable {
         _ configuration: ServerConfiguration = .testing(), realTime: Bool = false,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
-        let clock = TestClock()
+        let clock = ManualClock()
         if realTime { clock.set(Date()) }
         let sink = InMemoryLogSink()
         let logs = LogSystem(configuration: .init(defaultLevel: .debug), sinks: [sink])
@@ -44,21 +38,12 @@ struct ServerHarness: Sendable {
         } else {
             now = { clock.now }
         }
-        let server = try await TrendyServer(configuration: configuration, logs: logs, now: now)
-        let running = try await server.start()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let ids = UUIDv7Generator(now: now)
-        let harness = ServerHarness(
-            server: server, running: running, http: http, clock: clock, logs: sink, ids: ids)
-        do {
-            try await body(harness)
-        } catch {
-            try? await http.shutdown()
-            await running.stop()
-            throw error
+        try await RunningTestServer.with(configuration, logs: logs, now: now) { test in
+            try await body(
+                ServerHarness(
+                    server: test.server, running: test.running, http: test.http, clock: clock, logs: sink,
+                    ids: UUIDv7Generator(now: now)))
         }
-        try await http.shutdown()
-        await running.stop()
     }
 
     /// A raw HTTP exchange (for auth routes and malformed bodies).

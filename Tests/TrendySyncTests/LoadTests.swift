@@ -16,7 +16,7 @@ struct LoadTests {
             let perClient = 30
             var clients: [(LiveTrendyAPIClient, OutboxSyncEngine, Set<String>)] = []
             for _ in 0..<50 {
-                let (api, session) = try await SyncHarness.account(h.http, h.running.baseURL)
+                let (api, session) = try await h.account()
                 let store = try SyncHarness.memoryStore()
                 _ = try await store.claim(for: session.user.id)
                 let ids = UUIDv7Generator()

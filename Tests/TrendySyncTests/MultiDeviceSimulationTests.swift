@@ -121,7 +121,7 @@ struct Simulation {
         let h = harness
         h.server.faults.update(FaultConfiguration())
         h.server.faults.seed(seed)
-        let (client, session) = try await SyncHarness.account(h.http, h.running.baseURL)
+        let (client, session) = try await h.account()
         api = client
         userId = session.user.id
         for i in 0..<(2 + int(2)) {

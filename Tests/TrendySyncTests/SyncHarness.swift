@@ -9,18 +9,15 @@ import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 import TrendySync
 import TrendySyncLive
-
-final class EngineClock: Sendable {
-    let value = Mutex(Date())
-    var now: Date { value.withLock { $0 } }
-    func advance(_ s: TimeInterval) { value.withLock { $0 = $0.addingTimeInterval(s) } }
-}
+import TrendyTestSupport
 
 /// A real server, a signed-in user, an in-memory local database, and an engine whose API calls
 /// go through an ``InterceptingAPIClient``.
 struct SyncHarness: Sendable {
+    let test: RunningTestServer
     let server: TrendyServer
     let running: RunningServer
     let http: HTTPClient
@@ -29,7 +26,7 @@ struct SyncHarness: Sendable {
     let store: SQLiteLocalStore
     let engine: OutboxSyncEngine
     let identity: IdentityBox
-    let clock: EngineClock
+    let clock: ManualClock
     let ids: UUIDv7Generator
     let userId: String
     let token: String
@@ -44,31 +41,24 @@ struct SyncHarness: Sendable {
         c.jwtSecret = String(repeating: "s", count: 40)
         c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
         c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-        let running = try await server.start()
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let (direct, session) = try await account(http, running.baseURL)
+        try await RunningTestServer.with(c) { test in
+            let (server, running, http) = (test.server, test.running, test.http)
+            let (direct, session) = try await test.signedUpClient(request: .seconds(60))
             server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
             let api = InterceptingAPIClient(direct)
-            let clock = EngineClock()
+            let clock = ManualClock(Date())
             let store = try memoryStore(now: { clock.now })
             let box = IdentityBox(session.user.id)
             let engine = OutboxSyncEngine(
                 store: store, api: api, identity: { box.current }, now: { clock.now },
                 logger: LogSystem.disabled().logger(.sync))
             let h = SyncHarness(
-                server: server, running: running, http: http, api: api, direct: direct, store: store, engine: engine,
+                test: test, server: server, running: running, http: http, api: api, direct: direct, store: store,
+                engine: engine,
                 identity: box, clock: clock, ids: UUIDv7Generator(), userId: session.user.id,
                 token: session.accessToken)
             try await body(h)
-        } catch {
-            try? await http.shutdown()
-            await running.stop()
-            throw error
         }
-        try await http.shutdown()
-        await running.stop()
     }
 
     /// Another engine for the signed-in user, on `store`, downloading `pageSize` items a page.
@@ -81,12 +71,8 @@ struct SyncHarness: Sendable {
     }
 
     /// A new account on the server and a client signed in to it.
-    static func account(_ http: HTTPClient, _ base: URL) async throws -> (LiveTrendyAPIClient, GoTrueSession) {
-        let session = try await signUp(http, base)
-        let client = LiveTrendyAPIClient(
-            configuration: .init(baseURL: base, budget: NetworkBudget(request: .seconds(60))), http: http,
-            tokens: StaticTokenProvider(session.accessToken), logger: LogSystem.disabled().logger(.api))
-        return (client, session)
+    func account() async throws -> (LiveTrendyAPIClient, GoTrueSession) {
+        try await test.signedUpClient(request: .seconds(60))
     }
 
     /// A migrated in-memory local store.
@@ -103,17 +89,6 @@ struct SyncHarness: Sendable {
         SyncSchema.register(in: &migrator)
         try migrator.migrate(queue)
         return (SQLiteLocalStore(database: queue, now: now, logger: LogSystem.disabled().logger(.data)), queue)
-    }
-
-    static func signUp(_ http: HTTPClient, _ base: URL) async throws -> GoTrueSession {
-        var request = HTTPClientRequest(url: base.absoluteString + "/auth/v1/signup")
-        request.method = .POST
-        request.body = .bytes(
-            ByteBuffer(string: #"{"email":"sync-\#(UUID().uuidString.prefix(8))@example.com","password":"password-1"}"#)
-        )
-        let response = try await http.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(body.readableBytesView))
     }
 
     func type(_ name: String = "Coffee") async throws -> EventType {

@@ -1,0 +1,92 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import TrendyAPI
+import TrendyAPILive
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+
+/// The real dev server on an ephemeral loopback port with one HTTP client, for tests that need
+/// the real thing: started, handed to the test, and shut down (client first) whether the test
+/// passed or threw. One copy for every test target that runs against the server.
+///
+/// ```swift
+/// try await RunningTestServer.with(.testing()) { server in
+///     let (api, session) = try await server.signedUpClient()
+///     ...
+/// }
+/// ```
+public struct RunningTestServer: Sendable {
+    /// The server (its faults, its configuration).
+    public let server: TrendyServer
+    /// Where it listens.
+    public let running: RunningServer
+    /// The client every helper uses.
+    public let http: HTTPClient
+
+    /// The server's base URL.
+    public var baseURL: URL { running.baseURL }
+
+    /// Starts a server with `configuration` (its clock is `now`), runs `body`, and stops both.
+    public static func with<T>(
+        _ configuration: ServerConfiguration, logs: LogSystem = .disabled(),
+        now: @escaping @Sendable () -> Date = Date.init, _ body: (RunningTestServer) async throws -> T
+    ) async throws -> T {
+        let server = try await TrendyServer(configuration: configuration, logs: logs, now: now)
+        let running = try await server.start()
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let result: T
+        do {
+            result = try await body(RunningTestServer(server: server, running: running, http: http))
+        } catch {
+            try? await http.shutdown()
+            await running.stop()
+            throw error
+        }
+        try await http.shutdown()
+        await running.stop()
+        return result
+    }
+
+    /// Signs up a new account (a random email unless given) and returns its session.
+    public func signUp(
+        _ email: String = "user-\(UUID().uuidString.prefix(8).lowercased())@example.com",
+        password: String = "password-1"
+    ) async throws -> GoTrueSession {
+        var request = HTTPClientRequest(url: baseURL.absoluteString + "/auth/v1/signup")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: #"{"email":"\#(email)","password":"\#(password)"}"#))
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else {
+            throw SignUpFailed(status: Int(response.status.code), body: String(buffer: body))
+        }
+        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: Data(body.readableBytesView))
+    }
+
+    /// A live API client that sends `token` (none: unauthenticated), with a request budget.
+    public func client(_ token: String?, request: Duration = .seconds(10)) -> LiveTrendyAPIClient {
+        LiveTrendyAPIClient(
+            configuration: .init(baseURL: baseURL, budget: NetworkBudget(request: request)), http: http,
+            tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
+    }
+
+    /// A new account and a client signed in to it.
+    public func signedUpClient(request: Duration = .seconds(10)) async throws -> (
+        client: LiveTrendyAPIClient, session: GoTrueSession
+    ) {
+        let session = try await signUp()
+        return (client(session.accessToken, request: request), session)
+    }
+}
+
+/// A sign-up the test server refused.
+public struct SignUpFailed: Error, CustomStringConvertible {
+    /// The HTTP status.
+    public let status: Int
+    /// The answer's body.
+    public let body: String
+    /// A readable summary.
+    public var description: String { "sign-up failed with HTTP \(status): \(body)" }
+}
