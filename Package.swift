@@ -10,15 +10,33 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "TrendyCore",
-    platforms: [.macOS(.v15)],
+    // The modules an app links (each its own library product, with its Testing product for the
+    // app's tests); the tools are executables. TrendyServer and TrendyApp are not libraries:
+    // the dev backend and the CLI composition root are this repository's, not an app's.
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "trendy", targets: ["trendy"]),
         .executable(name: "trendy-bench", targets: ["TrendyBench"]),
+        .executable(name: "trendy-server", targets: ["trendy-server"]),
         .library(name: "TrendyLogging", targets: ["TrendyLogging"]),
         .library(name: "TrendyModels", targets: ["TrendyModels"]),
+        .library(name: "TrendyFiles", targets: ["TrendyFiles"]),
         .library(name: "TrendyAPI", targets: ["TrendyAPI"]),
+        .library(name: "TrendyHTTP", targets: ["TrendyHTTP"]),
+        .library(name: "TrendyAPILive", targets: ["TrendyAPILive"]),
+        .library(name: "TrendyAPITesting", targets: ["TrendyAPITesting"]),
+        .library(name: "TrendyAuth", targets: ["TrendyAuth"]),
+        .library(name: "TrendyAuthLive", targets: ["TrendyAuthLive"]),
+        .library(name: "TrendyAuthTesting", targets: ["TrendyAuthTesting"]),
+        .library(name: "TrendySync", targets: ["TrendySync"]),
+        .library(name: "TrendySyncLive", targets: ["TrendySyncLive"]),
+        .library(name: "TrendyOnboarding", targets: ["TrendyOnboarding"]),
+        .library(name: "TrendyOnboardingLive", targets: ["TrendyOnboardingLive"]),
+        .library(name: "TrendyOnboardingTesting", targets: ["TrendyOnboardingTesting"]),
+        .library(name: "TrendyRouting", targets: ["TrendyRouting"]),
+        .library(name: "TrendyGeofence", targets: ["TrendyGeofence"]),
+        .library(name: "TrendyGeofenceLive", targets: ["TrendyGeofenceLive"]),
         .library(name: "TrendyTestSupport", targets: ["TrendyTestSupport"]),
-        .executable(name: "trendy-server", targets: ["trendy-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
