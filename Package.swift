@@ -220,7 +220,7 @@ let package = Package(
         .target(
             name: "TrendyGeofenceLive",
             dependencies: [
-                "TrendyGeofence", "TrendySync", "TrendySyncLive", "TrendyModels", "TrendyFiles", "TrendyLogging",
+                "TrendyGeofence", "TrendySync", "TrendyModels", "TrendyFiles", "TrendyLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -52,7 +52,7 @@ struct GeofenceHarness: Sendable {
             path: folder.url.appendingPathComponent("db.sqlite").path, configuration: configuration)
         try migrator.migrate(database)
         store = SQLiteLocalStore(database: database, logger: Self.logger)
-        ledger = SQLiteVisitLedger(store: store, ids: ids, logger: Self.logger)
+        ledger = SQLiteVisitLedger(local: store, ids: ids, logger: Self.logger)
         inbox = FileRegionEventInbox(directory: folder.url.appendingPathComponent("inbox"), logger: Self.logger)
         monitor = SimulatedRegionMonitor(
             file: folder.url.appendingPathComponent("location.json"), capacity: capacity, logger: Self.logger)

@@ -112,7 +112,7 @@ public enum AppComposition {
         let location = SimulatedRegionMonitor(file: paths.locationFile, logger: logs.logger(.geofence))
         let geofence = GeofenceManager(
             monitor: location, store: store,
-            ledger: SQLiteVisitLedger(store: store, ids: ids, logger: logs.logger(.geofence)),
+            ledger: SQLiteVisitLedger(local: store, ids: ids, logger: logs.logger(.geofence)),
             inbox: regionInbox(paths, logs), logger: logs.logger(.geofence),
             localWriteHappened: { [engine] in await engine.localWriteHappened() })
         // A pass that pulled changes may have brought geofences: the monitored regions follow
