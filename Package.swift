@@ -195,7 +195,7 @@ let package = Package(
         ),
         .target(
             name: "TrendyOnboardingTesting",
-            dependencies: ["TrendyOnboarding"],
+            dependencies: ["TrendyOnboarding", "TrendyAPI"],
             path: "Modules/TrendyOnboardingTesting",
             swiftSettings: swiftSettings
         ),

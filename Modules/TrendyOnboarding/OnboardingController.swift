@@ -14,7 +14,7 @@ import TrendyModels
 /// (already completed, or already past a step elsewhere) records nothing.
 public final class OnboardingController: OnboardingStatusService, Sendable {
     let cache: any OnboardingCache
-    let api: any TrendyAPIClient
+    let api: any OnboardingRemote
     let currentUserId: @Sendable () -> String?
     let hasEventTypes: @Sendable () async -> Bool
     let now: @Sendable () -> Date
@@ -26,7 +26,7 @@ public final class OnboardingController: OnboardingStatusService, Sendable {
 
     /// Creates the controller and loads the cache synchronously.
     public init(
-        cache: any OnboardingCache, api: any TrendyAPIClient, currentUserId: @escaping @Sendable () -> String?,
+        cache: any OnboardingCache, api: any OnboardingRemote, currentUserId: @escaping @Sendable () -> String?,
         hasEventTypes: @escaping @Sendable () async -> Bool, fetchTimeout: Duration = .seconds(3),
         now: @escaping @Sendable () -> Date = Date.init, ids: UUIDv7Generator = UUIDv7Generator(), logger: Logger
     ) {

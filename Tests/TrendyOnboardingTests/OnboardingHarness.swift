@@ -53,3 +53,6 @@ struct OnboardingHarness: Sendable {
         }
     }
 }
+
+/// The recording wrapper serves onboarding's port like the live client it wraps.
+extension InterceptingAPIClient: OnboardingRemote {}

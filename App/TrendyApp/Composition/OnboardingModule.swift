@@ -1,3 +1,4 @@
+import TrendyAPILive
 import TrendyAuth
 import TrendyOnboarding
 
@@ -30,3 +31,6 @@ struct OnboardingModule: AppModule {
             ])
     }
 }
+
+/// The live HTTP client serves onboarding's port (the three calls it makes).
+extension LiveTrendyAPIClient: OnboardingRemote {}
