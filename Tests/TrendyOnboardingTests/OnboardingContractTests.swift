@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+import TrendyLogging
+import TrendyOnboarding
+import TrendyOnboardingLive
+import TrendyOnboardingTesting
+
+/// Each implementation of onboarding's ports keeps its contract (docs/porting.md); the
+/// in-memory backend keeps the same one as the live client on the real server.
+@Suite(.timeLimit(.minutes(1)))
+struct OnboardingContractTests {
+    @Test func bothCachesKeepTheContract() throws {
+        try OnboardingCacheContract.verify(fresh: { InMemoryOnboardingCache() })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("onboarding.json")
+        let logger = LogSystem.disabled().logger(.onboarding)
+        try OnboardingCacheContract.verify(
+            fresh: { FileOnboardingCache(file: file, logger: logger) },
+            reopen: { _ in FileOnboardingCache(file: file, logger: logger) })
+    }
+
+    @Test func theInMemoryBackendKeepsTheRemoteContract() async throws {
+        try await OnboardingRemoteContract.verify(InMemoryOnboardingBackend())
+    }
+
+    @Test func theLiveClientOnTheRealServerKeepsTheRemoteContract() async throws {
+        // Through the recording wrapper around the live client (it adds nothing but the record).
+        try await OnboardingHarness.with { h in try await OnboardingRemoteContract.verify(h.api) }
+    }
+}
