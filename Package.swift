@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "TrendyAuthTesting", targets: ["TrendyAuthTesting"]),
         .library(name: "TrendySync", targets: ["TrendySync"]),
         .library(name: "TrendySyncLive", targets: ["TrendySyncLive"]),
+        .library(name: "TrendySyncTesting", targets: ["TrendySyncTesting"]),
         .library(name: "TrendyOnboarding", targets: ["TrendyOnboarding"]),
         .library(name: "TrendyOnboardingLive", targets: ["TrendyOnboardingLive"]),
         .library(name: "TrendyOnboardingTesting", targets: ["TrendyOnboardingTesting"]),
@@ -120,6 +121,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Modules/TrendyServerTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendySyncTesting",
+            dependencies: [
+                "TrendySync", "TrendySyncLive", "TrendyLogging", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Modules/TrendySyncTesting",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -376,17 +385,29 @@ let package = Package(
             path: "Tests/TrendyRoutingTests",
             swiftSettings: swiftSettings
         ),
+        // Sync's own tests: the store, the rules, import, repair — no server, no HTTP client.
         .testTarget(
             name: "TrendySyncTests",
             dependencies: [
+                "TrendyTestSupport", "TrendySync", "TrendySyncLive", "TrendySyncTesting", "TrendyAPI", "TrendyModels",
+                "TrendyLogging", "TrendyFiles",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/TrendySyncTests",
+            swiftSettings: swiftSettings
+        ),
+        // Sync against the real dev server over HTTP: the engine, faults, load, the simulation.
+        .testTarget(
+            name: "TrendySyncIntegrationTests",
+            dependencies: [
                 "TrendyServerTestSupport",
                 "TrendyTestSupport",
-                "TrendySync", "TrendySyncLive", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting", "TrendyModels",
-                "TrendyLogging", "TrendyServer", "TrendyFiles", "TrendyHTTP",
+                "TrendySync", "TrendySyncLive", "TrendySyncTesting", "TrendyAPI", "TrendyAPILive", "TrendyAPITesting",
+                "TrendyModels", "TrendyLogging", "TrendyServer", "TrendyFiles", "TrendyHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            path: "Tests/TrendySyncTests",
+            path: "Tests/TrendySyncIntegrationTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

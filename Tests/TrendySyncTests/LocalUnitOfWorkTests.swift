@@ -4,6 +4,7 @@ import Testing
 import TrendyModels
 import TrendySync
 import TrendySyncLive
+import TrendySyncTesting
 
 /// The `LocalUnitOfWork` port over the real store (issue 21): a feature's own rows, the events it
 /// writes and their outbox entries commit together or not at all.
@@ -12,7 +13,7 @@ struct LocalUnitOfWorkTests {
     struct Boom: Error {}
 
     func rig() async throws -> (SQLiteLocalStore, DatabaseQueue, EventType) {
-        let (store, queue) = try SyncHarness.memoryDatabaseStore()
+        let (store, queue) = try MemoryLocalStore.makeWithDatabase()
         try await queue.write { db in try db.execute(sql: "CREATE TABLE feature_rows (id TEXT PRIMARY KEY, n INTEGER)")
         }
         let type = EventType(id: UUIDv7Generator().next(), name: "Walk")

@@ -5,6 +5,7 @@ import TrendyAPI
 import TrendyModels
 import TrendySync
 import TrendySyncLive
+import TrendySyncTesting
 
 /// Applying change-feed pages as the fast reader delivers them: the event text is stored as
 /// received, local changes and deletes still win, and a failed page leaves nothing behind.
@@ -34,7 +35,7 @@ import TrendySyncLive
     }
 
     @Test func eventsAreStoredAsReceivedAndReadBackTheSame() async throws {
-        let store = try SyncHarness.memoryStore()
+        let store = try MemoryLocalStore.make()
         let type = ids.next()
         var events: [Event] = []
         for i in 0..<30 {
@@ -55,7 +56,7 @@ import TrendySyncLive
     }
 
     @Test func waitingLocalChangesAndLocalDeletesWinOverThePage() async throws {
-        let store = try SyncHarness.memoryStore()
+        let store = try MemoryLocalStore.make()
         let type = EventType(id: ids.next(), name: "T")
         try await store.createEventType(type)
         let edited = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0, notes: "mine")
@@ -74,7 +75,7 @@ import TrendySyncLive
 
     /// D37: a pull keeps the fields a waiting local change sets and takes every other field.
     @Test func aPullKeepsFieldsWithAWaitingChangeAndTakesTheRest() async throws {
-        let (store, database) = try SyncHarness.memoryDatabaseStore()
+        let (store, database) = try MemoryLocalStore.makeWithDatabase()
         let type = EventType(id: ids.next(), name: "T")
         try await store.createEventType(type)
         let event = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0, notes: "server")
@@ -114,7 +115,7 @@ import TrendySyncLive
     }
 
     @Test func aPageThatFailsHalfwayLeavesNothingAndKeepsTheCursor() async throws {
-        let (store, database) = try SyncHarness.memoryDatabaseStore()
+        let (store, database) = try MemoryLocalStore.makeWithDatabase()
         let type = ids.next()
         let events = (0..<10).map {
             Event(id: ids.next(), eventTypeId: type, timestamp: t0.addingTimeInterval(Double($0)))
@@ -138,7 +139,7 @@ import TrendySyncLive
     }
 
     @Test func deletesInThePageRemoveStoredEvents() async throws {
-        let store = try SyncHarness.memoryStore()
+        let store = try MemoryLocalStore.make()
         let type = ids.next()
         let events = (0..<4).map {
             Event(id: ids.next(), eventTypeId: type, timestamp: t0.addingTimeInterval(Double($0)))

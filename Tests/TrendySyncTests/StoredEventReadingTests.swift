@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyModels
 import TrendySync
+import TrendySyncTesting
 
 @testable import TrendySyncLive
 
@@ -44,7 +45,7 @@ struct StoredEventReadingTests {
     }
 
     @Test func eventsWrittenHereReadBackTheSame() async throws {
-        let store = try SyncHarness.memoryStore()
+        let store = try MemoryLocalStore.make()
         let events = Self.variety()
         try await store.createEventType(EventType(id: events[0].eventTypeId, name: "T"))
         for event in events { try await store.createEvent(event) }

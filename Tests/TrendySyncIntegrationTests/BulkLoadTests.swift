@@ -7,6 +7,7 @@ import TrendyLogging
 import TrendyModels
 import TrendySync
 import TrendySyncLive
+import TrendySyncTesting
 
 /// A download into a store with no events takes the event indexes down and builds them once at
 /// the end, whatever happens; a store that has events keeps them.
@@ -87,7 +88,7 @@ import TrendySyncLive
     @Test func aFreshDeviceBootstrapsWithTheIndexesDownAndBuildsThemAtTheEnd() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 130)
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             #expect(expected.count == 2)
             let seen = watch(h, "listEvents", store, database)
@@ -122,7 +123,7 @@ import TrendySyncLive
     @Test func aFreshDeviceReadingTheFeedAlsoLoadsInBulk() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 120)
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             let seen = watch(h, "changes", store, database)
@@ -141,7 +142,7 @@ import TrendySyncLive
 
     @Test func aStoreWithEventsKeepsItsIndexes() async throws {
         try await SyncHarness.with { h in
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let engine = h.engine(on: store, pageSize: 50)
             let type = EventType(id: h.ids.next(), name: "Own")
             try await store.createEventType(type)
@@ -165,7 +166,7 @@ import TrendySyncLive
     @Test func aDownloadFailingMidwayBuildsTheIndexesAndKeepsWhatItApplied() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 160)
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             h.api.observe("changes") { number in number == 3 ? .transport(.timedOut) : nil }
@@ -186,7 +187,7 @@ import TrendySyncLive
     @Test func aBootstrapFailingMidwayBuildsTheIndexesAndTheNextPassFinishesIt() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 140)
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             // The second page fails while the first is being stored (it was requested ahead).
             h.api.observe("listEvents") { number in number == 2 ? .transport(.timedOut) : nil }
@@ -203,7 +204,7 @@ import TrendySyncLive
     @Test func anIndexBuildThatFailsLeavesTheLoadToTheNextPull() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 120)
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             try await store.setCursor(0, force: true)
             // While the indexes are down, a view takes the time index's name: building it fails.
@@ -228,7 +229,7 @@ import TrendySyncLive
     @Test(arguments: [["local_events_time", "local_events_type_time"], ["local_events_type_time"]])
     func indexesACrashLeftDownAreBuiltByTheNextPull(down: [String]) async throws {
         try await SyncHarness.with { h in
-            let (store, database) = try SyncHarness.memoryDatabaseStore()
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
             let expected = try Self.indexSQL(database)
             let type = EventType(id: h.ids.next(), name: "Own")
             try await store.createEventType(type)

@@ -12,6 +12,7 @@ import TrendyServer
 import TrendyServerTestSupport
 import TrendySync
 import TrendySyncLive
+import TrendySyncTesting
 import TrendyTestSupport
 
 /// A real server, a signed-in user, an in-memory local database, and an engine whose API calls
@@ -77,18 +78,7 @@ struct SyncHarness: Sendable {
 
     /// A migrated in-memory local store.
     static func memoryStore(now: @escaping @Sendable () -> Date = Date.init) throws -> SQLiteLocalStore {
-        try memoryDatabaseStore(now: now).store
-    }
-
-    /// A migrated in-memory local store and its database (to look at or tamper with).
-    static func memoryDatabaseStore(now: @escaping @Sendable () -> Date = Date.init) throws -> (
-        store: SQLiteLocalStore, database: DatabaseQueue
-    ) {
-        let queue = try DatabaseQueue()
-        var migrator = DatabaseMigrator()
-        SyncSchema.register(in: &migrator)
-        try migrator.migrate(queue)
-        return (SQLiteLocalStore(database: queue, now: now, logger: LogSystem.disabled().logger(.data)), queue)
+        try MemoryLocalStore.make(now: now)
     }
 
     func type(_ name: String = "Coffee") async throws -> EventType {
