@@ -445,6 +445,7 @@ let package = Package(
         .testTarget(
             name: "TrendyAppTests",
             dependencies: [
+                "TrendyServerTestSupport",
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyAPITesting", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

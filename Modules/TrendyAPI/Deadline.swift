@@ -17,30 +17,37 @@ public func withDeadline<T: Sendable>(
     }
 }
 
-/// Resumes a continuation once, for whichever of the work and the timer finishes first.
+/// Resumes a continuation once, for whichever of the work and the timer finishes first, and
+/// cancels the timer when the work wins (also when the work won before the timer was set).
 final class DeadlineRace<T: Sendable>: Sendable {
-    let continuation: Mutex<CheckedContinuation<T, Never>?>
-    let timerTask = Mutex<Task<Void, Never>?>(nil)
-    let finished = Mutex(false)
+    struct State {
+        /// Nil once someone finished.
+        var continuation: CheckedContinuation<T, Never>?
+        var timer: Task<Void, Never>?
+    }
+    let state: Mutex<State>
 
-    init(_ continuation: CheckedContinuation<T, Never>) { self.continuation = Mutex(continuation) }
+    init(_ continuation: CheckedContinuation<T, Never>) { state = Mutex(State(continuation: continuation)) }
 
-    /// The timer, cancelled when the work wins (also when it won before the timer was set).
+    /// The timer; cancelled at once when the race is already over.
     var timer: Task<Void, Never>? {
-        get { timerTask.withLock { $0 } }
+        get { state.withLock { $0.timer } }
         set {
-            timerTask.withLock { $0 = newValue }
-            if finished.withLock({ $0 }) { newValue?.cancel() }
+            let over = state.withLock { s -> Bool in
+                s.timer = newValue
+                return s.continuation == nil
+            }
+            if over { newValue?.cancel() }
         }
     }
 
     /// Resumes with `value` unless someone already did; returns whether this call won.
     @discardableResult
     func finish(_ value: T) -> Bool {
-        guard let c = continuation.withLock({ $0.take() }) else { return false }
-        finished.withLock { $0 = true }
+        let taken = state.withLock { s in s.continuation.take().map { ($0, s.timer) } }
+        guard let (continuation, timer) = taken else { return false }
         timer?.cancel()
-        c.resume(returning: value)
+        continuation.resume(returning: value)
         return true
     }
 }

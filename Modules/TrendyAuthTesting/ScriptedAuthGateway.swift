@@ -50,40 +50,34 @@ public final class ScriptedAuthGateway: AuthGateway {
     /// Refresh tokens presented, in order.
     public var refreshTokensSeen: [String] { state.withLock { $0.refreshTokensSeen } }
 
+    typealias Gate = WritableKeyPath<State, [CheckedContinuation<Void, Never>]?>
+
     /// Holds every refresh until ``openRefreshGate()``.
-    public func closeRefreshGate() { state.withLock { $0.gate = [] } }
-
+    public func closeRefreshGate() { close(\.gate) }
     /// Releases held refreshes.
-    public func openRefreshGate() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            let w = s.gate ?? []
-            s.gate = nil
-            return w
-        }
-        for w in waiters { w.resume() }
-    }
-
+    public func openRefreshGate() { open(\.gate) }
     /// How many refreshes are waiting at the gate.
     public var heldRefreshes: Int { state.withLock { $0.gate?.count ?? 0 } }
 
     /// Holds every sign-in until ``openSignInGate()``.
-    public func closeSignInGate() { state.withLock { $0.signInGate = [] } }
-
+    public func closeSignInGate() { close(\.signInGate) }
     /// Releases held sign-ins.
-    public func openSignInGate() {
+    public func openSignInGate() { open(\.signInGate) }
+    /// How many sign-ins are waiting at their gate.
+    public var heldSignIns: Int { state.withLock { $0.signInGate?.count ?? 0 } }
+
+    func close(_ gate: Gate) { state.withLock { $0[keyPath: gate] = [] } }
+
+    func open(_ gate: Gate) {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            let w = s.signInGate ?? []
-            s.signInGate = nil
-            return w
+            defer { s[keyPath: gate] = nil }
+            return s[keyPath: gate] ?? []
         }
         for w in waiters { w.resume() }
     }
 
-    /// How many sign-ins are waiting at their gate.
-    public var heldSignIns: Int { state.withLock { $0.signInGate?.count ?? 0 } }
-
     /// Parks the caller while the gate at `gate` is closed.
-    func wait(at gate: WritableKeyPath<State, [CheckedContinuation<Void, Never>]?>) async {
+    func wait(at gate: Gate) async {
         guard state.withLock({ $0[keyPath: gate] != nil }) else { return }
         await withCheckedContinuation { continuation in
             let parked = state.withLock { s -> Bool in

@@ -106,7 +106,7 @@ public enum CrossingOutcome: Sendable, Hashable {
     case ignored(String)
 
     /// Which outcome, without its details: what the ledger keeps and JSON shows.
-    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, CaseIterable, StoredEnum {
         /// ``CrossingOutcome/created(eventId:)``.
         case created
         /// ``CrossingOutcome/closed(eventId:)``.
@@ -120,13 +120,8 @@ public enum CrossingOutcome: Sendable, Hashable {
         /// ``CrossingOutcome/ignored(_:)``.
         case ignored
 
-        /// The raw value.
-        public var description: String { rawValue }
-
-        /// Reads a stored kind; one a later version wrote reads as ``recorded``.
-        public init(from decoder: any Decoder) throws {
-            self = Kind(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .recorded
-        }
+        /// A stored kind a later version wrote reads as ``recorded``.
+        public static let unknownValue = Kind.recorded
     }
 
     /// Which outcome this is.

@@ -71,7 +71,7 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
                 else { continue }
                 out[crossing.geofenceId] = HandledCrossing(
                     crossing: crossing,
-                    outcome: row["outcome"]?.text.flatMap(CrossingOutcome.Kind.init(rawValue:)) ?? .recorded,
+                    outcome: CrossingOutcome.Kind(stored: row["outcome"]?.text ?? ""),
                     handledAt: Self.date(row["handled_ms"]?.integer ?? 0))
             }
             return out

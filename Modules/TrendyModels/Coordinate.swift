@@ -1,7 +1,7 @@
 import Foundation
 
 /// A point on Earth in WGS-84 degrees.
-public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible, Validating {
     /// Degrees north, -90 ... 90.
     public var latitude: Double
     /// Degrees east, -180 ... 180.

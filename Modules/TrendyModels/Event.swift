@@ -1,7 +1,7 @@
 import Foundation
 
 /// Something that happened: one logged occurrence of an ``EventType``.
-public struct Event: Hashable, Sendable, Codable, Identifiable {
+public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
     /// Client-generated id.
     public var id: UUIDv7
     /// The type this event is an occurrence of.

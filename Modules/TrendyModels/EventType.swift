@@ -1,5 +1,5 @@
 /// A kind of event a person logs ("Coffee", "Workout"), with its colour and icon.
-public struct EventType: Hashable, Sendable, Codable, Identifiable {
+public struct EventType: Hashable, Sendable, Codable, Identifiable, Validating {
     /// Client-generated id.
     public var id: UUIDv7
     /// Display name, unique per user; 1–100 characters.

@@ -1,5 +1,5 @@
 /// A circular place whose crossing logs events automatically.
-public struct Geofence: Hashable, Sendable, Codable, Identifiable {
+public struct Geofence: Hashable, Sendable, Codable, Identifiable, Validating {
     /// Smallest radius accepted, in metres.
     public static let minimumRadius = 50.0
     /// Largest radius accepted, in metres.

@@ -4,10 +4,8 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
     /// The generator's whole state.
     public var state: UInt64
 
-    /// Starts at `state` (the first number is derived from `state` + γ).
-    public init(state: UInt64) { self.state = state }
-
-    /// Starts from `seed`.
+    /// Starts from `seed` (or resumes from a saved ``state``; the first number is derived from
+    /// it + γ).
     public init(seed: UInt64) { self.state = seed }
 
     /// The next number.

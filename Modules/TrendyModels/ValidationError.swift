@@ -15,6 +15,12 @@ public struct FieldIssue: Hashable, Sendable, Codable, CustomStringConvertible {
     public var description: String { "\(field): \(reason)" }
 }
 
+/// A value with rules of its own (names, ranges, lengths), checked all at once.
+public protocol Validating {
+    /// Throws every rule the value breaks.
+    func validate() throws(ValidationError)
+}
+
 /// A value that failed validation; lists every invalid field at once.
 public struct ValidationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What was being validated (`Event`, `Geofence`, ...).

@@ -1,4 +1,5 @@
 import Foundation
+import TrendyModels
 
 /// What the sync engine is doing.
 public enum SyncPhase: Sendable, Hashable {
@@ -104,7 +105,7 @@ public struct SyncStatus: Sendable, Hashable {
 
 /// How a sync pass ended. The raw values are the wire and storage form (`trendy sync --json`,
 /// the local history).
-public enum SyncOutcome: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+public enum SyncOutcome: String, Sendable, Hashable, CaseIterable, StoredEnum {
     /// Everything pushed and pulled.
     case ok
     /// The server could not be reached; nothing was lost, the pass will be retried.
@@ -124,13 +125,8 @@ public enum SyncOutcome: String, Sendable, Hashable, Codable, CaseIterable, Cust
     /// Another pass (in this or another process) holds the pass lock.
     case busy
 
-    /// The raw value.
-    public var description: String { rawValue }
-
-    /// Reads a stored outcome; a value a later version wrote reads as ``error``.
-    public init(from decoder: any Decoder) throws {
-        self = SyncOutcome(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .error
-    }
+    /// A stored outcome a later version wrote reads as ``error``.
+    public static let unknownValue = SyncOutcome.error
 }
 
 /// One finished sync pass, for the short history.

@@ -10,12 +10,8 @@ extension OutboxSyncEngine {
             return try await body()
         } catch {
             switch Self.classify(error) {
-            case .rateLimited(let after):
-                let at = now()
-                let until = breaker.record429(retryAfter: after, now: at) ?? at.addingTimeInterval(after ?? 1)
-                throw Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
-            default:
-                throw Stop(outcome: .error, message: error.description, phase: .error(error.description))
+            case .rateLimited(let after): throw rateLimitedStop(retryAfter: after)
+            default: throw Stop.failed(error.description)
             }
         }
     }
@@ -146,7 +142,7 @@ extension OutboxSyncEngine {
             let after = more ? page.next : nil
             if more && after == nil {
                 let message = "The server's event listing says more follows but not where (no next token)"
-                throw Stop(outcome: .error, message: message, phase: .error(message))
+                throw Stop.failed(message)
             }
             try await bulkLoadIfWorthIt(more: after != nil, newestFirst: true)
             let next: Task<ListPage<Timestamped<Event>>, any Error>? =

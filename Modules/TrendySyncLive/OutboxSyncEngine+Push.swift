@@ -66,9 +66,7 @@ extension OutboxSyncEngine {
                 let previous = completion
                 completion = nil
                 try await previous?.value
-                guard identity() == user else {
-                    throw Stop(outcome: .superseded, message: "the signed-in user changed", phase: .idle)
-                }
+                try ensureSameUser(user)
                 switch outcome {
                 case .delivered(let replaced):
                     let store = store
@@ -89,14 +87,11 @@ extension OutboxSyncEngine {
                 case .transient(let message):
                     for entry in work { try await store.retryLater(entry, error: message, now: now()) }
                     unresolved = taken.entries
-                    throw Stop(outcome: .error, message: message, phase: .error(message))
+                    throw Stop.failed(message)
                 case .rateLimited(let retryAfter):
-                    let at = now()
-                    let until =
-                        breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1)
-                    throw Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
+                    throw rateLimitedStop(retryAfter: retryAfter)
                 case .unauthorized(let message):
-                    throw Stop(outcome: .error, message: message, phase: .error(message))
+                    throw Stop.failed(message)
                 case .adoptedType(let server):
                     // The unit taken meanwhile may hold changes that name the local type: put it
                     // back, re-point everything at the server's type, and take it again.

@@ -152,6 +152,24 @@ public actor OutboxSyncEngine: SyncEngine {
         var outcome: SyncOutcome
         var message: String?
         var phase: SyncPhase
+
+        /// A failure that needs attention: outcome `error`, the banner says `message`.
+        static func failed(_ message: String) -> Stop {
+            Stop(outcome: .error, message: message, phase: .error(message))
+        }
+        /// The server asks to wait until `until`.
+        static func rateLimited(until: Date) -> Stop {
+            Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
+        }
+        /// The signed-in account changed during the pass.
+        static let superseded = Stop(outcome: .superseded, message: "the signed-in user changed", phase: .idle)
+    }
+
+    /// A 429 with `retryAfter`: the breaker records it and the pass stops until it allows again.
+    func rateLimitedStop(retryAfter: Double?) -> Stop {
+        let at = now()
+        return .rateLimited(
+            until: breaker.record429(retryAfter: retryAfter, now: at) ?? at.addingTimeInterval(retryAfter ?? 1))
     }
 
     func pass(full: Bool, skipPull: Bool = false) async -> SyncRun {
@@ -229,14 +247,13 @@ public actor OutboxSyncEngine: SyncEngine {
 
     func checkBreaker() throws {
         guard breaker.allowsRequest(now: now()) else {
-            let until = breaker.openUntil ?? now()
-            throw Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
+            throw Stop.rateLimited(until: breaker.openUntil ?? now())
         }
     }
 
     func ensureSameUser(_ user: String) throws {
         guard identity() == user else {
-            throw Stop(outcome: .superseded, message: "the signed-in user changed", phase: .idle)
+            throw Stop.superseded
         }
     }
 }

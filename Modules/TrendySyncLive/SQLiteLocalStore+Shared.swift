@@ -4,14 +4,11 @@ import TrendyAPI
 import TrendyModels
 import TrendySync
 
-/// Hooks for other live modules whose tables must commit together with local writes (the geofence
-/// ledger writes an event, its outbox entry and the visit state in one transaction).
+/// Entity operations inside a caller's transaction: what ``SQLiteLocalTransaction`` (the
+/// `LocalUnitOfWork` port, D43) offers other modules.
 extension SQLiteLocalStore {
-    /// The install database.
-    package var database: any DatabaseWriter { db }
-
     /// Inserts an event and its outbox entry inside the caller's transaction; the type must exist.
-    package static func insertEvent(_ db: Database, _ event: Event, now: Date) throws {
+    static func insertEvent(_ db: Database, _ event: Event, now: Date) throws {
         do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
         try requireType(db, event)
         try insert(db, event, now: now)
@@ -19,7 +16,7 @@ extension SQLiteLocalStore {
 
     /// Replaces an event's fields inside the caller's transaction and queues an update of the
     /// fields that changed (nothing when none did).
-    package static func replaceEvent(_ db: Database, _ event: Event, now: Date) throws {
+    static func replaceEvent(_ db: Database, _ event: Event, now: Date) throws {
         do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
         try requireType(db, event)
         guard let old = try storedEvent(db, id: event.id) else { throw LocalStoreError.notFound("event") }
@@ -39,7 +36,7 @@ extension SQLiteLocalStore {
     }
 
     /// One stored event, inside the caller's transaction.
-    package static func storedEvent(_ db: Database, id: UUIDv7) throws -> Event? {
+    static func storedEvent(_ db: Database, id: UUIDv7) throws -> Event? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT body, sync_status FROM local_events WHERE id = ?"),
             arguments: [id.description]
@@ -47,14 +44,14 @@ extension SQLiteLocalStore {
     }
 
     /// Whether an event type exists, inside the caller's transaction.
-    package static func eventTypeExists(_ db: Database, id: UUIDv7) throws -> Bool {
+    static func eventTypeExists(_ db: Database, id: UUIDv7) throws -> Bool {
         try Bool.fetchOne(
             db.cachedStatement(sql: "SELECT 1 FROM local_event_types WHERE id = ?"), arguments: [id.description])
             == true
     }
 
     /// One stored geofence, inside the caller's transaction.
-    package static func storedGeofence(_ db: Database, id: UUIDv7) throws -> Geofence? {
+    static func storedGeofence(_ db: Database, id: UUIDv7) throws -> Geofence? {
         try String.fetchOne(
             db.cachedStatement(sql: "SELECT body FROM local_geofences WHERE id = ?"), arguments: [id.description]
         ).map { try decode(Geofence.self, $0) }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TrendyLogging
 import TrendyServer
+import TrendyServerTestSupport
 
 /// The real `trendy` binary against the real dev server on loopback.
 @Suite(.timeLimit(.minutes(2)))
@@ -19,15 +20,7 @@ struct AuthCLITests {
         c.accessTokenLifetime = tokenLifetime
         c.refreshReuseInterval = .seconds(0)
         configure(&c)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled(), now: now)
-        let running = try await server.start()
-        do {
-            try await body(running)
-        } catch {
-            await running.stop()
-            throw error
-        }
-        await running.stop()
+        try await RunningTestServer.with(c, now: now) { test in try await body(test.running) }
     }
 
     func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ server: RunningServer?, stdin: String? = nil)
@@ -175,11 +168,9 @@ struct AuthCLITests {
             #expect(error?["code"] as? String == "reauthentication_needed")
             #expect((error?["message"] as? String)?.contains("mailed a code to old@example.com") == true)
             #expect((error?["message"] as? String)?.contains("run again with --code") == true)
-            let mails = try FileManager.default.contentsOfDirectory(atPath: mail.path)
+            let mails = try DevMail.messages(in: mail.url)
             #expect(mails.count == 1)
-            let text = try String(contentsOfFile: mail.path + "/" + mails[0], encoding: .utf8)
-            let code = try #require(
-                text.split(separator: "\n").first { $0.hasPrefix("Enter the code: ") }?.dropFirst(16))
+            let code = try #require(mails.first?.code)
             let wrong = try await trendy(
                 ["account", "password", "--password-stdin", "--code", code == "000000" ? "111111" : "000000"], dir,
                 server, stdin: "password-two-2\n")
@@ -195,7 +186,7 @@ struct AuthCLITests {
             #expect(recent.status == 75, "\(recent.stderr)")
             let recentError = json(recent)["error"] as? [String: Any]
             #expect(recentError?["code"] as? String == "reauthentication_code_recent")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: mail.path).count == 1)
+            #expect(try DevMail.messages(in: mail.url).count == 1)
             // A code that cannot be one is refused here (64) and costs none of the server's tries.
             for bad in ["abc", "12345", "1234567", "１２３４５６"] {
                 let r = try await trendy(

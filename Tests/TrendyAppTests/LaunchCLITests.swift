@@ -3,6 +3,7 @@ import Testing
 import TrendyApp
 import TrendyLogging
 import TrendyServer
+import TrendyServerTestSupport
 
 /// `trendy launch` and `trendy onboarding` as the real binary against the real dev server.
 @Suite(.timeLimit(.minutes(3)))
@@ -17,15 +18,7 @@ struct LaunchCLITests {
         c.bcryptCost = 4
         c.jwtSecret = String(repeating: "l", count: 40)
         configure(&c)
-        let server = try await TrendyServer(configuration: c, logs: LogSystem.disabled())
-        let running = try await server.start()
-        do {
-            try await body(server, running)
-        } catch {
-            await running.stop()
-            throw error
-        }
-        await running.stop()
+        try await RunningTestServer.with(c) { test in try await body(test.server, test.running) }
     }
 
     static let unreachable = "http://127.0.0.1:9"

@@ -275,4 +275,34 @@ struct SignUpTests {
         #expect(rig.store.load() == nil)
         #expect(rig.auth.currentSession == nil)
     }
+
+    /// A password change carries the reauthentication code when there is one; a password the
+    /// server could never take is refused here; a session the server ended is ended here too.
+    @Test func aPasswordChangeSendsItsCodeAndARevokedSessionEnds() async throws {
+        let rig = AuthRig(stored: nil)
+        try rig.store.save(rig.session(n: 1, in: 3_600))
+        let auth = rig.controller()
+        try await auth.changePassword(to: "password-new-1", nonce: nil)
+        try await auth.requestReauthentication()
+        try await auth.changePassword(to: "password-new-2", nonce: "123456")
+        #expect(rig.gateway.nonces == [nil, "123456"])
+        #expect(rig.gateway.calls("requestReauthentication") == 1)
+        await #expect(throws: AuthError.passwordTooLong(maximumBytes: 72)) {
+            try await auth.changePassword(to: String(repeating: "é", count: 40), nonce: nil)
+        }
+        await #expect(throws: AuthError.weakPassword(minimumLength: 8)) {
+            try await auth.changePassword(to: "short", nonce: nil)
+        }
+        #expect(rig.gateway.calls("updatePassword") == 2)
+        rig.gateway.onUpdatePassword(.reauthenticationNeeded, .sessionRevoked(code: "session_not_found"))
+        await #expect(throws: AuthError.reauthenticationNeeded) {
+            try await auth.changePassword(to: "password-new-3", nonce: nil)
+        }
+        #expect(auth.currentSession != nil)
+        await #expect(throws: AuthError.sessionRevoked(code: "session_not_found")) {
+            try await auth.changePassword(to: "password-new-3", nonce: nil)
+        }
+        #expect(auth.currentSession == nil)
+        #expect(rig.store.load() == nil)
+    }
 }

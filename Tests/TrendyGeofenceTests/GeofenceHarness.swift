@@ -13,7 +13,7 @@ typealias SeededRandom = SplitMix64
 
 extension SplitMix64 {
     /// The property tests' seeding (their recorded seeds replay as before).
-    init(propertySeed seed: UInt64) { self.init(state: seed &+ 0x9E37_79B9_7F4A_7C15) }
+    init(propertySeed seed: UInt64) { self.init(seed: seed &+ 0x9E37_79B9_7F4A_7C15) }
 }
 
 /// A folder removed when the value goes away.

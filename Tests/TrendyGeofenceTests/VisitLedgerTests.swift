@@ -165,3 +165,22 @@ import TrendySync
         #expect(try await h.ledger.states()[g.id]?.inside == false)
     }
 }
+
+/// The ledger's stored outcome is read leniently: a kind a later version wrote is `recorded`.
+@Suite struct StoredCrossingKindTests {
+    @Test func anUnknownStoredKindReadsAsRecorded() async throws {
+        let h = try GeofenceHarness()
+        let g = try await h.geofence("Home", at: Coordinate(latitude: 52.52, longitude: 13.405))
+        let c = RegionCrossing(
+            id: "k1", geofenceId: g.id, kind: .enter, occurredAt: Date(timeIntervalSince1970: 1_800_000_000),
+            location: g.center, source: .monitor)
+        _ = try await h.ledger.record(c)
+        #expect(try await h.ledger.lastCrossings()[g.id]?.outcome == .created)
+        try await h.database.write { db in try db.execute(sql: "UPDATE geofence_crossings SET outcome = 'teleported'") }
+        #expect(try await h.ledger.lastCrossings()[g.id]?.outcome == .recorded)
+        #expect(CrossingOutcome.Kind(stored: "already_handled") == .alreadyHandled)
+        let json = try JSONEncoder().encode([CrossingOutcome.Kind.alreadyHandled])
+        #expect(String(decoding: json, as: UTF8.self) == #"["already_handled"]"#)
+        #expect(try JSONDecoder().decode([CrossingOutcome.Kind].self, from: Data(#"["x"]"#.utf8)) == [.recorded])
+    }
+}

@@ -15,14 +15,15 @@ import TrendyTestSupport
 
 /// A real server on an ephemeral loopback port, an HTTP client, and helpers to sign up users.
 struct ServerHarness: Sendable {
-    let server: TrendyServer
-    let running: RunningServer
-    let http: HTTPClient
+    let test: RunningTestServer
     let clock: ManualClock
     let logs: InMemoryLogSink
     let ids: UUIDv7Generator
 
-    var baseURL: URL { running.baseURL }
+    var server: TrendyServer { test.server }
+    var running: RunningServer { test.running }
+    var http: HTTPClient { test.http }
+    var baseURL: URL { test.baseURL }
 
     static func with(
         _ configuration: ServerConfiguration = .testing(), realTime: Bool = false,
@@ -39,10 +40,7 @@ struct ServerHarness: Sendable {
             now = { clock.now }
         }
         try await RunningTestServer.with(configuration, logs: logs, now: now) { test in
-            try await body(
-                ServerHarness(
-                    server: test.server, running: test.running, http: test.http, clock: clock, logs: sink,
-                    ids: UUIDv7Generator(now: now)))
+            try await body(ServerHarness(test: test, clock: clock, logs: sink, ids: UUIDv7Generator(now: now)))
         }
     }
 
@@ -72,18 +70,11 @@ struct ServerHarness: Sendable {
     func signUp(_ email: String = "user-\(UUID().uuidString.prefix(8))@example.com", password: String = "password-123")
         async throws -> GoTrueSession
     {
-        let r = try await raw(
-            .POST, "/auth/v1/signup", body: #"{"email":"\#(email)","password":"\#(password)"}"#)
-        #expect(r.status == 200, "signup failed: \(String(decoding: r.body, as: UTF8.self))")
-        return try TrendyJSON.decoder().decode(GoTrueSession.self, from: r.body)
+        try await test.signUp(email, password: password)
     }
 
     /// An API client using `token`.
-    func client(_ token: String?) -> LiveTrendyAPIClient {
-        LiveTrendyAPIClient(
-            configuration: .init(baseURL: baseURL, budget: NetworkBudget(request: .seconds(10))), http: http,
-            tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
-    }
+    func client(_ token: String?) -> LiveTrendyAPIClient { test.client(token) }
 
     /// A signed-up user's client.
     func newUserClient() async throws -> (client: LiveTrendyAPIClient, session: GoTrueSession) {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyAPI
 import TrendyServer
+import TrendyServerTestSupport
 
 /// `PUT /auth/v1/user` beyond the password: user metadata as GoTrue merges it, and GoTrue's
 /// reauthentication (a code by mail) for password changes in old sessions.
@@ -68,17 +69,11 @@ struct UserUpdateTests {
         }
     }
 
-    /// The codes the server "mailed", newest last.
+    /// The codes the server "mailed", newest last; every mail owner-only and carrying a code.
     func codes(in directory: URL) throws -> [String] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }
-            .sorted()
-        return try names.map { name in
-            let file = directory.appendingPathComponent(name)
-            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
-            #expect(mode == 0o600)
-            let text = try String(contentsOf: file, encoding: .utf8)
-            let code = text.split(separator: "\n").first { $0.hasPrefix("Enter the code: ") }?.dropFirst(16)
-            return String(try #require(code))
+        try DevMail.messages(in: directory).map { message in
+            #expect(message.mode == 0o600)
+            return try #require(message.code)
         }
     }
 
@@ -153,6 +148,27 @@ struct UserUpdateTests {
             let (fresh, _) = try await refreshed(h, refresh)  // the same old session, a new access token
             let expired = try await put(h, fresh, #"{"password":"fifth-password","nonce":"\#(third)"}"#)
             #expect(expired.json["code"] as? String == "reauthentication_not_valid")
+        }
+    }
+
+    /// A mail that cannot be written is a 500 and leaves no code behind: asking again at once
+    /// works, instead of waiting out the minute for a code nobody received.
+    @Test func aMailThatCannotBeWrittenCanBeAskedForAgainAtOnce() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("mail-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let mail = base.appendingPathComponent("box")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: mail.path, contents: Data("a file, not a folder".utf8)))
+        try await ServerHarness.with(.testing { $0.mailDirectory = mail.path }) { h in
+            let session = try await h.signUp()
+            let auth = [("Authorization", "Bearer \(session.accessToken)")] + Self.modern
+            let failed = try await h.raw(.GET, "/auth/v1/reauthenticate", headers: auth)
+            #expect(failed.status == 500)
+            #expect(failed.json["code"] as? String == "unexpected_failure")
+            try FileManager.default.removeItem(at: mail)
+            let again = try await h.raw(.GET, "/auth/v1/reauthenticate", headers: auth)
+            #expect(again.status == 200)
+            #expect(try codes(in: mail).count == 1)
         }
     }
 

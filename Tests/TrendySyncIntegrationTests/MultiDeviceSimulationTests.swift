@@ -45,9 +45,6 @@ struct MultiDeviceSimulationTests {
     }
 }
 
-/// A small, fast, seedable generator.
-typealias SeededGenerator = SplitMix64
-
 struct SimulationFailure: Error, CustomStringConvertible {
     var description: String
 }
@@ -87,7 +84,7 @@ struct Simulation {
     /// This run's own account (so every seed starts empty and costs the same).
     var api: (any TrendyAPIClient)!
     var userId = ""
-    var rng: SeededGenerator
+    var rng: SplitMix64
     var devices: [Device] = []
     var step = 0
     /// "device|entity/field" → the device's last intent.
@@ -100,7 +97,7 @@ struct Simulation {
     init(seed: UInt64, harness: SyncHarness) {
         self.seed = seed
         self.harness = harness
-        rng = SeededGenerator(state: seed)
+        rng = SplitMix64(seed: seed)
     }
 
     mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }

@@ -19,9 +19,9 @@ import TrendyTestSupport
 /// go through an ``InterceptingAPIClient``.
 struct SyncHarness: Sendable {
     let test: RunningTestServer
-    let server: TrendyServer
-    let running: RunningServer
-    let http: HTTPClient
+    var server: TrendyServer { test.server }
+    var running: RunningServer { test.running }
+    var http: HTTPClient { test.http }
     let api: InterceptingAPIClient
     let direct: LiveTrendyAPIClient
     let store: SQLiteLocalStore
@@ -43,9 +43,8 @@ struct SyncHarness: Sendable {
         c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
         c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
         try await RunningTestServer.with(c) { test in
-            let (server, running, http) = (test.server, test.running, test.http)
             let (direct, session) = try await test.signedUpClient(request: .seconds(60))
-            server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
+            test.server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
             let api = InterceptingAPIClient(direct)
             let clock = ManualClock(Date())
             let store = try memoryStore(now: { clock.now })
@@ -54,7 +53,7 @@ struct SyncHarness: Sendable {
                 store: store, api: api, identity: { box.current }, now: { clock.now },
                 logger: LogSystem.disabled().logger(.sync))
             let h = SyncHarness(
-                test: test, server: server, running: running, http: http, api: api, direct: direct, store: store,
+                test: test, api: api, direct: direct, store: store,
                 engine: engine,
                 identity: box, clock: clock, ids: UUIDv7Generator(), userId: session.user.id,
                 token: session.accessToken)

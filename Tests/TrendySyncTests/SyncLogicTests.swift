@@ -135,3 +135,19 @@ struct FieldPatchTests {
         #expect(geofence.map(\.id) == ["e"])
     }
 }
+
+/// Outcomes are stored by their raw values and read leniently (`StoredEnum`).
+@Suite struct StoredOutcomeTests {
+    @Test func aRunReadsBackAndAnUnknownOutcomeReadsAsError() throws {
+        let run = SyncRun(
+            startedAt: Date(timeIntervalSince1970: 1_800_000_000), duration: 1.5, pushed: 2, pulled: 3,
+            outcome: .rateLimited, error: "rate limited")
+        let json = try TrendyJSON.encoder().encode(run)
+        #expect(String(decoding: json, as: UTF8.self).contains(#""outcome":"rate_limited""#))
+        #expect(try TrendyJSON.decoder().decode(SyncRun.self, from: json) == run)
+        let later = String(decoding: json, as: UTF8.self).replacingOccurrences(of: "rate_limited", with: "throttled")
+        #expect(try TrendyJSON.decoder().decode(SyncRun.self, from: Data(later.utf8)).outcome == .error)
+        #expect(SyncOutcome(stored: "signed_out") == .signedOut)
+        #expect(SyncOutcome.signedOut.description == "signed_out")
+    }
+}

@@ -110,7 +110,7 @@ struct TypesCommand: AsyncParsableCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let wanted = EventType(
-                    id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces), color: color, icon: icon)
+                    id: env.ids.next(), name: name.trimmingWhiteSpace, color: color, icon: icon)
                 // Get or create (D39): adding a type that exists — perhaps just made by another
                 // process — is not an error; the existing type is kept as it is.
                 let (type, created) = try await storeCall { try await env.store.findOrCreateEventType(wanted) }

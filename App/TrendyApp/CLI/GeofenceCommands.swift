@@ -79,7 +79,7 @@ struct GeofenceCommand: AsyncParsableCommand {
                 var exit: EventType?
                 if let exitType { exit = try await resolveType(env, exitType) }
                 let geofence = Geofence(
-                    id: env.ids.next(), name: name.trimmingCharacters(in: .whitespaces),
+                    id: env.ids.next(), name: name.trimmingWhiteSpace,
                     center: center, radius: radius,
                     entryEventTypeId: entry.id, exitEventTypeId: exit?.id, isActive: !inactive)
                 try await storeCall { try await env.store.createGeofence(geofence) }

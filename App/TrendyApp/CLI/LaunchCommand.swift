@@ -34,7 +34,11 @@ struct LaunchCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "The main tab to show: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
     @Flag(help: "Stop after the first frame instead of letting the background work finish.") var noWait = false
+    /// The region-event option's name, shared with the shortcut in ``TrendyCommand/start(_:)``.
+    static let regionEventOption = "region-event"
+
     @Option(
+        name: .customLong(regionEventOption),
         help: ArgumentHelp(
             "Launch as the system does for a region crossing: enter|exit:<geofence-id>[@<time>].",
             discussion: "The crossing is stored durably before anything else starts, then handled exactly once "

@@ -41,17 +41,14 @@ public struct TrendyCommand: AsyncParsableCommand {
             return
         }
         let rest = Array(arguments.dropFirst())
+        var early: AppLaunch.EarlyDecision?
         // A region-event wake-up stores its crossing before anything else, so it decides later.
-        let wakeUp = rest.contains { $0.hasPrefix("--region-event") }
-        let early: AppLaunch.EarlyDecision? =
-            wakeUp
-            ? nil
-            : {
-                let paths = AppPaths.resolve(
-                    flag: GlobalOptions.dataDirectory(in: rest), environment: ProcessInfo.processInfo.environment)
-                return AppLaunch.EarlyDecision(
-                    paths: paths, decision: AppLaunch.decide(paths: paths, start: LaunchClock.mainStarted ?? .now))
-            }()
+        if !rest.contains(where: { $0.hasPrefix("--" + LaunchCommand.regionEventOption) }) {
+            let paths = AppPaths.resolve(
+                flag: GlobalOptions.dataDirectory(in: rest), environment: ProcessInfo.processInfo.environment)
+            early = AppLaunch.EarlyDecision(
+                paths: paths, decision: AppLaunch.decide(paths: paths, start: LaunchClock.mainStarted ?? .now))
+        }
         guard let launch = try? LaunchCommand.parse(rest) else {
             await main(arguments)
             return

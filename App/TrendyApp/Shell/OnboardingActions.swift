@@ -65,7 +65,7 @@ struct OnboardingActions {
         switch step {
         case .welcome, .auth, .createEventType:
             if let typeName {
-                let name = typeName.trimmingCharacters(in: .whitespaces)
+                let name = typeName.trimmingWhiteSpace
                 if try await env.store.eventType(named: name) == nil {
                     let type = EventType(id: env.ids.next(), name: name, color: "#3B82F6", icon: "circle")
                     try await storeCall { try await env.store.createEventType(type) }

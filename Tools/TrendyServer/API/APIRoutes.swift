@@ -57,8 +57,9 @@ struct APIRoutes: Sendable {
         return n
     }
 
-    func validate(_ check: () throws(ValidationError) -> Void) throws {
-        do { try check() } catch { throw ProblemError.validation(error.issues) }
+    /// Refuses a value that breaks its model's rules (422 with every issue).
+    func validate(_ value: some Validating) throws {
+        do throws(ValidationError) { try value.validate() } catch { throw ProblemError.validation(error.issues) }
     }
 
     // MARK: Health
@@ -83,7 +84,7 @@ struct APIRoutes: Sendable {
             let type = EventType(
                 id: body.id ?? ids.next(), name: body.name.trimmingWhiteSpace,
                 color: body.color ?? "#3B82F6", icon: body.icon ?? "circle")
-            try validate { () throws(ValidationError) in try type.validate() }
+            try validate(type)
             let (stored, created) = try await storeCall {
                 try await store.createEventType(userId: user, type, now: now())
             }
@@ -143,7 +144,7 @@ struct APIRoutes: Sendable {
         let buffer = try await JSONIO.body(request, context: context)
         let geofence = try JSONIO.decode(Geofence.self, from: buffer)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
-            try validate { () throws(ValidationError) in try geofence.validate() }
+            try validate(geofence)
             let (stored, created) = try await storeCall {
                 try await store.createGeofence(userId: user, geofence, now: now())
             }

@@ -177,6 +177,9 @@ struct AuthRoutes: Sendable {
     /// The largest `user_metadata` kept, as JSON (GoTrue sets no limit; every token refresh and
     /// user answer carries it, so the dev server keeps it small).
     static let maximumMetadataBytes = 16 * 1024
+    static let metadataTooLarge = GoTrueError(
+        statusCode: 422, code: "validation_failed",
+        message: "User metadata cannot be larger than \(maximumMetadataBytes) bytes")
 
     /// The `data` member of a signup or user update: GoTrue's `user_metadata` changes.
     static func metadata(_ value: Any?) throws -> [String: JSONValue]? {
@@ -185,11 +188,7 @@ struct AuthRoutes: Sendable {
             let bytes = try? JSONSerialization.data(withJSONObject: value),
             let object = try? JSONDecoder().decode([String: JSONValue].self, from: bytes)
         else { throw GoTrueError(statusCode: 400, code: "bad_json", message: "Could not parse request body as JSON") }
-        guard bytes.count <= maximumMetadataBytes else {
-            throw GoTrueError(
-                statusCode: 422, code: "validation_failed",
-                message: "User metadata cannot be larger than \(maximumMetadataBytes) bytes")
-        }
+        guard bytes.count <= maximumMetadataBytes else { throw metadataTooLarge }
         return object
     }
 
@@ -276,9 +275,7 @@ struct AuthRoutes: Sendable {
                 else { throw GoTrueError.sessionNotFound }
                 user = updated
             } catch StoreError.validation {
-                throw GoTrueError(
-                    statusCode: 422, code: "validation_failed",
-                    message: "User metadata cannot be larger than \(Self.maximumMetadataBytes) bytes")
+                throw Self.metadataTooLarge
             }
         }
         return try JSONIO.response(user.goTrueUser)
@@ -326,9 +323,17 @@ struct AuthRoutes: Sendable {
                 statusCode: 429, code: "over_email_send_rate_limit",
                 message: "For security purposes, you can only request this after \(wait) seconds.")
         }
-        try DevMailbox(directory: URL(fileURLWithPath: directory)).send(
-            to: user.email, subject: "Confirm reauthentication",
-            body: "Enter the code: \(code)\nIt is valid for one hour.", now: at)
+        do {
+            try DevMailbox(directory: URL(fileURLWithPath: directory)).send(
+                to: user.email, subject: "Confirm reauthentication",
+                body: "Enter the code: \(code)\nIt is valid for one hour.", now: at)
+        } catch {
+            // No mail, no code: asking again at once must work (not wait out the minute).
+            try await store.cancelReauthentication(userId: user.id)
+            logger.error("Cannot write the reauthentication mail", metadata: ["error": .error(error)])
+            throw GoTrueError(
+                statusCode: 500, code: "unexpected_failure", message: "Error sending reauthentication email")
+        }
         logger.info("Reauthentication code sent", metadata: ["user_id": .string(user.id)])
         return JSONIO.raw(Data("{}".utf8), status: .ok, headers: [:])
     }

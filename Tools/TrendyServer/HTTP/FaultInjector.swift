@@ -38,7 +38,7 @@ public final class FaultInjector: Sendable {
     func next() -> Double {
         let drawn = seeded.withLock { state -> UInt64? in
             guard let s = state else { return nil }
-            var generator = SplitMix64(state: s)
+            var generator = SplitMix64(seed: s)
             defer { state = generator.state }
             return generator.next()
         }

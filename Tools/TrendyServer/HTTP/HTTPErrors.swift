@@ -107,25 +107,24 @@ struct GoTrueError: Error, HTTPResponseError {
 
     /// Hummingbird's own errors and the API's problems, for a request under `/auth/v1`.
     static func from(_ error: any Error) -> GoTrueError {
+        let status: Int
+        let detail: String
         if let http = error as? HTTPError {
-            switch http.status.code {
-            case 404: return GoTrueError(statusCode: 404, code: "not_found", message: "Not Found")
-            case 405: return GoTrueError(statusCode: 405, code: "method_not_allowed", message: "Method Not Allowed")
-            case 413:
-                return GoTrueError(statusCode: 413, code: "request_too_large", message: "Request body too large")
-            default:
-                return GoTrueError(
-                    statusCode: Int(http.status.code), code: "unknown", message: http.status.reasonPhrase)
-            }
+            (status, detail) = (Int(http.status.code), http.status.reasonPhrase)
+        } else if let problem = (error as? ProblemError)?.problem {
+            (status, detail) = (problem.status, problem.detail ?? problem.title)
+        } else {
+            return GoTrueError(
+                statusCode: 500, code: "unexpected_failure",
+                message: "Unexpected failure, please check server logs for more information")
         }
-        if let problem = error as? ProblemError {
-            let p = problem.problem
-            let code = p.status == 413 ? "request_too_large" : p.status == 400 ? "bad_json" : "unknown"
-            return GoTrueError(statusCode: p.status, code: code, message: p.detail ?? p.title)
+        switch status {
+        case 404: return GoTrueError(statusCode: 404, code: "not_found", message: "Not Found")
+        case 405: return GoTrueError(statusCode: 405, code: "method_not_allowed", message: "Method Not Allowed")
+        case 413: return GoTrueError(statusCode: 413, code: "request_too_large", message: "Request body too large")
+        case 400 where error is ProblemError: return GoTrueError(statusCode: 400, code: "bad_json", message: detail)
+        default: return GoTrueError(statusCode: status, code: "unknown", message: detail)
         }
-        return GoTrueError(
-            statusCode: 500, code: "unexpected_failure",
-            message: "Unexpected failure, please check server logs for more information")
     }
 
     static let invalidCredentials = GoTrueError(

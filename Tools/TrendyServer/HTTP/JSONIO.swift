@@ -65,10 +65,7 @@ enum JSONIO {
     }
 
     static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let p = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-            return p.isEmpty ? "" : " at \(p)"
-        }
+        func path(_ context: DecodingError.Context) -> String { fieldPath(context).map { " at \($0)" } ?? "" }
         switch error {
         case .dataCorrupted(let c):
             if c.codingPath.isEmpty { return "The body is not valid JSON." }

@@ -29,28 +29,24 @@ struct RequestLogMiddleware: RouterMiddleware {
         var response: Response
         do {
             response = try await next(request, context)
-        } catch let error as HTTPError where error.status.code == 404 && !methods.allowed(request.uri.path).isEmpty {
-            // The path exists with other methods: 405 with `Allow` (Hummingbird says 404).
-            let allow = methods.allowed(request.uri.path).joined(separator: ", ")
-            if request.uri.path.hasPrefix("/auth/v1") {
-                response = try GoTrueError(statusCode: 405, code: "method_not_allowed", message: "Method Not Allowed")
-                    .response(from: request, context: context)
-            } else {
-                response = try ProblemError(
-                    405, ProblemCode.methodNotAllowed, "Method not allowed",
-                    detail: "\(request.method.rawValue) is not allowed here; use \(allow)."
-                ).response(from: request, context: context)
-            }
-            response.headers[.allow] = allow
         } catch let error as any HTTPResponseError {
-            if request.uri.path.hasPrefix("/auth/v1"), !(error is GoTrueError), !(error is GoTrueRateLimited) {
+            // A path that exists with other methods is 405 with `Allow` (Hummingbird says 404).
+            let allow = (error as? HTTPError)?.status.code == 404 ? methods.allowed(request.uri.path) : []
+            let failure: any HTTPResponseError =
+                allow.isEmpty
+                ? error
+                : ProblemError(
+                    405, ProblemCode.methodNotAllowed, "Method not allowed",
+                    detail: "\(request.method.rawValue) is not allowed here; use \(allow.joined(separator: ", ")).")
+            if request.uri.path.hasPrefix("/auth/v1"), !(failure is GoTrueError), !(failure is GoTrueRateLimited) {
                 // Everything under /auth/v1 answers in GoTrue's shape, Hummingbird's own errors too.
-                response = try GoTrueError.from(error).response(from: request, context: context)
-            } else if let http = error as? HTTPError {
+                response = try GoTrueError.from(failure).response(from: request, context: context)
+            } else if let http = failure as? HTTPError {
                 response = try Self.problem(for: http).response(from: request, context: context)
             } else {
-                response = try error.response(from: request, context: context)
+                response = try failure.response(from: request, context: context)
             }
+            if !allow.isEmpty { response.headers[.allow] = allow.joined(separator: ", ") }
         } catch let error as ConnectionDropped {
             throw error
         } catch {

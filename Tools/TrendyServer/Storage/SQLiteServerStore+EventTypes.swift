@@ -89,13 +89,9 @@ extension SQLiteServerStore {
                         db, userId: userId, entity: .eventType, id: id, what: "event type", patch: patch, base: base,
                         now: now
                     ) { body in
+                        // Checked like any edit: what a conflict keeps can be restored.
                         var last = try Self.decode(Timestamped<EventType>.self, body)
-                        last.value = update.apply(to: last.value)
-                        // An edit of a deleted type is kept only when it is valid: what a conflict
-                        // keeps can be restored.
-                        do throws(ValidationError) { try last.value.validate() } catch {
-                            throw StoreError.validation(error.issues)
-                        }
+                        last.value = try Self.valid(update.apply(to: last.value))
                         return try Self.encode(last)
                     })
             }
@@ -104,8 +100,7 @@ extension SQLiteServerStore {
                 current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)) }, patch: patch,
                 base: base,
                 now: now)
-            let updated = update.apply(to: stored.value)
-            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            let updated = try Self.valid(update.apply(to: stored.value))
             if try Self.nameTaken(db, userId: userId, name: updated.name, except: id) {
                 throw StoreError.conflict("an event type named \"\(updated.name)\" already exists")
             }

@@ -149,6 +149,18 @@ extension SQLiteServerStore {
             arguments: arguments) == true
     }
 
+    /// `update` laid over `before`, checked as every edit of an event is (live or deleted): its
+    /// rules, and a geofence it newly names must be one of the user's.
+    static func edited(_ db: Database, userId: String, _ before: Event, _ update: EventUpdate) throws -> Event {
+        let after = try valid(update.apply(to: before))
+        if let geofence = after.geofenceId, geofence != before.geofenceId,
+            try !isOwnGeofence(db, userId: userId, id: geofence)
+        {
+            throw StoreError.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
+        }
+        return after
+    }
+
     /// Implements `ServerStore.updateEvent`.
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
@@ -160,36 +172,20 @@ extension SQLiteServerStore {
                     try Self.missing(
                         db, userId: userId, entity: .event, id: id, what: "event", patch: patch, base: base, now: now
                     ) { body in
+                        // Checked like any edit: what a conflict keeps can be restored.
                         var last = try Self.decode(Timestamped<Event>.self, body)
-                        let before = last.value
-                        last.value = update.apply(to: last.value)
-                        // An edit of a deleted event is kept only when it is valid: what a conflict
-                        // keeps can be restored.
-                        do throws(ValidationError) { try last.value.validate() } catch {
-                            throw StoreError.validation(error.issues)
-                        }
-                        if let geofence = last.value.geofenceId, geofence != before.geofenceId,
-                            try !Self.isOwnGeofence(db, userId: userId, id: geofence)
-                        {
-                            throw StoreError.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
-                        }
+                        last.value = try Self.edited(db, userId: userId, last.value, update)
                         return try Self.encode(last)
                     })
             }
             let conflicts = try Self.fieldConflicts(
                 db, entity: .event, id: id, current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
                 patch: patch, base: base, now: now)
-            let updated = update.apply(to: stored.value)
-            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            let updated = try Self.edited(db, userId: userId, stored.value, update)
             if updated.eventTypeId != stored.value.eventTypeId,
                 try Self.fetchEventType(db, userId: userId, id: updated.eventTypeId.description) == nil
             {
                 throw StoreError.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])
-            }
-            if let geofence = updated.geofenceId, geofence != stored.value.geofenceId,
-                try !Self.isOwnGeofence(db, userId: userId, id: geofence)
-            {
-                throw StoreError.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
             }
             if let duplicate = try Self.duplicate(db, userId: userId, of: updated), duplicate.value.id.description != id
             {

@@ -88,13 +88,9 @@ extension SQLiteServerStore {
                         db, userId: userId, entity: .geofence, id: id, what: "geofence", patch: patch, base: base,
                         now: now
                     ) { body in
+                        // Checked like any edit: what a conflict keeps can be restored.
                         var last = try Self.decode(Timestamped<Geofence>.self, body)
-                        last.value = update.apply(to: last.value)
-                        // An edit of a deleted geofence is kept only when it is valid: what a
-                        // conflict keeps can be restored.
-                        do throws(ValidationError) { try last.value.validate() } catch {
-                            throw StoreError.validation(error.issues)
-                        }
+                        last.value = try Self.valid(update.apply(to: last.value))
                         return try Self.encode(last)
                     })
             }
@@ -103,8 +99,7 @@ extension SQLiteServerStore {
                 current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) }, patch: patch,
                 base: base,
                 now: now)
-            let updated = update.apply(to: stored.value)
-            do throws(ValidationError) { try updated.validate() } catch { throw StoreError.validation(error.issues) }
+            let updated = try Self.valid(update.apply(to: stored.value))
             try Self.checkTypes(db, userId: userId, updated)
             let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
             let body = try Self.encode(result)

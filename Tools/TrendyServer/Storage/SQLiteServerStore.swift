@@ -23,6 +23,13 @@ public final class SQLiteServerStore: ServerStore {
         try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
     }
 
+    /// `value` if it keeps its model's rules; else their issues as a store error (422). Every edit
+    /// is checked with it, of a live entity and of a deleted one's last content alike.
+    static func valid<T: Validating>(_ value: T) throws -> T {
+        do throws(ValidationError) { try value.validate() } catch { throw StoreError.validation(error.issues) }
+        return value
+    }
+
     /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per
     /// user (the next is one more than the user's last), so a cursor says nothing about what
     /// other users write; SQLite's single writer makes the numbering race-free.
@@ -121,6 +128,15 @@ public final class SQLiteServerStore: ServerStore {
                     """,
                 arguments: [codeHash, now.timeIntervalSince1970, userId])
             return .started
+        }
+    }
+
+    /// Implements `ServerStore.cancelReauthentication`.
+    public func cancelReauthentication(userId: String) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: "UPDATE users SET reauthentication_hash = NULL, reauthentication_sent_at = NULL WHERE id = ?",
+                arguments: [userId])
         }
     }
 

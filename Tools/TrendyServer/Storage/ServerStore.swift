@@ -165,6 +165,8 @@ public protocol ServerStore: Sendable {
     /// `minimumInterval` seconds ago.
     func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
         async throws -> ReauthenticationStart
+    /// Forgets the user's current code and when it was sent (the mail carrying it failed).
+    func cancelReauthentication(userId: String) async throws
     /// Whether `codeHash` is the user's current code, stored less than `lifetime` seconds ago.
     /// A matching code is used up; so is the code after `maximumFailures` wrong ones.
     func consumeReauthentication(
