@@ -90,3 +90,13 @@ public struct SignUpFailed: Error, CustomStringConvertible {
     /// A readable summary.
     public var description: String { "sign-up failed with HTTP \(status): \(body)" }
 }
+
+extension ServerConfiguration {
+    /// ``ServerConfiguration/testing()`` (in memory, an ephemeral port, cheap hashing, rate limits
+    /// out of the way) with `change` applied.
+    public static func testing(_ change: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
+        var c = ServerConfiguration.testing()
+        change(&c)
+        return c
+    }
+}

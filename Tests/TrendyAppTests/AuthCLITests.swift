@@ -12,14 +12,11 @@ struct AuthCLITests {
         tokenLifetime: Duration = .seconds(3_600), configure: (inout ServerConfiguration) -> Void = { _ in },
         now: @escaping @Sendable () -> Date = Date.init, _ body: (RunningServer) async throws -> Void
     ) async throws {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = nil
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "k", count: 40)
-        c.accessTokenLifetime = tokenLifetime
-        c.refreshReuseInterval = .seconds(0)
-        configure(&c)
+        let c = ServerConfiguration.testing { c in
+            c.accessTokenLifetime = tokenLifetime
+            c.refreshReuseInterval = .seconds(0)
+            configure(&c)
+        }
         try await RunningTestServer.with(c, now: now) { test in try await body(test.running) }
     }
 

@@ -12,13 +12,7 @@ struct LaunchCLITests {
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TrendyServer, RunningServer) async throws -> Void
     ) async throws {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = nil
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "l", count: 40)
-        configure(&c)
-        try await RunningTestServer.with(c) { test in try await body(test.server, test.running) }
+        try await RunningTestServer.with(.testing(configure)) { test in try await body(test.server, test.running) }
     }
 
     static let unreachable = "http://127.0.0.1:9"

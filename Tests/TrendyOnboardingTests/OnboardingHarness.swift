@@ -39,12 +39,7 @@ struct OnboardingHarness: Sendable {
     }
 
     static func with(_ body: (OnboardingHarness) async throws -> Void) async throws {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = nil
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "o", count: 40)
-        try await RunningTestServer.with(c) { server in
+        try await RunningTestServer.with(.testing()) { server in
             let (direct, session) = try await server.signedUpClient()
             let h = OnboardingHarness(
                 api: InterceptingAPIClient(direct), direct: direct, cache: InMemoryOnboardingCache(),

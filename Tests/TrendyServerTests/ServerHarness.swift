@@ -108,12 +108,3 @@ func apiError(_ body: () async throws(TrendyAPIError) -> Void, sourceLocation: S
         return error
     }
 }
-
-extension ServerConfiguration {
-    /// The test configuration with changes.
-    static func testing(_ change: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
-        var c = ServerConfiguration.testing()
-        change(&c)
-        return c
-    }
-}

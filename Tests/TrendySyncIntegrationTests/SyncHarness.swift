@@ -35,13 +35,7 @@ struct SyncHarness: Sendable {
     static func with(
         faults: FaultConfiguration = FaultConfiguration(), _ body: (SyncHarness) async throws -> Void
     ) async throws {
-        var c = ServerConfiguration()
-        c.port = 0
-        c.databasePath = nil
-        c.bcryptCost = 4
-        c.jwtSecret = String(repeating: "s", count: 40)
-        c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 10_000)
-        c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 1_000)
+        let c = ServerConfiguration.testing()
         try await RunningTestServer.with(c) { test in
             let (direct, session) = try await test.signedUpClient(request: .seconds(60))
             test.server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
