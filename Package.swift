@@ -211,7 +211,7 @@ let package = Package(
         .target(
             name: "TrendyRouting",
             dependencies: [
-                "TrendyModels", "TrendyOnboarding", "TrendyAuth", "TrendyLogging",
+                "TrendyModels", "TrendyAPI", "TrendyOnboarding", "TrendyAuth", "TrendyLogging",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/TrendyRouting",

@@ -29,7 +29,7 @@ public struct LocationReplayer: Sendable {
 
     /// Replays `fixes` into `monitor`.
     public func replay(
-        _ fixes: [LocationFix], into monitor: SimulatedRegionMonitor,
+        _ fixes: [LocationFix], into monitor: any LocationSimulator,
         afterEvents: @Sendable (UInt64) async -> Void = { _ in }
     ) async throws -> ReplaySummary {
         let clock = ContinuousClock()

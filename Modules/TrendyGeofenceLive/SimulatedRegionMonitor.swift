@@ -241,15 +241,3 @@ public actor SimulatedRegionMonitor: RegionMonitor {
     /// The last sequence number handed out.
     public var lastSequence: UInt64 { sequence }
 }
-
-extension SimulatedRegionMonitor {
-    /// Returns once `service` has handled every event this monitor reported, including events
-    /// reported while handling earlier ones (a re-plan asks for the state of the regions it adds).
-    public func settled(by service: any GeofenceService) async {
-        while true {
-            let target = lastSequence
-            await service.waitUntilProcessed(target)
-            if lastSequence == target { return }
-        }
-    }
-}

@@ -77,6 +77,13 @@ public final class FileOnboardingCache: OnboardingCache {
         public var deviceSawCompletedUser: Bool
         /// The signed-out person's step.
         public var signedOutStep: OnboardingStep
+
+        /// Creates facts.
+        public init(position: CachedOnboarding?, deviceSawCompletedUser: Bool, signedOutStep: OnboardingStep) {
+            self.position = position
+            self.deviceSawCompletedUser = deviceSawCompletedUser
+            self.signedOutStep = signedOutStep
+        }
     }
 
     /// Writes the whole state atomically (0600).

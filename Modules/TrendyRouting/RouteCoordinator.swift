@@ -29,12 +29,12 @@ public final class RouteCoordinator: Sendable {
     }
 
     let auth: any AuthService
-    let onboarding: any OnboardingStatusService
+    let onboarding: any RoutingOnboarding
     let logger: Logger
     let state = Mutex(State())
 
     /// Creates a coordinator; nothing happens until ``launch()``.
-    public init(auth: any AuthService, onboarding: any OnboardingStatusService, logger: Logger) {
+    public init(auth: any AuthService, onboarding: any RoutingOnboarding, logger: Logger) {
         self.auth = auth
         self.onboarding = onboarding
         self.logger = logger

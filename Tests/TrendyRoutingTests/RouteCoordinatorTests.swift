@@ -12,7 +12,7 @@ import TrendyTestSupport
 
 /// An onboarding service with a fixed cache and a scripted sign-in answer. Does not simulate:
 /// writes (they only move the cached step), analytics, the backend.
-final class StubOnboardingService: OnboardingStatusService {
+final class StubOnboardingService: RoutingOnboarding {
     let statuses: Mutex<[String: OnboardingStatus]>
     let signInAnswer: OnboardingFetch
     let device: Bool
@@ -24,27 +24,16 @@ final class StubOnboardingService: OnboardingStatusService {
         device = deviceSawCompletedUser
     }
 
-    func cachedStatus(for userId: String) -> OnboardingStatus? { statuses.withLock { $0[userId] } }
     func cachedPosition(for userId: String) -> CachedOnboarding? {
-        cachedStatus(for: userId).map(CachedOnboarding.init)
+        statuses.withLock { $0[userId] }.map(CachedOnboarding.init)
     }
     var deviceSawCompletedUser: Bool { device }
     var signedOutStep: OnboardingStep { .welcome }
-    func setSignedOutStep(_ step: OnboardingStep) {}
     func refresh(userId: String) async -> OnboardingFetch { signInAnswer }
     func signedIn(userId: String) async -> OnboardingFetch {
         signInCalls.withLock { $0 += 1 }
         return signInAnswer
     }
-    func advance(userId: String, to step: OnboardingStep) async -> OnboardingStatus { .initial }
-    func recordPermission(userId: String, _ kind: PermissionKind, _ outcome: PermissionOutcome) async
-        -> OnboardingStatus
-    { .initial }
-    func complete(userId: String) async -> OnboardingStatus { .initial }
-    func reset(userId: String) async throws(TrendyAPIError) -> OnboardingStatus { .initial }
-    func flushPending() async -> Bool { true }
-    func pendingWrite(for userId: String) -> PendingOnboardingWrite? { nil }
-    func analyticsEvents() -> [AnalyticsEvent] { [] }
 }
 
 @Suite(.timeLimit(.minutes(1)))

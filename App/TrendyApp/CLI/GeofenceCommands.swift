@@ -83,11 +83,11 @@ struct GeofenceCommand: AsyncParsableCommand {
                     center: center, radius: radius,
                     entryEventTypeId: entry.id, exitEventTypeId: exit?.id, isActive: !inactive)
                 try await storeCall { try await env.store.createGeofence(geofence) }
-                if await env.location.authorization() == .notDetermined {
-                    let status = await env.geofence.requestAuthorization()
+                if try await env.requireGeofence().location.authorization() == .notDetermined {
+                    let status = try await env.requireGeofence().service.requestAuthorization()
                     out.line("Location access: \(status.rawValue)")
                 }
-                let report = await env.geofence.reconcile(.geofencesChanged)
+                let report = try await env.requireGeofence().service.reconcile(.geofencesChanged)
                 let monitored =
                     report.added.contains { $0.hasSuffix(geofence.id.description) }
                     || report.kept.contains { $0.hasSuffix(geofence.id.description) }
@@ -109,7 +109,7 @@ struct GeofenceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let health = await env.geofence.health()
+                let health = try await env.requireGeofence().service.health()
                 let byId = Dictionary(uniqueKeysWithValues: health.regions.map { ($0.id, $0) })
                 let records = try await env.store.geofences()
                 let types = Dictionary(
@@ -150,7 +150,7 @@ struct GeofenceCommand: AsyncParsableCommand {
             try await CommandRunner(global).run { env, out in
                 let g = try await resolveGeofence(env, geofence).value
                 try await storeCall { try await env.store.deleteGeofence(id: g.id) }
-                await env.geofence.reconcile(.geofencesChanged)
+                try await env.requireGeofence().service.reconcile(.geofencesChanged)
                 out.line("Removed geofence \(g.name); its events stay.")
                 out.document(["removed": g.id.description])
             }
@@ -165,7 +165,7 @@ struct GeofenceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let h = await env.geofence.health()
+                let h = try await env.requireGeofence().service.health()
                 out.line("Geofencing: \(h.ok ? "ok" : "needs attention")")
                 out.line("Location access: \(h.authorization.rawValue)")
                 out.line(
@@ -202,8 +202,8 @@ struct GeofenceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let status = await env.geofence.requestAuthorization()
-                await env.geofence.reconcile(.authorization)
+                let status = try await env.requireGeofence().service.requestAuthorization()
+                try await env.requireGeofence().service.reconcile(.authorization)
                 out.line("Location access: \(status.rawValue)")
                 out.document(["authorization": status.rawValue])
                 if let advice = GeofenceHealth.advice(for: status) {
@@ -220,8 +220,8 @@ struct GeofenceCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                await env.geofence.start()
-                let r = await env.geofence.reconcile(.manual)
+                try await env.requireGeofence().service.start()
+                let r = try await env.requireGeofence().service.reconcile(.manual)
                 if !r.authorized {
                     out.line("Not reconciled: geofencing needs \"Always\" location access.")
                 } else {

@@ -59,9 +59,8 @@ struct LocationResult: Encodable {
 /// Feeds fixes into the simulated monitor with the geofence manager running, waiting after each
 /// fix that produced events until they are handled, then prints what happened.
 func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?, out: Output) async throws {
-    await env.geofence.start()
-    let geofence = env.geofence
-    let location = env.location
+    let (geofence, location) = try env.requireGeofence()
+    await geofence.start()
     let summary = try await LocationReplayer(speed: speed).replay(
         fixes, into: location, afterEvents: { _ in await location.settled(by: geofence) })
     await location.settled(by: geofence)
@@ -148,12 +147,13 @@ struct LocationCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
+                let location = try env.requireGeofence().location
                 let result = Result(
-                    location: await env.location.lastKnownLocation(), authorization: await env.location.authorization(),
-                    monitored: await env.location.monitoredRegions())
+                    location: await location.lastKnownLocation(), authorization: await location.authorization(),
+                    monitored: await location.monitoredRegions())
                 out.line("Location: \(result.location?.description ?? "unknown")")
                 out.line("Permission: \(result.authorization.rawValue)")
-                out.line("Monitored regions: \(result.monitored.count) of \(env.location.capacity)")
+                out.line("Monitored regions: \(result.monitored.count) of \(location.capacity)")
                 for r in result.monitored { out.line("  \(r.identifier)  \(r.center)  \(Int(r.radius)) m") }
                 out.document(result)
             }
@@ -171,9 +171,10 @@ struct LocationCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                await env.geofence.start()
-                await env.location.setAuthorization(status)
-                await env.location.settled(by: env.geofence)
+                let (geofence, location) = try env.requireGeofence()
+                await geofence.start()
+                await location.setAuthorization(status)
+                await location.settled(by: geofence)
                 out.line("Location permission: \(status.rawValue)")
                 if let advice = GeofenceHealth.advice(for: status) { out.line("→ \(advice)") }
                 out.document(["authorization": status.rawValue])

@@ -57,13 +57,13 @@ struct OnboardingReport: Encodable {
     let device_saw_completed_user: Bool
     let analytics: [AnalyticsEvent]
 
-    init(_ env: AppEnvironment, _ position: OnboardingActions.Position, source: String) {
+    init(_ onboarding: any OnboardingStatusService, _ position: OnboardingPosition, source: String) {
         var status: OnboardingStatus?
         switch position {
         case .signedOut: user_id = nil
         case .step(let user, _), .completed(let user):
             user_id = user
-            status = env.onboarding.cachedStatus(for: user)
+            status = onboarding.cachedStatus(for: user)
         }
         signed_in = user_id != nil
         let step: OnboardingStep
@@ -73,19 +73,19 @@ struct OnboardingReport: Encodable {
         }
         self.step = position.label
         progress = completed ? 1 : OnboardingFlow.progress(at: step)
-        can_go_back = OnboardingActions.canGoBack(position)
+        can_go_back = position.canGoBack
         skippable = !completed && OnboardingFlow.isSkippable(step)
         self.source = source
-        pending_write = user_id.flatMap { env.onboarding.pendingWrite(for: $0) }
+        pending_write = user_id.flatMap { onboarding.pendingWrite(for: $0) }
         permissions = [
             "notifications": (status?.notificationsStatus ?? .notRequested).rawValue,
             "location": (status?.locationStatus ?? .notRequested).rawValue,
             "health": (status?.healthStatus ?? .notRequested).rawValue,
         ]
         step_completed_at = status?.stepCompletedAt ?? [:]
-        device_saw_completed_user = env.onboarding.deviceSawCompletedUser
+        device_saw_completed_user = onboarding.deviceSawCompletedUser
         let user = user_id
-        analytics = env.onboarding.analyticsEvents().filter { user == nil || $0.userId == user }
+        analytics = onboarding.analyticsEvents().filter { user == nil || $0.userId == user }
     }
 }
 
@@ -93,17 +93,22 @@ struct OnboardingReport: Encodable {
 /// came from (`server` or `cache`); the screen is printed for people, the report with `--json`.
 func runOnboardingCommand(
     _ global: GlobalOptions,
-    _ action: @escaping (AppEnvironment, Output) async throws -> (OnboardingActions.Position, source: String)
+    _ action:
+        @escaping (AppEnvironment, any OnboardingStatusService, OnboardingSteps, Output) async throws -> (
+            OnboardingPosition, source: String
+        )
 ) async throws {
     try await CommandRunner(global).run { env, out in
-        let (position, source) = try await action(env, out)
+        let steps = try env.onboardingSteps()
+        let onboarding = try env.requireOnboarding()
+        let (position, source) = try await action(env, onboarding, steps, out)
         try await printPosition(env, position, out)
-        out.document(OnboardingReport(env, position, source: source))
+        out.document(OnboardingReport(onboarding, position, source: source))
     }
 }
 
 /// Prints where someone stands, for people: the onboarding screen they are on.
-func printPosition(_ env: AppEnvironment, _ position: OnboardingActions.Position, _ out: Output) async throws {
+func printPosition(_ env: AppEnvironment, _ position: OnboardingPosition, _ out: Output) async throws {
     switch position {
     case .completed:
         out.line("Onboarding is complete. → trendy launch")
@@ -124,19 +129,19 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await runOnboardingCommand(global) { env, out in
+            try await runOnboardingCommand(global) { env, onboarding, steps, out in
                 var source = "cache"
                 if let user = env.auth.currentUserId {
-                    switch await env.onboarding.refresh(userId: user) {
+                    switch await onboarding.refresh(userId: user) {
                     case .fresh: source = "server"
                     case .cached(_, let reason), .unavailable(let reason):
                         out.line("(not fetched from the server — \(reason); showing the status saved on this device)")
                     }
                 }
-                if let user = env.auth.currentUserId, let pending = env.onboarding.pendingWrite(for: user) {
+                if let user = env.auth.currentUserId, let pending = onboarding.pendingWrite(for: user) {
                     out.line("A change is waiting to reach the server (\(pending.attempts) failed attempt(s)).")
                 }
-                return (await OnboardingActions(env: env).position(), source)
+                return (await steps.position(), source)
             }
         }
     }
@@ -163,8 +168,11 @@ struct OnboardingCommand: AsyncParsableCommand {
             let prompter = CLIPermissionPrompter(
                 answers: answers, interactive: !global.json && isatty(STDIN_FILENO) == 1)
             let (type, log) = (type, log)
-            try await runOnboardingCommand(global) { env, _ in
-                (try await OnboardingActions(env: env).next(typeName: type, logType: log, prompter: prompter), "cache")
+            try await runOnboardingCommand(global) { env, onboarding, steps, _ in
+                (
+                    try await steps.nextStep(
+                        typeName: type, logType: log, prompter: env.permissionPrompter(prompter)), "cache"
+                )
             }
         }
     }
@@ -175,7 +183,8 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await runOnboardingCommand(global) { env, _ in (try await OnboardingActions(env: env).back(), "cache") }
+            try await runOnboardingCommand(global) { env, onboarding, steps, _ in (try await steps.backStep(), "cache")
+            }
         }
     }
 
@@ -185,7 +194,8 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await runOnboardingCommand(global) { env, _ in (try await OnboardingActions(env: env).skip(), "cache") }
+            try await runOnboardingCommand(global) { env, onboarding, steps, _ in (try await steps.skipStep(), "cache")
+            }
         }
     }
 
@@ -195,18 +205,18 @@ struct OnboardingCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await runOnboardingCommand(global) { env, _ in
+            try await runOnboardingCommand(global) { env, onboarding, steps, _ in
                 guard let user = env.auth.currentUserId else {
-                    env.onboarding.setSignedOutStep(.welcome)
+                    onboarding.setSignedOutStep(.welcome)
                     return (.signedOut(.welcome), "cache")
                 }
                 try await env.requireServer()
                 do throws(TrendyAPIError) {
-                    _ = try await env.onboarding.reset(userId: user)
+                    _ = try await onboarding.reset(userId: user)
                 } catch {
                     throw error.cli
                 }
-                return (await OnboardingActions(env: env).position(), "server")
+                return (await steps.position(), "server")
             }
         }
     }

@@ -108,23 +108,23 @@ struct Tour {
         chapters.append(try await launch("1. Fresh install: trendy launch"))
         chapters.append(
             try await act("2. Welcome → next") { env in
-                "now at \(try await OnboardingActions(env: env).next(typeName: nil, logType: nil, prompter: noAnswers).label)"
+                "now at \(try await env.onboardingSteps().nextStep(typeName: nil, logType: nil, prompter: noAnswers).label)"
             })
         chapters.append(
             try await act("3. Sign up as \(email)") { env in
                 let session = try await signUp(env)
-                let status = await env.onboarding.signedIn(userId: session.user.id).status
+                let status = try await env.requireOnboarding().signedIn(userId: session.user.id).status
                 return "signed up; onboarding continues at \(status?.currentStep.rawValue ?? "?")"
             })
         chapters.append(
             try await act("4. Create the type \"Coffee\"") { env in
-                let p = try await OnboardingActions(env: env).next(
+                let p = try await env.onboardingSteps().nextStep(
                     typeName: "Coffee", logType: nil, prompter: noAnswers)
                 return "now at \(p.label)"
             })
         chapters.append(
             try await act("5. Log the first event") { env in
-                let p = try await OnboardingActions(env: env).next(
+                let p = try await env.onboardingSteps().nextStep(
                     typeName: nil, logType: "Coffee", prompter: noAnswers)
                 return "now at \(p.label)"
             })
@@ -132,13 +132,14 @@ struct Tour {
             try await act("6. Permissions: allow notifications, deny location, not now for health") { env in
                 let prompter = CLIPermissionPrompter(
                     answers: [.notifications: .allow, .location: .deny, .health: .skip], interactive: false)
-                let p = try await OnboardingActions(env: env).next(typeName: nil, logType: nil, prompter: prompter)
+                let p = try await env.onboardingSteps().nextStep(typeName: nil, logType: nil, prompter: prompter)
                 return "now at \(p.label)"
             })
         chapters.append(
             try await act("7. Finish") { env in
-                let p = try await OnboardingActions(env: env).next(typeName: nil, logType: nil, prompter: noAnswers)
-                let analytics = env.onboarding.analyticsEvents().map { $0.name.rawValue }.joined(separator: ", ")
+                let p = try await env.onboardingSteps().nextStep(typeName: nil, logType: nil, prompter: noAnswers)
+                let analytics = try env.requireOnboarding().analyticsEvents().map { $0.name.rawValue }.joined(
+                    separator: ", ")
                 return "\(p.label); analytics: \(analytics)"
             })
         chapters.append(try await launch("8. Relaunch: the main screen at once, no onboarding, no loading"))
@@ -151,7 +152,7 @@ struct Tour {
         chapters.append(
             try await act("11. Sign in again") { env in
                 let session = try await signIn(env)
-                let status = await env.onboarding.signedIn(userId: session.user.id).status
+                let status = try await env.requireOnboarding().signedIn(userId: session.user.id).status
                 return
                     "signed in; onboarding \(status?.completed == true ? "already complete" : "at \(status?.currentStep.rawValue ?? "?")")"
             })
@@ -172,15 +173,16 @@ struct Tour {
         chapters.append(
             try await act("14. A place: allow location in Settings, add the café as a geofence, walk in and out") {
                 env in
-                await env.geofence.start()
-                await env.location.setAuthorization(.always)
-                await env.location.settled(by: env.geofence)
+                let (geofence, location) = try env.requireGeofence()
+                await geofence.start()
+                await location.setAuthorization(.always)
+                await location.settled(by: geofence)
                 guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
                 let cafe = Coordinate(latitude: 52.5200, longitude: 13.4050)
                 let away = Coordinate(latitude: 52.5245, longitude: 13.4050)  // 500 m north
                 try await env.store.createGeofence(
                     Geofence(id: env.ids.next(), name: "Café", center: cafe, radius: 100, entryEventTypeId: type.id))
-                await env.geofence.reconcile(.geofencesChanged)
+                await geofence.reconcile(.geofencesChanged)
                 let t = env.now()
                 let walk = [
                     LocationFix(away, time: t.addingTimeInterval(-3_600)),
@@ -188,8 +190,6 @@ struct Tour {
                     LocationFix(cafe, time: t.addingTimeInterval(-2_000)),
                     LocationFix(away, time: t.addingTimeInterval(-600)),
                 ]
-                let geofence = env.geofence
-                let location = env.location
                 _ = try await LocationReplayer(speed: nil).replay(
                     walk, into: location, afterEvents: { _ in await location.settled(by: geofence) })
                 let outcomes = await geofence.handledThisRun().map { "\($0.crossing.kind.rawValue) → \($0.outcome)" }

@@ -42,10 +42,25 @@ public enum AppComposition {
         }
     }
 
-    /// Builds the live environment for the install at `paths`. Nothing here touches the network:
-    /// the embedded backend starts on the first request that needs it.
-    public static func live(paths: AppPaths, logging: LoggingOptions, backend: BackendOptions) throws -> AppEnvironment
-    {
+    /// A plugin list without a feature every other one builds on.
+    public struct MissingPlugin: Error, CustomStringConvertible {
+        /// The missing plugin's name.
+        public var name: String
+        /// What a person reads.
+        public var description: String { "the app cannot be built without the \(name) plugin" }
+    }
+
+    /// Builds the live environment for the install at `paths` from `plugins`: the platform
+    /// (logs, database, session, API client, store, sync engine), then each plugin in order.
+    /// Nothing here touches the network: the embedded backend starts on the first request that
+    /// needs it.
+    public static func live(
+        paths: AppPaths, logging: LoggingOptions, backend: BackendOptions,
+        plugins: [any TrendyPlugin] = AppPlugins.standard
+    ) throws -> AppEnvironment {
+        if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
+            throw MissingPlugin(name: missing)
+        }
         try paths.prepare()
         OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
         OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
@@ -63,7 +78,7 @@ public enum AppComposition {
         }
         let database = try InstallBusy.map {
             try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
-                try AppDatabase.open(at: paths.database)
+                try AppDatabase.open(at: paths.database, migrator: AppPlugins.migrator(plugins))
             }
         }
         let http = HTTPTransport.makeClient(budget: backend.budget)
@@ -102,45 +117,20 @@ public enum AppComposition {
             store: store, api: api, reachability: reachability,
             identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
             logger: logs.logger(.sync))
-        let ids = UUIDv7Generator()
-        let onboarding = OnboardingController(
-            cache: FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)), api: api,
-            currentUserId: { [auth] in auth.currentUserId },
-            hasEventTypes: { [store] in ((try? await store.eventTypes()) ?? []).isEmpty == false },
-            fetchTimeout: backend.budget.respond, ids: ids, logger: logs.logger(.onboarding))
-        let routing = RouteCoordinator(auth: auth, onboarding: onboarding, logger: logs.logger(.routing))
-        let location = SimulatedRegionMonitor(file: paths.locationFile, logger: logs.logger(.geofence))
-        let geofence = GeofenceManager(
-            monitor: location, store: store,
-            ledger: SQLiteVisitLedger(local: store, ids: ids, logger: logs.logger(.geofence)),
-            inbox: regionInbox(paths, logs), logger: logs.logger(.geofence),
-            localWriteHappened: { [engine] in await engine.localWriteHappened() })
-        // A pass that pulled changes may have brought geofences: the monitored regions follow
-        // (after the launch's pass, and after `trendy sync`).
-        let syncFinished: @Sendable (SyncRun) async -> Void = { [location] run in
-            guard run.pulled > 0 else { return }
-            await geofence.start()
-            await geofence.geofencesMayHaveChanged()
-            await location.settled(by: geofence)
-        }
-        // Geofence comes before Sync: crossings captured by a background launch are recorded
-        // before the launch's sync pass, which then pushes their events.
-        let modules: [any AppModule] = [
-            LoggingModule(logs: logs, directory: paths.logDirectory),
-            GeofenceModule(geofence: geofence, location: location),
-            AuthModule(auth: auth),
-            SyncModule(
-                engine: engine,
-                afterPass: syncFinished),
-            OnboardingModule(onboarding: onboarding, auth: auth),
-        ]
+        let platform = AppPlatform(
+            paths: paths, logs: logs, ids: UUIDv7Generator(), auth: auth, remote: api, store: store, engine: engine,
+            reachability: reachability, budget: backend.budget, afterSync: SyncHooks())
+        var app = AppAssembly(platform: platform)
+        for plugin in plugins { plugin.install(into: &app) }
+        let onClose = app.onClose
         return AppEnvironment(
-            paths: paths, logs: logs, ids: ids, now: Date.init, modules: modules, auth: auth, api: api,
-            store: store, sync: engine, onboarding: onboarding, routing: routing, geofence: geofence,
-            location: location, syncFinished: syncFinished, reachability: reachability,
+            paths: paths, logs: logs, ids: platform.ids, now: Date.init, plugins: plugins, modules: app.modules,
+            auth: auth, api: api, store: store, sync: engine, reachability: reachability, onboarding: app.onboarding,
+            routing: RouteCoordinator(
+                auth: auth, onboarding: app.onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
+            geofence: app.geofence, location: app.location, syncFinished: { await platform.afterSync.run($0) },
             close: {
-                await geofence.stop()
-                await location.flush()
+                for close in onClose.reversed() { await close() }
                 try? await http.shutdown()
                 await embedded?.stop()
                 install.release()
@@ -167,10 +157,15 @@ public enum AppComposition {
     /// What the first route is decided from, read synchronously from the session file and the
     /// onboarding cache: no network, and no database unless the cache has no status for the
     /// signed-in user (then one indexed read says whether the device holds the account's data).
-    public static func launchSnapshot(paths: AppPaths, logs: LogSystem) -> LaunchSnapshot {
+    /// Without an onboarding plugin every account counts as onboarded.
+    public static func launchSnapshot(
+        paths: AppPaths, logs: LogSystem, plugins: [any TrendyPlugin] = AppPlugins.standard
+    ) -> LaunchSnapshot {
         let user = sessionStore(paths, logs).load()?.user.id
-        let facts = FileOnboardingCache(file: paths.onboardingFile, logger: logs.logger(.onboarding)).launchFacts(
-            for: user)
+        let facts =
+            plugins.lazy.compactMap { $0.launchFacts(paths: paths, userId: user) }.first
+            ?? FileOnboardingCache.LaunchFacts(
+                position: user.map { _ in .completed }, deviceSawCompletedUser: true, signedOutStep: .auth)
         // Only on a cache miss for a signed-in user: does the device hold this account's data?
         let hasData = user.map { facts.position == nil && AppDatabase.holdsData(of: $0, at: paths.database) } ?? false
         return LaunchSnapshot(

@@ -1,20 +1,12 @@
 import Foundation
 import GRDB
 import TrendyFiles
-import TrendyGeofenceLive
 import TrendySyncLive
 
-/// The install's SQLite database: WAL, foreign keys, and every module's migrations, registered
-/// here in one place.
+/// The install's SQLite database: WAL, foreign keys, and the migrations of every plugin
+/// (``AppPlugins/migrator(_:)``).
 enum AppDatabase {
-    static func migrator() -> DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        SyncSchema.register(in: &migrator)
-        GeofenceSchema.register(in: &migrator)
-        return migrator
-    }
-
-    static func open(at url: URL) throws -> DatabasePool {
+    static func open(at url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
         // A repair killed after its commit point is finished first (D39).
         try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
@@ -23,7 +15,7 @@ enum AppDatabase {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         BackgroundCheckpointer.configure(&configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
-        try migrator().migrate(pool)
+        try migrator.migrate(pool)
         return pool
     }
 
@@ -50,7 +42,7 @@ enum AppDatabase {
 
     /// Moves a damaged database aside and rebuilds it from what can still be read (see
     /// `LocalDatabaseRepair`).
-    static func repair(at url: URL) throws -> LocalDatabaseRepair.Report {
-        try LocalDatabaseRepair.repair(at: url, migrator: migrator())
+    static func repair(at url: URL, migrator: DatabaseMigrator) throws -> LocalDatabaseRepair.Report {
+        try LocalDatabaseRepair.repair(at: url, migrator: migrator)
     }
 }

@@ -10,9 +10,12 @@ import TrendyOnboarding
 import TrendyRouting
 import TrendySync
 
-/// Every dependency of the app, protocol- or value-typed, built once by ``AppComposition``.
+/// Every dependency of the app, each protocol- or value-typed, built once by ``AppComposition``
+/// from the plugin list (or by ``testing(paths:auth:api:store:sync:reachability:onboarding:)`` in
+/// tests, with doubles).
 ///
-/// A plain struct: no singletons, no registries. Tests build their own with doubles.
+/// A plain struct: no singletons, no registries. A feature left out of the plugin list is nil
+/// here (``onboarding``, ``geofence``); the commands that need it belong to its plugin.
 public struct AppEnvironment: Sendable {
     /// The install's files.
     public var paths: AppPaths
@@ -22,7 +25,9 @@ public struct AppEnvironment: Sendable {
     public var ids: UUIDv7Generator
     /// The current time.
     public var now: @Sendable () -> Date
-    /// The live modules, in registration order.
+    /// The plugins the environment was built from.
+    public var plugins: [any TrendyPlugin]
+    /// The live modules, in plugin order.
     public var modules: [any AppModule]
     /// Sessions: snapshot, sign in/out, tokens, events.
     public var auth: any AuthService
@@ -35,14 +40,15 @@ public struct AppEnvironment: Sendable {
     /// Whether the server answers, within the network budget (the question every pass asks
     /// first; commands a person waits on ask it too, D38).
     public var reachability: any ReachabilityProbe
-    /// Onboarding status: per-user cache, backend writes, analytics.
-    public var onboarding: any OnboardingStatusService
+    /// Onboarding status: per-user cache, backend writes, analytics (nil without its plugin).
+    public var onboarding: (any OnboardingStatusService)?
     /// Which screen the app shows; performs session verification and status fetches.
-    public var routing: RouteCoordinator
-    /// Geofencing: planned regions, crossings to events, health.
-    public var geofence: any GeofenceService
-    /// The simulated platform location and region monitor (what `trendy location` drives).
-    public var location: SimulatedRegionMonitor
+    public var routing: any RouteService
+    /// Geofencing: planned regions, crossings to events, health (nil without its plugin).
+    public var geofence: (any GeofenceService)?
+    /// The simulated platform location and region monitor (what `trendy location` drives; nil
+    /// without the geofence plugin).
+    public var location: (any LocationSimulator)?
     /// Runs after every sync pass the app starts (geofences follow what the pass pulled).
     public var syncFinished: @Sendable (SyncRun) async -> Void
     /// Releases what the environment holds (HTTP connections, the embedded backend).
@@ -51,28 +57,46 @@ public struct AppEnvironment: Sendable {
     /// Creates an environment.
     public init(
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
-        modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
-        sync: any SyncEngine, onboarding: any OnboardingStatusService, routing: RouteCoordinator,
-        geofence: any GeofenceService, location: SimulatedRegionMonitor,
-        syncFinished: @escaping @Sendable (SyncRun) async -> Void, reachability: any ReachabilityProbe,
+        plugins: [any TrendyPlugin], modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient,
+        store: any LocalStore, sync: any SyncEngine, reachability: any ReachabilityProbe,
+        onboarding: (any OnboardingStatusService)?, routing: any RouteService, geofence: (any GeofenceService)?,
+        location: (any LocationSimulator)?, syncFinished: @escaping @Sendable (SyncRun) async -> Void,
         close: @escaping @Sendable () async -> Void
     ) {
-        self.reachability = reachability
-        self.syncFinished = syncFinished
-        self.geofence = geofence
-        self.location = location
-        self.onboarding = onboarding
-        self.routing = routing
-        self.store = store
-        self.sync = sync
         self.paths = paths
         self.logs = logs
         self.ids = ids
         self.now = now
+        self.plugins = plugins
         self.modules = modules
         self.auth = auth
         self.api = api
+        self.store = store
+        self.sync = sync
+        self.reachability = reachability
+        self.onboarding = onboarding
+        self.routing = routing
+        self.geofence = geofence
+        self.location = location
+        self.syncFinished = syncFinished
         self.close = close
+    }
+
+    /// An environment for tests, from doubles: logs go nowhere, no lifecycle modules, routing
+    /// decided by a real ``RouteCoordinator`` over `auth` and `onboarding` (or ``NoOnboarding``),
+    /// no geofencing, and closing does nothing.
+    public static func testing(
+        paths: AppPaths, auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
+        sync: any SyncEngine, reachability: any ReachabilityProbe,
+        onboarding: (any OnboardingStatusService & RoutingOnboarding)? = nil
+    ) -> AppEnvironment {
+        let logs = LogSystem.disabled()
+        return AppEnvironment(
+            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, plugins: [], modules: [], auth: auth,
+            api: api, store: store, sync: sync, reachability: reachability, onboarding: onboarding,
+            routing: RouteCoordinator(
+                auth: auth, onboarding: onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
+            geofence: nil, location: nil, syncFinished: { _ in }, close: {})
     }
 
     /// A logger for one category.

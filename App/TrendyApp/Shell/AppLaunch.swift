@@ -110,6 +110,6 @@ struct AppLaunch {
             commandStartedMs: decision.commandStartedMs,
             routeDecidedMs: routeDecidedMs, firstFrameMs: firstFrameMs, frames: frames, waited: wait,
             pending: status.pendingCount,
-            banner: status.bannerText, crossings: await env.geofence.handledThisRun())
+            banner: status.bannerText, crossings: await env.geofence?.handledThisRun() ?? [])
     }
 }

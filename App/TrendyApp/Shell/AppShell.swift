@@ -100,7 +100,7 @@ actor AppShell {
         let types = try await env.store.eventTypes()
         let events = try await env.store.events(limit: 1_000, since: nil)
         var permissions: [PermissionKind: PermissionOutcome] = [:]
-        if let user = env.auth.currentUserId, let status = env.onboarding.cachedStatus(for: user) {
+        if let user = env.auth.currentUserId, let status = env.onboarding?.cachedStatus(for: user) {
             permissions = [
                 .notifications: status.notificationsStatus, .location: status.locationStatus,
                 .health: status.healthStatus,

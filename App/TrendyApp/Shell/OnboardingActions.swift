@@ -1,150 +1,119 @@
 import Foundation
-import TrendyAPI
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
 import TrendyOnboarding
+import TrendySync
 
-/// What the onboarding commands (and the tour) do, on top of ``OnboardingStatusService``: each
-/// step's work (create a type, log an event, ask for permissions), then the move to the next step.
-struct OnboardingActions {
-    let env: AppEnvironment
-
-    /// Where someone stands: signed out (welcome/auth), a step, or completed.
-    enum Position: Equatable {
-        case signedOut(OnboardingStep)
-        case step(userId: String, OnboardingStep)
-        case completed(userId: String)
-
-        var label: String {
-            switch self {
-            case .signedOut(let s), .step(_, let s): s.rawValue
-            case .completed: "completed"
-            }
-        }
+extension AppEnvironment {
+    /// Onboarding's use cases on this environment: the local store as their data, the platform's
+    /// location permission behind the location prompt when geofencing is built in. Without the
+    /// onboarding plugin, a clear error (its commands are not in the program then).
+    func onboardingSteps() throws(CLIError) -> OnboardingSteps {
+        let onboarding = try requireOnboarding()
+        let auth = auth
+        return OnboardingSteps(
+            status: onboarding, local: StoreOnboardingData(env: self), currentUserId: { auth.currentUserId })
     }
 
-    /// The position from the cache (fetching once when nothing is cached).
-    func position() async -> Position {
-        guard let user = env.auth.currentUserId else { return .signedOut(env.onboarding.signedOutStep) }
-        var status = env.onboarding.cachedStatus(for: user)
-        if status == nil { status = await env.onboarding.signedIn(userId: user).status }
-        guard let status else {
-            // Unknown (offline, cache lost): a device with the account's data is past onboarding.
-            let hasData = ((try? await env.store.eventTypes()) ?? []).isEmpty == false
-            return hasData ? .completed(userId: user) : .step(userId: user, .createEventType)
-        }
-        if status.completed { return .completed(userId: user) }
-        return .step(userId: user, max(status.currentStep, .createEventType))
+    /// The prompter the permission step asks: `person`, with the location prompt going to the
+    /// platform when geofencing is built in.
+    func permissionPrompter(_ person: any PermissionPrompter) -> any PermissionPrompter {
+        guard let geofence, let location else { return person }
+        return PlatformPermissionPrompter(person: person, geofence: geofence, location: location)
     }
+}
 
-    /// Does the current step's work and moves on. Returns the new position.
-    func next(typeName: String?, logType: String?, prompter: any PermissionPrompter) async throws -> Position {
-        switch await position() {
-        case .signedOut(.welcome):
-            env.onboarding.setSignedOutStep(.auth)
-            return .signedOut(.auth)
-        case .signedOut:
-            throw CLIError(
+extension CLIError {
+    /// What a person reads when an onboarding step cannot be done.
+    init(_ error: OnboardingStepError) {
+        switch error {
+        case .notSignedIn:
+            self.init(
                 code: "not_signed_in",
                 message: "create an account or sign in first: `trendy signup --email …` or `trendy login --email …`",
                 exitCode: .noPermission)
-        case .completed(let user):
-            // Nothing to do, and nothing to write: the position may be inferred (a lost cache on
-            // a device with the account's data), and a write would invent a status (D38/case 4).
-            return .completed(userId: user)
-        case .step(let user, let step):
-            let platform = PlatformPermissionPrompter(person: prompter, geofence: env.geofence, location: env.location)
-            return try await perform(step, user: user, typeName: typeName, logType: logType, prompter: platform)
+        case .eventTypeNeeded:
+            self.init(
+                code: "step_incomplete",
+                message: "create your first event type: `trendy onboarding next --type Coffee`",
+                exitCode: .usage)
+        case .eventNeeded:
+            self.init(
+                code: "step_incomplete", message: "log your first event: `trendy onboarding next --log <type>`",
+                exitCode: .usage)
+        case .cannotGoBack(let from):
+            self.init(code: "cannot_go_back", message: "you cannot go back from \(from)", exitCode: .failure)
+        case .notSkippable:
+            self.init(code: "not_skippable", message: "only the permissions step can be skipped", exitCode: .failure)
         }
     }
+}
 
-    func perform(
-        _ step: OnboardingStep, user: String, typeName: String?, logType: String?, prompter: any PermissionPrompter
-    ) async throws -> Position {
-        switch step {
-        case .welcome, .auth, .createEventType:
-            if let typeName {
-                let name = typeName.trimmingWhiteSpace
-                if try await env.store.eventType(named: name) == nil {
-                    let type = EventType(id: env.ids.next(), name: name, color: "#3B82F6", icon: "circle")
-                    try await storeCall { try await env.store.createEventType(type) }
-                }
-            }
-            guard try await !env.store.eventTypes().isEmpty else {
-                throw CLIError(
-                    code: "step_incomplete",
-                    message: "create your first event type: `trendy onboarding next --type Coffee`",
-                    exitCode: .usage)
-            }
-            return .step(userId: user, await env.onboarding.advance(userId: user, to: .logFirstEvent).currentStep)
-        case .logFirstEvent:
-            if let logType {
-                let type = try await resolveType(env, logType)
-                let event = Event(id: env.ids.next(), eventTypeId: type.id, timestamp: env.now())
-                try await storeCall { try await env.store.createEvent(event) }
-            }
-            guard try await !env.store.events(limit: 1, since: nil).isEmpty else {
-                throw CLIError(
-                    code: "step_incomplete", message: "log your first event: `trendy onboarding next --log <type>`",
-                    exitCode: .usage)
-            }
-            return .step(userId: user, await env.onboarding.advance(userId: user, to: .permissions).currentStep)
-        case .permissions:
-            for kind in PermissionKind.allCases {
-                let outcome = await PermissionPriming.ask(kind, using: prompter)
-                await env.onboarding.recordPermission(userId: user, kind, outcome)
-            }
-            return .step(userId: user, await env.onboarding.advance(userId: user, to: .finish).currentStep)
-        case .finish:
-            await env.onboarding.complete(userId: user)
-            return .completed(userId: user)
-        }
-    }
-
-    /// Whether ``back()`` would move.
-    static func canGoBack(_ position: Position) -> Bool {
-        switch position {
-        case .completed: false
-        case .signedOut(let step): OnboardingFlow.previous(before: step) != nil
-        case .step(_, let step): (OnboardingFlow.previous(before: step).map { $0 > .auth }) ?? false
-        }
-    }
-
-    /// Goes back one step where the rules allow it (never back past sign-in).
-    func back() async throws -> Position {
-        func refused(_ step: String) -> CLIError {
-            CLIError(code: "cannot_go_back", message: "you cannot go back from \(step)", exitCode: .failure)
-        }
-        switch await position() {
-        case .completed: throw refused("a completed onboarding")
-        case .signedOut(let step):
-            guard let previous = OnboardingFlow.previous(before: step) else { throw refused(step.rawValue) }
-            env.onboarding.setSignedOutStep(previous)
-            return .signedOut(previous)
-        case .step(let user, let step):
-            guard let previous = OnboardingFlow.previous(before: step), previous > .auth else {
-                throw refused(step.rawValue)
-            }
-            return .step(userId: user, await env.onboarding.advance(userId: user, to: previous).currentStep)
-        }
-    }
-
-    /// Skips the permissions step: every permission not asked yet is recorded as skipped.
-    func skip() async throws -> Position {
-        guard case .step(let user, let step) = await position(), OnboardingFlow.isSkippable(step) else {
+extension AppEnvironment {
+    /// Onboarding's status service, or a clear error when this program is built without it.
+    func requireOnboarding() throws(CLIError) -> any OnboardingStatusService {
+        guard let onboarding else {
             throw CLIError(
-                code: "not_skippable", message: "only the permissions step can be skipped", exitCode: .failure)
+                code: "feature_unavailable", message: "this program is built without onboarding",
+                exitCode: .configuration)
         }
-        let status = env.onboarding.cachedStatus(for: user)
-        let current: [PermissionKind: PermissionOutcome] = [
-            .notifications: status?.notificationsStatus ?? .notRequested,
-            .location: status?.locationStatus ?? .notRequested, .health: status?.healthStatus ?? .notRequested,
-        ]
-        for kind in PermissionKind.allCases where current[kind] == .notRequested {
-            await env.onboarding.recordPermission(userId: user, kind, .skipped)
+        return onboarding
+    }
+
+    /// Geofencing and the simulated location, or a clear error when this program is built
+    /// without them.
+    func requireGeofence() throws(CLIError) -> (service: any GeofenceService, location: any LocationSimulator) {
+        guard let geofence, let location else {
+            throw CLIError(
+                code: "feature_unavailable", message: "this program is built without geofencing",
+                exitCode: .configuration)
         }
-        return .step(userId: user, await env.onboarding.advance(userId: user, to: .finish).currentStep)
+        return (geofence, location)
+    }
+}
+
+extension OnboardingSteps {
+    /// ``next(typeName:logType:prompter:)`` with step errors as ``CLIError``s.
+    func nextStep(typeName: String?, logType: String?, prompter: any PermissionPrompter) async throws
+        -> OnboardingPosition
+    {
+        do {
+            return try await next(typeName: typeName, logType: logType, prompter: prompter)
+        } catch let error as OnboardingStepError {
+            throw CLIError(error)
+        }
+    }
+
+    /// ``back()`` with its error as a ``CLIError``.
+    func backStep() async throws(CLIError) -> OnboardingPosition {
+        do { return try await back() } catch { throw CLIError(error) }
+    }
+
+    /// ``skip()`` with its error as a ``CLIError``.
+    func skipStep() async throws(CLIError) -> OnboardingPosition {
+        do { return try await skip() } catch { throw CLIError(error) }
+    }
+}
+
+/// The local store as onboarding's data: types by name, events logged now.
+struct StoreOnboardingData: OnboardingLocalData {
+    let env: AppEnvironment
+
+    func hasEventTypes() async throws -> Bool { try await !env.store.eventTypes().isEmpty }
+
+    func hasEvents() async throws -> Bool { try await !env.store.events(limit: 1, since: nil).isEmpty }
+
+    func ensureEventType(named name: String) async throws {
+        let name = name.trimmingWhiteSpace
+        guard try await env.store.eventType(named: name) == nil else { return }
+        try await storeCall { try await env.store.createEventType(EventType(id: env.ids.next(), name: name)) }
+    }
+
+    func logEvent(ofType type: String) async throws {
+        let type = try await resolveType(env, type)
+        let event = Event(id: env.ids.next(), eventTypeId: type.id, timestamp: env.now())
+        try await storeCall { try await env.store.createEvent(event) }
     }
 }
 
@@ -155,7 +124,7 @@ struct OnboardingActions {
 struct PlatformPermissionPrompter: PermissionPrompter {
     let person: any PermissionPrompter
     let geofence: any GeofenceService
-    let location: SimulatedRegionMonitor
+    let location: any LocationSimulator
 
     func prime(_ kind: PermissionKind, explanation: String) async -> Bool {
         await person.prime(kind, explanation: explanation)

@@ -1,0 +1,78 @@
+import ArgumentParser
+import GRDB
+import TrendyGeofence
+import TrendyGeofenceLive
+import TrendySync
+
+/// Geofence: regions from the account's geofences, crossings to events (one transaction with the
+/// outbox entry, through Sync's unit-of-work port), `trendy geofence` and `trendy location`.
+public struct GeofencePlugin: TrendyPlugin {
+    /// Creates the plugin.
+    public init() {}
+
+    public var name: String { "geofence" }
+    public var summary: String { "Geofences, region monitoring, enter/exit events, background wake-ups." }
+    public var commands: [any ParsableCommand.Type] { [GeofenceCommand.self, LocationCommand.self] }
+    public var settings: [PluginSetting] {
+        [
+            .init(.file, "location.json", "the simulated device: location, permission, monitored regions"),
+            .init(.file, "region-inbox/", "crossings stored by a wake-up before the app was up"),
+        ]
+    }
+
+    public func registerMigrations(in migrator: inout DatabaseMigrator) { GeofenceSchema.register(in: &migrator) }
+
+    public func install(into app: inout AppAssembly) {
+        let platform = app.platform
+        let logger = platform.logs.logger(.geofence)
+        let location = SimulatedRegionMonitor(file: platform.paths.locationFile, logger: logger)
+        let engine = platform.engine
+        let geofence = GeofenceManager(
+            monitor: location, store: platform.store,
+            ledger: SQLiteVisitLedger(local: platform.store, ids: platform.ids, logger: logger),
+            inbox: AppComposition.regionInbox(platform.paths, platform.logs), logger: logger,
+            localWriteHappened: { await engine.localWriteHappened() })
+        // A pass that pulled changes may have brought geofences: the monitored regions follow
+        // (after the launch's pass, and after `trendy sync`).
+        platform.afterSync.add { run in
+            guard run.pulled > 0 else { return }
+            await geofence.start()
+            await geofence.geofencesMayHaveChanged()
+            await location.settled(by: geofence)
+        }
+        app.geofence = geofence
+        app.location = location
+        app.modules.append(GeofenceModule(geofence: geofence, location: location))
+        app.onClose.append {
+            await geofence.stop()
+            await location.flush()
+        }
+    }
+}
+
+/// Geofence's part of the lifecycle: on launch, crossings captured by a background launch are
+/// handled and the regions reconciled; on foreground, reconciled again; on background, the
+/// simulated platform state is saved.
+struct GeofenceModule: AppModule {
+    let geofence: any GeofenceService
+    let location: any LocationSimulator
+
+    var name: String { "geofence" }
+
+    func didLaunch() async { await geofence.start() }
+
+    func willEnterForeground() async { await geofence.reconcile(.foreground) }
+
+    func didEnterBackground() async { await location.flush() }
+
+    func health() async -> ModuleHealth {
+        let h = await geofence.health()
+        var details = [
+            "authorization": h.authorization.rawValue, "saved": String(h.saved),
+            "monitored": String(h.monitored.count), "missing": String(h.missing.count),
+            "orphaned": String(h.orphaned.count),
+        ]
+        if let advice = h.advice.first { details["advice"] = advice }
+        return ModuleHealth(module: name, ok: h.ok, details: details)
+    }
+}
