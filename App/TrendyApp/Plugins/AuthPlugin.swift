@@ -8,11 +8,15 @@ public struct AuthPlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
 
+    /// The plugin's name.
     public var name: String { "auth" }
+    /// What the feature does.
     public var summary: String { "Sessions against a GoTrue-compatible server." }
+    /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] {
         [SignupCommand.self, LoginCommand.self, LogoutCommand.self, WhoamiCommand.self, AccountCommand.self]
     }
+    /// What the feature reads.
     public var settings: [PluginSetting] {
         [
             .init(.file, "session.json", "the signed-in session, owner-only"),
@@ -21,6 +25,7 @@ public struct AuthPlugin: TrendyPlugin {
         ]
     }
 
+    /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {
         app.modules.append(AuthModule(auth: app.platform.auth))
     }

@@ -10,9 +10,13 @@ public struct GeofencePlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
 
+    /// The plugin's name.
     public var name: String { "geofence" }
+    /// What the feature does.
     public var summary: String { "Geofences, region monitoring, enter/exit events, background wake-ups." }
+    /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] { [GeofenceCommand.self, LocationCommand.self] }
+    /// What the feature reads.
     public var settings: [PluginSetting] {
         [
             .init(.file, "location.json", "the simulated device: location, permission, monitored regions"),
@@ -20,8 +24,10 @@ public struct GeofencePlugin: TrendyPlugin {
         ]
     }
 
+    /// Adds the feature's local-database migrations.
     public func registerMigrations(in migrator: inout DatabaseMigrator) { GeofenceSchema.register(in: &migrator) }
 
+    /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {
         let platform = app.platform
         let logger = platform.logs.logger(.geofence)

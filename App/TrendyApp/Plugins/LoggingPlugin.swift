@@ -7,9 +7,13 @@ public struct LoggingPlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
 
+    /// The plugin's name.
     public var name: String { "logging" }
+    /// What the feature does.
     public var summary: String { "Structured logs per category, rotated files, redaction." }
+    /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] { [LogsCommand.self] }
+    /// What the feature reads.
     public var settings: [PluginSetting] {
         [
             .init(.file, "logs/", "rotated JSON log files, owner-only"),
@@ -19,6 +23,7 @@ public struct LoggingPlugin: TrendyPlugin {
         ]
     }
 
+    /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {
         app.modules.append(LoggingModule(logs: app.platform.logs, directory: app.platform.paths.logDirectory))
     }

@@ -14,17 +14,23 @@ public struct OnboardingPlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
 
+    /// The plugin's name.
     public var name: String { "onboarding" }
+    /// What the feature does.
     public var summary: String { "The first-run flow: welcome, account, first type and event, permissions." }
+    /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] { [OnboardingCommand.self] }
+    /// What the feature reads.
     public var settings: [PluginSetting] {
         [.init(.file, "onboarding.json", "each user's onboarding status and writes not yet sent")]
     }
 
+    /// The cached onboarding position the launch decides from.
     public func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts? {
         Self.cache(paths, logger: LogSystem.disabled().logger(.onboarding)).launchFacts(for: userId)
     }
 
+    /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {
         let platform = app.platform
         let logger = platform.logs.logger(.onboarding)

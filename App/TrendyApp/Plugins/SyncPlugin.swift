@@ -9,14 +9,18 @@ public struct SyncPlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
 
+    /// The plugin's name.
     public var name: String { "sync" }
+    /// What the feature does.
     public var summary: String { "Offline-first local store, outbox and sync engine, conflicts." }
+    /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] {
         [
             TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
             ConflictsCommand.self,
         ]
     }
+    /// What the feature reads.
     public var settings: [PluginSetting] {
         [
             .init(.file, "trendy.sqlite", "the local database (events, types, outbox, conflicts)"),
@@ -26,8 +30,10 @@ public struct SyncPlugin: TrendyPlugin {
         ]
     }
 
+    /// Adds the feature's local-database migrations.
     public func registerMigrations(in migrator: inout DatabaseMigrator) { SyncSchema.register(in: &migrator) }
 
+    /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {
         app.modules.append(SyncModule(sync: app.platform.engine, afterPass: app.platform.afterSync))
     }

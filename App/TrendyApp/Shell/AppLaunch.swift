@@ -41,9 +41,11 @@ struct AppLaunch {
 
     /// The first step of a launch: the route, from the session file and the onboarding cache
     /// only, and when it was decided.
-    static func decide(paths: AppPaths, start: ContinuousClock.Instant) -> Decision {
+    static func decide(
+        paths: AppPaths, start: ContinuousClock.Instant, plugins: [any TrendyPlugin] = AppPlugins.standard
+    ) -> Decision {
         let commandStartedMs = LaunchClock.milliseconds(since: start)
-        let snapshot = AppComposition.launchSnapshot(paths: paths, logs: .disabled())
+        let snapshot = AppComposition.launchSnapshot(paths: paths, logs: .disabled(), plugins: plugins)
         let route = InitialRoute.decide(snapshot)
         return Decision(
             snapshot: snapshot, route: route, commandStartedMs: commandStartedMs,

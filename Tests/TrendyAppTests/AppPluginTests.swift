@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import GRDB
+import Testing
+import TrendyLogging
+import TrendyModels
+import TrendyServer
+import TrendyServerTestSupport
+
+@testable import TrendyApp
+
+/// The composition root is a list of plugins: an app without a feature leaves its plugin out and
+/// still builds its environment, launches, syncs and lists its commands (issue 21).
+@Suite(.timeLimit(.minutes(1)))
+struct AppPluginTests {
+    static let withoutGeofence: [any TrendyPlugin] = [LoggingPlugin(), AuthPlugin(), SyncPlugin(), OnboardingPlugin()]
+    static let withoutOnboarding: [any TrendyPlugin] = [LoggingPlugin(), GeofencePlugin(), AuthPlugin(), SyncPlugin()]
+
+    /// A program built from `plugins`, as the `trendy` root command is built from the standard list.
+    struct WithoutGeofence: AsyncParsableCommand {
+        static let configuration = TrendyCommand.commandTree(plugins: AppPluginTests.withoutGeofence)
+    }
+
+    struct WithoutOnboarding: AsyncParsableCommand {
+        static let configuration = TrendyCommand.commandTree(plugins: AppPluginTests.withoutOnboarding)
+    }
+
+    static func environment(_ plugins: [any TrendyPlugin], _ dir: TemporaryDataDirectory, _ server: URL) throws
+        -> AppEnvironment
+    {
+        try AppComposition.live(
+            paths: AppPaths(dataDirectory: dir.url),
+            logging: .init(
+                configuration: .init(defaultLevel: .warning), consoleFormat: .human, consoleLevel: .critical),
+            backend: BackendOptions(apiURL: server, budget: .responding(within: 5)), plugins: plugins)
+    }
+
+    /// Signs up, claims the device's data, creates a type and logs an event.
+    static func signUpAndLog(_ env: AppEnvironment) async throws {
+        let session = try await env.auth.signUp(
+            email: "p-\(UUID().uuidString.prefix(8))@example.com", password: "password-1")
+        try await env.store.claim(for: session.user.id)
+        let type = EventType(id: env.ids.next(), name: "Coffee")
+        try await env.store.createEventType(type)
+        try await env.store.createEvent(Event(id: env.ids.next(), eventTypeId: type.id, timestamp: Date()))
+    }
+
+    @Test func theStandardProgramHasEveryFeatureAndItsCommands() {
+        #expect(AppPlugins.standard.map(\.name) == ["logging", "geofence", "auth", "sync", "onboarding"])
+        let names = AppPlugins.commands(for: AppPlugins.standard).map { $0._commandName }
+        for name in ["geofence", "location", "onboarding", "sync", "login", "logs", "launch", "plugins"] {
+            #expect(names.contains(name))
+        }
+        #expect(Set(names).count == names.count, "a command name is owned twice")
+    }
+
+    @Test func withoutGeofenceTheProgramBuildsLaunchesSyncsAndHasNoGeofenceCommands() async throws {
+        let names = AppPlugins.commands(for: Self.withoutGeofence).map { $0._commandName }
+        #expect(!names.contains("geofence") && !names.contains("location"))
+        #expect(names.contains("sync") && names.contains("onboarding"))
+        #expect(throws: (any Error).self) { try WithoutGeofence.parseAsRoot(["geofence", "list"]) }
+        #expect(throws: (any Error).self) { try WithoutGeofence.parseAsRoot(["location", "show"]) }
+        _ = try WithoutGeofence.parseAsRoot(["sync"])
+        #expect(!WithoutGeofence.helpMessage().contains("geofence"))
+
+        let dir = TemporaryDataDirectory()
+        try await RunningTestServer.with(.testing()) { server in
+            let env = try Self.environment(Self.withoutGeofence, dir, server.baseURL)
+            #expect(env.geofence == nil && env.location == nil)
+            #expect(env.modules.map(\.name) == ["logging", "auth", "sync", "onboarding"])
+            try await Self.signUpAndLog(env)
+            // The launch runs every module's hooks (the sync pass among them) without geofencing.
+            let report = await AppLaunch(wait: true, plain: true).run(
+                env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutGeofence),
+                start: .now)
+            #expect(report.crossings.isEmpty)
+            #expect(report.pending == 0, "the launch's pass pushed the type and the event")
+            #expect(try await env.api.listEventTypes().count == 1)
+            #expect(try await env.api.listEvents(limit: 10, offset: 0).items.count == 1)
+            await env.close()
+        }
+        // Only the features in the list migrated the database: no geofence tables.
+        let tables = try sqliteTables(dir.url.appendingPathComponent("trendy.sqlite"))
+        #expect(tables.contains("local_events"))
+        #expect(!tables.contains("geofence_crossings") && !tables.contains("geofence_visit_states"))
+    }
+
+    @Test func withoutOnboardingSignedInPeopleGoStraightToTheMainScreen() async throws {
+        let names = AppPlugins.commands(for: Self.withoutOnboarding).map { $0._commandName }
+        #expect(!names.contains("onboarding"))
+        #expect(throws: (any Error).self) { try WithoutOnboarding.parseAsRoot(["onboarding", "status"]) }
+
+        let dir = TemporaryDataDirectory()
+        let paths = AppPaths(dataDirectory: dir.url)
+        // Signed out on a fresh install: the sign-in screen, not the welcome flow.
+        #expect(AppLaunch.decide(paths: paths, start: .now, plugins: Self.withoutOnboarding).route == .login)
+        #expect(AppLaunch.decide(paths: paths, start: .now).route == .onboarding(.welcome))
+        try await RunningTestServer.with(.testing()) { server in
+            let env = try Self.environment(Self.withoutOnboarding, dir, server.baseURL)
+            #expect(env.onboarding == nil)
+            #expect(env.modules.map(\.name) == ["logging", "geofence", "auth", "sync"])
+            try await Self.signUpAndLog(env)
+            let report = await AppLaunch(wait: true, plain: true).run(
+                env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutOnboarding),
+                start: .now)
+            #expect(report.route == "authenticated")
+            #expect(report.finalRoute == "authenticated")
+            #expect(report.pending == 0)
+            await env.close()
+        }
+        #expect(try sqliteTables(dir.url.appendingPathComponent("trendy.sqlite")).contains("geofence_crossings"))
+    }
+
+    @Test func theAppCannotBeBuiltWithoutItsPlatform() throws {
+        let dir = TemporaryDataDirectory()
+        #expect(throws: AppComposition.MissingPlugin.self) {
+            try Self.environment(
+                [LoggingPlugin(), AuthPlugin(), GeofencePlugin()], dir, URL(string: "http://127.0.0.1:9")!)
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("trendy.sqlite").path))
+    }
+
+    @Test func pluginsListsEveryFeatureWithItsCommandsAndSettings() throws {
+        let dir = TemporaryDataDirectory()
+        let r = try TrendyProcess.run(["plugins", "--json", "--data-dir", dir.path])
+        #expect(r.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let plugins = object?["plugins"] as? [[String: Any]] ?? []
+        #expect(plugins.map { $0["name"] as? String } == ["logging", "geofence", "auth", "sync", "onboarding"])
+        let geofence = plugins.first { $0["name"] as? String == "geofence" }
+        #expect(geofence?["commands"] as? [String] == ["geofence", "location"])
+        #expect(
+            (geofence?["settings"] as? [[String: Any]])?.contains { $0["name"] as? String == "location.json" } == true)
+        #expect(!FileManager.default.fileExists(atPath: dir.path), "listing plugins touches no data directory")
+    }
+}
+
+/// The table names in the SQLite database at `url`.
+func sqliteTables(_ url: URL) throws -> [String] {
+    let queue = try DatabaseQueue(path: url.path)
+    defer { try? queue.close() }
+    return try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") }
+}
