@@ -244,7 +244,6 @@ let package = Package(
             dependencies: [
                 "TrendyLogging",
                 "TrendyModels",
-                "TrendyServer",
                 "TrendyAPI",
                 "TrendyAPILive",
                 "TrendyHTTP",
@@ -266,9 +265,22 @@ let package = Package(
             path: "App/TrendyApp",
             swiftSettings: swiftSettings
         ),
+        // The dev backend as a plugin (`trendy serve`, the embedded backend): only the `trendy`
+        // executable links it, so TrendyApp links no server code.
+        .target(
+            name: "TrendyDevBackend",
+            dependencies: [
+                "TrendyApp", "TrendyServer", "TrendyFiles", "TrendyLogging",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "App/TrendyDevBackend",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "trendy",
-            dependencies: ["TrendyApp"],
+            dependencies: [
+                "TrendyApp", "TrendyDevBackend", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "App/trendy",
             swiftSettings: swiftSettings
         ),

@@ -118,6 +118,13 @@ struct AppPluginTests {
                 [LoggingPlugin(), AuthPlugin(), GeofencePlugin()], dir, URL(string: "http://127.0.0.1:9")!)
         }
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("trendy.sqlite").path))
+        // The features without the dev backend plugin: no server unless one is named.
+        #expect(throws: NoServerConfigured.self) {
+            try AppComposition.live(
+                paths: AppPaths(dataDirectory: dir.url),
+                logging: .init(configuration: .init(), consoleFormat: .human, consoleLevel: .critical),
+                backend: .embedded, plugins: AppPlugins.standard)
+        }
     }
 
     @Test func pluginsListsEveryFeatureWithItsCommandsAndSettings() throws {
@@ -126,7 +133,11 @@ struct AppPluginTests {
         #expect(r.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
         let plugins = object?["plugins"] as? [[String: Any]] ?? []
-        #expect(plugins.map { $0["name"] as? String } == ["logging", "geofence", "auth", "sync", "onboarding"])
+        #expect(
+            plugins.map { $0["name"] as? String } == [
+                "logging", "geofence", "auth", "sync", "onboarding", "dev-backend",
+            ])
+        #expect(plugins.last?["commands"] as? [String] == ["serve"])
         let geofence = plugins.first { $0["name"] as? String == "geofence" }
         #expect(geofence?["commands"] as? [String] == ["geofence", "location"])
         #expect(

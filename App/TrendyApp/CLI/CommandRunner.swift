@@ -29,6 +29,10 @@ struct CommandRunner {
         } catch let error as CLIError {
             output.fail(error)
             throw ExitCode(error.exitCode.rawValue)
+        } catch  where error is NoServerConfigured || error is AppComposition.MissingPlugin {
+            let cli = CLIError(code: "configuration", message: String(describing: error), exitCode: .configuration)
+            output.fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
         } catch  where Self.isBusy(error) {
             output.fail(Self.busy(error))
             throw ExitCode(TrendyExitCode.temporaryFailure.rawValue)

@@ -27,7 +27,7 @@ struct PluginsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let output = Output(json: global.json, style: global.style(environment: ProcessInfo.processInfo.environment))
-        let listings = Self.listings(AppPlugins.standard)
+        let listings = Self.listings(AppPlugins.active)
         for listing in listings {
             output.line("\(listing.name): \(listing.summary)")
             if !listing.commands.isEmpty { output.line("  commands: \(listing.commands.joined(separator: ", "))") }

@@ -32,9 +32,19 @@ public struct TrendyCommand: AsyncParsableCommand {
     /// its crossing before it decides anything.
     /// Anything the launch parser does not take (help, a usage error) goes through the whole
     /// tree, so every message and exit code is what it is without the shortcut.
-    public static func start(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) async {
+    ///
+    /// `root` is the program's command tree and `plugins` its feature list (the executable's
+    /// composition root): every command this runs builds its environment from `plugins`.
+    public static func start<Root: AsyncParsableCommand>(
+        _ arguments: [String] = Array(CommandLine.arguments.dropFirst()), root: Root.Type = TrendyCommand.self,
+        plugins: [any TrendyPlugin] = AppPlugins.standard
+    ) async {
+        await AppPlugins.$active.withValue(plugins) { await run(arguments, root: root) }
+    }
+
+    static func run<Root: AsyncParsableCommand>(_ arguments: [String], root: Root.Type) async {
         guard arguments.first == LaunchCommand.configuration.commandName else {
-            await main(arguments)
+            await Root.main(arguments)
             return
         }
         let rest = Array(arguments.dropFirst())
@@ -47,7 +57,7 @@ public struct TrendyCommand: AsyncParsableCommand {
                 paths: paths, decision: AppLaunch.decide(paths: paths, start: LaunchClock.mainStarted ?? .now))
         }
         guard let launch = try? LaunchCommand.parse(rest) else {
-            await main(arguments)
+            await Root.main(arguments)
             return
         }
         await LaunchClock.$early.withValue(early) {

@@ -56,7 +56,7 @@ public enum AppComposition {
     /// needs it.
     public static func live(
         paths: AppPaths, logging: LoggingOptions, backend: BackendOptions,
-        plugins: [any TrendyPlugin] = AppPlugins.standard
+        plugins: [any TrendyPlugin] = AppPlugins.active
     ) throws -> AppEnvironment {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
@@ -81,22 +81,21 @@ public enum AppComposition {
                 try AppDatabase.open(at: paths.database, migrator: AppPlugins.migrator(plugins))
             }
         }
-        let http = HTTPTransport.makeClient(budget: backend.budget)
+        // Without a server URL, a plugin runs the backend in this process (started on first use).
+        var embedded: (any LocalBackend)?
         let apiEndpoint: ServiceEndpoint
         let authEndpoint: ServiceEndpoint
-        let embedded: EmbeddedBackend?
         if let apiURL = backend.apiURL {
-            embedded = nil
             apiEndpoint = .fixed(apiURL)
             authEndpoint = .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1"))
-        } else {
-            let server = EmbeddedBackend(
-                database: paths.dataDirectory.appendingPathComponent("server.sqlite"),
-                lock: ProcessLock(file: paths.serverLock), logs: logs)
+        } else if let server = plugins.lazy.compactMap({ $0.localBackend(paths: paths, logs: logs) }).first {
             embedded = server
             apiEndpoint = ServiceEndpoint { try await server.baseURL() }
             authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
+        } else {
+            throw NoServerConfigured()
         }
+        let http = HTTPTransport.makeClient(budget: backend.budget)
         let gateway = GoTrueAuthGateway(
             configuration: .init(endpoint: authEndpoint, apiKey: backend.apiKey, budget: backend.budget), http: http,
             logger: logs.logger(.auth)
@@ -123,6 +122,7 @@ public enum AppComposition {
         var app = AppAssembly(platform: platform)
         for plugin in plugins { plugin.install(into: &app) }
         let onClose = app.onClose
+        let local = embedded
         return AppEnvironment(
             paths: paths, logs: logs, ids: platform.ids, now: Date.init, plugins: plugins, modules: app.modules,
             auth: auth, api: api, store: store, sync: engine, reachability: reachability, onboarding: app.onboarding,
@@ -132,7 +132,7 @@ public enum AppComposition {
             close: {
                 for close in onClose.reversed() { await close() }
                 try? await http.shutdown()
-                await embedded?.stop()
+                await local?.stop()
                 install.release()
             })
     }
@@ -159,7 +159,7 @@ public enum AppComposition {
     /// signed-in user (then one indexed read says whether the device holds the account's data).
     /// Without an onboarding plugin every account counts as onboarded.
     public static func launchSnapshot(
-        paths: AppPaths, logs: LogSystem, plugins: [any TrendyPlugin] = AppPlugins.standard
+        paths: AppPaths, logs: LogSystem, plugins: [any TrendyPlugin] = AppPlugins.active
     ) -> LaunchSnapshot {
         let user = sessionStore(paths, logs).load()?.user.id
         let facts =

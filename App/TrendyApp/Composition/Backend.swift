@@ -3,7 +3,6 @@ import Logging
 import TrendyAPI
 import TrendyFiles
 import TrendyLogging
-import TrendyServer
 
 /// Which backend the app talks to: a server given by URL, or the embedded dev backend.
 public struct BackendOptions: Sendable, Equatable {
@@ -28,51 +27,22 @@ public struct BackendOptions: Sendable, Equatable {
     public static let embedded = BackendOptions()
 }
 
-/// The dev backend running inside this process, started on first use (so commands and launches
-/// that never touch the network never pay for it) and stopped at exit. Its database lives in
-/// the data directory, so accounts and tokens persist between runs.
-actor EmbeddedBackend {
-    let database: URL
-    /// Held while the server opens its database: two processes of one install starting their
-    /// embedded backends at once must not both migrate it.
-    let lock: ProcessLock
-    let logs: LogSystem
-    var starting: Task<RunningServer, any Error>?
+/// A backend this process runs itself when no server URL is given (the dev backend, started on
+/// first use). A plugin provides it (``TrendyPlugin/localBackend(paths:logs:)``); the `trendy`
+/// executable links the dev server only through that plugin, so an app without it links no
+/// server code and needs `--api-url`.
+public protocol LocalBackend: Sendable {
+    /// The backend's root URL, starting it on first use.
+    func baseURL() async throws -> URL
+    /// Stops it if it was started.
+    func stop() async
+}
 
-    init(database: URL, lock: ProcessLock, logs: LogSystem) {
-        self.database = database
-        self.lock = lock
-        self.logs = logs
-    }
-
-    func baseURL() async throws -> URL {
-        if starting == nil {
-            let database = self.database
-            let logs = self.logs
-            let lock = self.lock
-            starting = Task {
-                var configuration = ServerConfiguration()
-                configuration.port = 0
-                configuration.databasePath = database.path
-                let server = try await lock.withLock(timeout: InstallBusy.wait) {
-                    try OwnerOnlyFile.prepareDatabase(database)
-                    return try await TrendyServer(configuration: configuration, logs: logs)
-                }
-                return try await server.start()
-            }
-        }
-        do {
-            return try await starting!.value.baseURL
-        } catch {
-            starting = nil  // a failed start is retried by the next request
-            throw error
-        }
-    }
-
-    func stop() async {
-        guard let starting else { return }
-        if let running = try? await starting.value { await running.stop() }
-        self.starting = nil
+/// No server URL was given and no plugin runs a local backend.
+public struct NoServerConfigured: Error, CustomStringConvertible {
+    /// What a person reads.
+    public var description: String {
+        "this program has no embedded backend: pass --api-url (or set TRENDY_API_URL) to use a server"
     }
 }
 
@@ -80,7 +50,10 @@ actor EmbeddedBackend {
 /// ``wait``: the command exits 75, "try again".
 public struct InstallBusy: Error, CustomStringConvertible {
     /// How long a command waits for the install lock or the setup lock.
-    static let wait: Duration = .seconds(30)
+    public static let wait: Duration = .seconds(30)
+
+    /// Creates the error.
+    public init() {}
 
     /// What a person reads.
     public var description: String {

@@ -15,17 +15,21 @@ public enum AppPlugins {
         OnboardingPlugin(),
     ]
 
+    /// The plugins of the program running now: the executable's list, set by
+    /// ``TrendyCommand/start(_:root:plugins:)`` for every command it runs (``standard`` when a
+    /// command runs without it, as in tests).
+    @TaskLocal public static var active: [any TrendyPlugin] = standard
+
     /// The plugins no app can leave out.
     static let required = ["logging", "auth", "sync"]
 
     /// Commands that belong to the program, not to a feature.
     static let programCommands: [any ParsableCommand.Type] = [
         LaunchCommand.self, StatusCommand.self, TourCommand.self, RepairCommand.self, PluginsCommand.self,
-        ServeCommand.self,
     ]
 
     /// The order help lists features in (a person's order, not the lifecycle's); others follow.
-    static let helpOrder = ["auth", "sync", "geofence", "onboarding", "logging"]
+    static let helpOrder = ["auth", "sync", "geofence", "onboarding", "logging", "dev-backend"]
 
     /// The `trendy` subcommands for `plugins`: `version`, each plugin's (in ``helpOrder``), then
     /// the program's own.

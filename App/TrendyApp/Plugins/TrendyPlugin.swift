@@ -35,6 +35,9 @@ public protocol TrendyPlugin: Sendable {
     /// The onboarding position the first route is decided from, read synchronously before
     /// anything is built; nil when the feature has no say (only onboarding has).
     func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts?
+    /// A backend this process runs itself when no server URL is given; nil when the feature has
+    /// none (only the dev backend has).
+    func localBackend(paths: AppPaths, logs: LogSystem) -> (any LocalBackend)?
     /// Builds the feature's live parts on the platform and adds them to `app`.
     /// Cannot fail: anything that can fail happens when the feature is first used.
     func install(into app: inout AppAssembly)
@@ -47,6 +50,8 @@ extension TrendyPlugin {
     public var settings: [PluginSetting] { [] }
     /// No migrations by default.
     public func registerMigrations(in migrator: inout DatabaseMigrator) {}
+    /// No local backend by default.
+    public func localBackend(paths: AppPaths, logs: LogSystem) -> (any LocalBackend)? { nil }
     /// No say in the launch by default.
     public func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts? { nil }
 }

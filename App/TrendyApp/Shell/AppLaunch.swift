@@ -42,7 +42,7 @@ struct AppLaunch {
     /// The first step of a launch: the route, from the session file and the onboarding cache
     /// only, and when it was decided.
     static func decide(
-        paths: AppPaths, start: ContinuousClock.Instant, plugins: [any TrendyPlugin] = AppPlugins.standard
+        paths: AppPaths, start: ContinuousClock.Instant, plugins: [any TrendyPlugin] = AppPlugins.active
     ) -> Decision {
         let commandStartedMs = LaunchClock.milliseconds(since: start)
         let snapshot = AppComposition.launchSnapshot(paths: paths, logs: .disabled(), plugins: plugins)

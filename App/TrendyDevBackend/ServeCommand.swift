@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrendyApp
 import TrendyServer
 
 /// `trendy serve`: runs the dev backend in the foreground (database in the data directory).
