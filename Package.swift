@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "TrendyAPILive",
             dependencies: [
-                "TrendyAPI",
+                "TrendyAPI", "TrendySync", "TrendyOnboarding",
                 "TrendyHTTP",
                 "TrendyModels",
                 "TrendyLogging",
@@ -133,7 +133,7 @@ let package = Package(
         ),
         .target(
             name: "TrendyAPITesting",
-            dependencies: ["TrendyAPI", "TrendyModels"],
+            dependencies: ["TrendyAPI", "TrendyModels", "TrendySync", "TrendyOnboarding"],
             path: "Modules/TrendyAPITesting",
             swiftSettings: swiftSettings
         ),

@@ -44,7 +44,7 @@ public protocol ReachabilityProbe: Sendable {
 /// the request's own deadline, and a timer that answers `notResponding` even if the transport
 /// overruns it or ignores cancellation (the pass never waits longer than its budget).
 public struct HealthCheckProbe: ReachabilityProbe {
-    let api: any TrendyAPIClient
+    let api: any ServerHealthCheck
     /// The longest a check takes.
     public let budget: Duration
     /// Grace after `budget` before the timer answers for a transport that overran it.
@@ -53,7 +53,7 @@ public struct HealthCheckProbe: ReachabilityProbe {
     let server: String
 
     /// Creates a probe.
-    public init(api: any TrendyAPIClient, budget: Duration = NetworkBudget.standard.respond, server: String = "") {
+    public init(api: any ServerHealthCheck, budget: Duration = NetworkBudget.standard.respond, server: String = "") {
         self.api = api
         self.budget = budget
         self.grace = .milliseconds(250)

@@ -29,7 +29,7 @@ public actor OutboxSyncEngine: SyncEngine {
     }
 
     let store: SQLiteLocalStore
-    let api: any TrendyAPIClient
+    let api: any SyncRemote
     let reachability: any ReachabilityProbe
     let identity: @Sendable () -> String?
     let now: @Sendable () -> Date
@@ -50,7 +50,7 @@ public actor OutboxSyncEngine: SyncEngine {
     /// results the moment it changes. `reachability` is asked first in every pass (default: the
     /// API's health check within the standard 2 s budget).
     public init(
-        store: SQLiteLocalStore, api: any TrendyAPIClient, reachability: (any ReachabilityProbe)? = nil,
+        store: SQLiteLocalStore, api: any SyncRemote, reachability: (any ReachabilityProbe)? = nil,
         identity: @escaping @Sendable () -> String?,
         configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = Date.init, logger: Logger
     ) {

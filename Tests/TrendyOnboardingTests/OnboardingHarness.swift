@@ -50,4 +50,3 @@ struct OnboardingHarness: Sendable {
 }
 
 /// The recording wrapper serves onboarding's port like the live client it wraps.
-extension InterceptingAPIClient: OnboardingRemote {}

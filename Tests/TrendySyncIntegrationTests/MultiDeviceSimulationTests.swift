@@ -104,7 +104,7 @@ struct Simulation {
     mutating func chance(_ p: Double) -> Bool { Double(rng.next() % 10_000) / 10_000 < p }
 
     /// A new engine for this run's account on `store`, calling the server through `api`.
-    func engine(on store: SQLiteLocalStore, _ api: any TrendyAPIClient) -> OutboxSyncEngine {
+    func engine(on store: SQLiteLocalStore, _ api: any SyncRemote) -> OutboxSyncEngine {
         var c = OutboxSyncEngine.Configuration()
         c.pageSize = 20
         let user = userId

@@ -78,6 +78,3 @@ struct OnboardingModule: AppModule {
             ])
     }
 }
-
-/// The live HTTP client serves onboarding's port (the three calls it makes).
-extension LiveTrendyAPIClient: OnboardingRemote {}

@@ -1,0 +1,58 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+
+/// The one question reachability asks the server.
+public protocol ServerHealthCheck: Sendable {
+    /// `GET /health` (no auth), answered within `budget` or failed with
+    /// ``TransportFailure/notResponding(server:seconds:)`` (a refused connection fails at once).
+    func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus
+}
+
+/// The server calls the sync engine makes, and only those: Sync's own port (17 calls instead of
+/// the whole API client's 25). The live HTTP client conforms (TrendyAPILive), as does the
+/// recording wrapper in TrendyAPITesting.
+public protocol SyncRemote: ServerHealthCheck {
+    /// `GET /event-types`.
+    func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>]
+    /// `POST /event-types`.
+    func createEventType(_ body: EventTypeCreate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    /// `PATCH /event-types/{id}`.
+    func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<EventType>
+    /// `DELETE /event-types/{id}` (deletes its events too).
+    func deleteEventType(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /events?limit=&after=`, newest first (a new device's download).
+    func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>>
+    /// `POST /events`; `created` is false when the event already existed.
+    func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
+        event: Timestamped<Event>, created: Bool
+    )
+    /// `POST /events/batch` with events already in wire JSON (as the outbox stores them).
+    func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError) -> EventBatchResponse
+    /// `PATCH /events/{id}`.
+    func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Event>
+    /// `DELETE /events/{id}`.
+    func deleteEvent(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /geofences[?active=]`.
+    func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>]
+    /// `POST /geofences`.
+    func createGeofence(_ geofence: Geofence, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    /// `PATCH /geofences/{id}`.
+    func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
+        -> Timestamped<Geofence>
+    /// `DELETE /geofences/{id}`.
+    func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /changes?since=&limit=`.
+    func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage
+    /// `GET /changes/latest-cursor`.
+    func latestCursor() async throws(TrendyAPIError) -> LatestCursor
+    /// `GET /conflicts`: every conflict the server kept for the user.
+    func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
+}
