@@ -457,7 +457,8 @@ let package = Package(
         .testTarget(
             name: "TrendyAppTests",
             dependencies: [
-                "TrendyServerTestSupport",
+                "TrendyServerTestSupport", "TrendyTestSupport", "TrendyAuth", "TrendyAuthTesting", "TrendySync",
+                "TrendySyncTesting", "TrendyRouting",
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyAPITesting", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

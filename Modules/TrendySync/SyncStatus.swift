@@ -160,3 +160,25 @@ public struct SyncRun: Sendable, Hashable, Codable {
         case pushed, pulled, outcome, error
     }
 }
+
+/// What `trendy status` (and a status screen) shows: the engine's counts, refreshed, with the
+/// last pass's outcome folded in from the history — a new process knows the last pass only from
+/// there, so a last pass that failed shows its error, and one that found the server away shows
+/// offline — and the changes the server refused.
+public struct SyncStatusSummary: Sendable {
+    /// The status to show.
+    public var status: SyncStatus
+    /// Changes the server refused, with why.
+    public var failed: [FailedChange]
+
+    /// Reads the summary from `engine` and `store`.
+    public static func load(engine: any SyncEngine, store: any LocalStore) async throws -> SyncStatusSummary {
+        await engine.refreshCounts()
+        var status = engine.status
+        if let last = try await engine.history().first, last.outcome != .ok {
+            status.lastError = last.error
+            if last.outcome == .offline { status.phase = .offline }
+        }
+        return SyncStatusSummary(status: status, failed: try await store.failedChanges())
+    }
+}

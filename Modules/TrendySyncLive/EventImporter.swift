@@ -244,3 +244,65 @@ public enum EventImporter {
         return summary
     }
 }
+
+/// Importing a file into the local store, as one use case: rows are read chunk by chunk (memory
+/// stays flat for any file size, D24), unknown types are created (get-or-create, so another
+/// process creating the same type at once is not an error), rows become imported events, and
+/// events already imported (same type, time and external id) are counted as duplicates.
+public struct ImportEvents: Sendable {
+    /// What an import did.
+    public struct Report: Sendable, Equatable {
+        /// Rows read, good and bad.
+        public var rows = 0
+        /// Events added.
+        public var imported = 0
+        /// Rows that were already imported.
+        public var duplicates = 0
+        /// The types created for the file, in the order they were created.
+        public var createdTypes: [String] = []
+        /// The first malformed rows.
+        public var errors: [EventImporter.RowError] = []
+        /// How many rows were malformed in all.
+        public var errorCount = 0
+    }
+
+    let store: any LocalStore
+    let ids: UUIDv7Generator
+
+    /// An import into `store`, with ids from `ids`.
+    public init(store: any LocalStore, ids: UUIDv7Generator) {
+        self.store = store
+        self.ids = ids
+    }
+
+    /// Imports `url` (.csv or .json); `progress` hears the rows read so far after each chunk.
+    /// Throws ``EventImporter/FileError`` for a file it cannot read, and the store's errors.
+    public func run(_ url: URL, chunkSize: Int = 1_000, progress: (Int) -> Void = { _ in }) async throws -> Report {
+        var types: [String: EventType] = [:]
+        for t in try await store.eventTypes() { types[t.value.name.lowercased()] = t.value }
+        var report = Report()
+        var read = 0
+        let summary = try await EventImporter.read(url, chunkSize: chunkSize) { rows in
+            for name in Set(rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
+                let (type, made) = try await store.findOrCreateEventType(EventType(id: ids.next(), name: name))
+                types[name.lowercased()] = type
+                if made { report.createdTypes.append(name) }
+            }
+            let events = rows.compactMap { row -> Event? in
+                guard let type = types[row.typeName.lowercased()] else { return nil }
+                return Event(
+                    id: ids.next(), eventTypeId: type.id, timestamp: row.timestamp, endDate: row.endDate,
+                    notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId)
+            }
+            let inserted = try await store.insertEvents(events)
+            report.imported += inserted.inserted
+            report.duplicates += inserted.duplicates
+            read += rows.count
+            progress(read)
+        }
+        report.rows = summary.rows
+        report.errors = summary.errors
+        report.errorCount = summary.errorCount
+        return report
+    }
+}

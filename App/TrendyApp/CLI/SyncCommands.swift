@@ -180,14 +180,8 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandRunner(global).run { env, out in
-            await env.sync.refreshCounts()
-            let history = try await env.sync.history()
-            var status = env.sync.status
-            if let last = history.first, last.outcome != .ok {
-                status.lastError = last.error
-                if last.outcome == .offline { status.phase = .offline }
-            }
-            let failed = try await env.store.failedChanges()
+            let summary = try await SyncStatusSummary.load(engine: env.sync, store: env.store)
+            let (status, failed) = (summary.status, summary.failed)
             out.line(status.bannerText)
             out.line(
                 "Pending: \(status.pendingCount)  Failed: \(status.failedCount)  Conflicts: \(status.conflictCount)")
@@ -230,56 +224,32 @@ struct ImportCommand: AsyncParsableCommand {
             guard FileManager.default.isReadableFile(atPath: url.path) else {
                 throw CLIError(code: "no_input", message: "cannot read \(url.path)", exitCode: .noInput)
             }
-            var types: [String: EventType] = [:]
-            for t in try await env.store.eventTypes() { types[t.value.name.lowercased()] = t.value }
-            var created: [String] = []
-            var inserted = 0
-            var duplicates = 0
-            var read = 0
             let tty = out.style.cursorControl && !out.json
-            // Chunk by chunk: memory stays flat for any file size (D24).
-            let summary: EventImporter.Summary
+            let report: ImportEvents.Report
             do {
-                summary = try await EventImporter.read(url) { rows in
-                    for name in Set(rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
-                        // Get or create: another process may have just created the same type.
-                        let (t, made) = try await storeCall {
-                            try await env.store.findOrCreateEventType(EventType(id: env.ids.next(), name: name))
-                        }
-                        types[name.lowercased()] = t
-                        if made { created.append(name) }
+                report = try await storeCall {
+                    try await ImportEvents(store: env.store, ids: env.ids).run(url) { read in
+                        if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KImporting… \(read) rows".utf8)) }
                     }
-                    let events = rows.compactMap { row -> Event? in
-                        guard let t = types[row.typeName.lowercased()] else { return nil }
-                        return Event(
-                            id: env.ids.next(), eventTypeId: t.id, timestamp: row.timestamp, endDate: row.endDate,
-                            notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported,
-                            externalId: row.externalId)
-                    }
-                    let s = try await storeCall { try await env.store.insertEvents(events) }
-                    inserted += s.inserted
-                    duplicates += s.duplicates
-                    read += rows.count
-                    if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KImporting… \(read) rows".utf8)) }
                 }
             } catch let error as EventImporter.FileError {
                 throw CLIError(code: "bad_file", message: String(describing: error), exitCode: .dataError)
             }
             if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
-            for e in summary.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }
-            if summary.errorCount > 20 {
-                FileHandle.standardError.write(Data("trendy: … and \(summary.errorCount - 20) more\n".utf8))
+            for e in report.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }
+            if report.errorCount > 20 {
+                FileHandle.standardError.write(Data("trendy: … and \(report.errorCount - 20) more\n".utf8))
             }
-            let parsed = (rows: summary.rows, errors: summary.errors, errorCount: summary.errorCount)
             out.line(
-                "Imported \(inserted) event(s) from \(parsed.rows) row(s); "
-                    + "\(duplicates) duplicate(s), \(parsed.errorCount) malformed row(s) skipped."
-                    + (created.isEmpty ? "" : " Created types: \(created.joined(separator: ", ")).")
-                    + (inserted > 0 ? " Run `trendy sync` to upload." : ""))
+                "Imported \(report.imported) event(s) from \(report.rows) row(s); "
+                    + "\(report.duplicates) duplicate(s), \(report.errorCount) malformed row(s) skipped."
+                    + (report.createdTypes.isEmpty
+                        ? "" : " Created types: \(report.createdTypes.joined(separator: ", ")).")
+                    + (report.imported > 0 ? " Run `trendy sync` to upload." : ""))
             out.document(
                 Result(
-                    rows: parsed.rows, imported: inserted, duplicates: duplicates,
-                    created_types: created, errors: parsed.errors))
+                    rows: report.rows, imported: report.imported, duplicates: report.duplicates,
+                    created_types: report.createdTypes, errors: report.errors))
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAPI
+import TrendyAPILive
 import TrendyAuth
 import TrendyGeofence
 import TrendyGeofenceLive
@@ -11,8 +12,8 @@ import TrendyRouting
 import TrendySync
 
 /// Every dependency of the app, each protocol- or value-typed, built once by ``AppComposition``
-/// from the plugin list (or by ``testing(paths:auth:api:store:sync:reachability:onboarding:)`` in
-/// tests, with doubles).
+/// from the plugin list (or by ``testing(paths:auth:store:sync:reachability:api:onboarding:modules:)``
+/// in tests, with doubles).
 ///
 /// A plain struct: no singletons, no registries. A feature left out of the plugin list is nil
 /// here (``onboarding``, ``geofence``); the commands that need it belong to its plugin.
@@ -31,8 +32,9 @@ public struct AppEnvironment: Sendable {
     public var modules: [any AppModule]
     /// Sessions: snapshot, sign in/out, tokens, events.
     public var auth: any AuthService
-    /// The Trendy API.
-    public var api: any TrendyAPIClient
+    /// The account's server-side summary (`trendy whoami`); every other server call goes
+    /// through a module's own port.
+    public var api: any AccountRemote
     /// Local-first reads and writes.
     public var store: any LocalStore
     /// The sync engine.
@@ -57,7 +59,7 @@ public struct AppEnvironment: Sendable {
     /// Creates an environment.
     public init(
         paths: AppPaths, logs: LogSystem, ids: UUIDv7Generator, now: @escaping @Sendable () -> Date,
-        plugins: [any TrendyPlugin], modules: [any AppModule], auth: any AuthService, api: any TrendyAPIClient,
+        plugins: [any TrendyPlugin], modules: [any AppModule], auth: any AuthService, api: any AccountRemote,
         store: any LocalStore, sync: any SyncEngine, reachability: any ReachabilityProbe,
         onboarding: (any OnboardingStatusService)?, routing: any RouteService, geofence: (any GeofenceService)?,
         location: (any LocationSimulator)?, syncFinished: @escaping @Sendable (SyncRun) async -> Void,
@@ -82,17 +84,17 @@ public struct AppEnvironment: Sendable {
         self.close = close
     }
 
-    /// An environment for tests, from doubles: logs go nowhere, no lifecycle modules, routing
+    /// An environment for tests, from doubles: logs go nowhere, the given lifecycle modules, routing
     /// decided by a real ``RouteCoordinator`` over `auth` and `onboarding` (or ``NoOnboarding``),
     /// no geofencing, and closing does nothing.
     public static func testing(
-        paths: AppPaths, auth: any AuthService, api: any TrendyAPIClient, store: any LocalStore,
-        sync: any SyncEngine, reachability: any ReachabilityProbe,
-        onboarding: (any OnboardingStatusService & RoutingOnboarding)? = nil
+        paths: AppPaths, auth: any AuthService, store: any LocalStore, sync: any SyncEngine,
+        reachability: any ReachabilityProbe, api: any AccountRemote = NoAccountRemote(),
+        onboarding: (any OnboardingStatusService & RoutingOnboarding)? = nil, modules: [any AppModule] = []
     ) -> AppEnvironment {
         let logs = LogSystem.disabled()
         return AppEnvironment(
-            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, plugins: [], modules: [], auth: auth,
+            paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, plugins: [], modules: modules, auth: auth,
             api: api, store: store, sync: sync, reachability: reachability, onboarding: onboarding,
             routing: RouteCoordinator(
                 auth: auth, onboarding: onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
@@ -101,4 +103,23 @@ public struct AppEnvironment: Sendable {
 
     /// A logger for one category.
     public func logger(_ category: LogCategory) -> Logger { logs.logger(category) }
+}
+
+/// The one server call the app makes itself: the account's sync summary.
+public protocol AccountRemote: Sendable {
+    /// `GET /me/sync`.
+    func syncSummary() async throws(TrendyAPIError) -> SyncSummary
+}
+
+extension LiveTrendyAPIClient: AccountRemote {}
+
+/// No server: the summary is unavailable (a test environment's default).
+public struct NoAccountRemote: AccountRemote {
+    /// Creates the stand-in.
+    public init() {}
+
+    /// Always fails as "not responding".
+    public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
+        throw .transport(.notResponding(server: "", seconds: 0))
+    }
 }
