@@ -37,6 +37,7 @@ let package = Package(
         .library(name: "TrendyRouting", targets: ["TrendyRouting"]),
         .library(name: "TrendyGeofence", targets: ["TrendyGeofence"]),
         .library(name: "TrendyGeofenceLive", targets: ["TrendyGeofenceLive"]),
+        .library(name: "TrendyGeofenceTesting", targets: ["TrendyGeofenceTesting"]),
         .library(name: "TrendyTestSupport", targets: ["TrendyTestSupport"]),
     ],
     dependencies: [
@@ -237,6 +238,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "TrendyGeofenceTesting",
+            dependencies: ["TrendyGeofence", "TrendyModels"],
+            path: "Modules/TrendyGeofenceTesting",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -425,7 +433,8 @@ let package = Package(
         .testTarget(
             name: "TrendyGeofenceTests",
             dependencies: [
-                "TrendyGeofence", "TrendyGeofenceLive", "TrendySync", "TrendySyncLive", "TrendyModels", "TrendyLogging",
+                "TrendyGeofence", "TrendyGeofenceLive", "TrendyGeofenceTesting", "TrendySync", "TrendySyncLive",
+                "TrendyModels", "TrendyLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TrendyGeofence
+import TrendyGeofenceLive
+import TrendyGeofenceTesting
+import TrendyLogging
+
+/// Each implementation of Geofence's platform ports keeps its contract (docs/porting.md).
+@Suite(.timeLimit(.minutes(1)))
+struct GeofenceContractTests {
+    static let logger = LogSystem.disabled().logger(.geofence)
+
+    @Test func bothInboxesKeepTheContract() throws {
+        try RegionEventInboxContract.verify(fresh: { InMemoryRegionEventInbox() })
+        let folder = TemporaryFolder()
+        let directory = folder.url.appendingPathComponent("inbox")
+        try RegionEventInboxContract.verify(
+            fresh: { FileRegionEventInbox(directory: directory, logger: Self.logger) },
+            reopen: { _ in FileRegionEventInbox(directory: directory, logger: Self.logger) })
+    }
+
+    @Test func theSimulatedMonitorKeepsTheContract() async throws {
+        try await RegionMonitorContract.verify(fresh: { SimulatedRegionMonitor(file: nil, logger: Self.logger) })
+        try await RegionMonitorContract.verify(fresh: {
+            SimulatedRegionMonitor(file: nil, capacity: 3, logger: Self.logger)
+        })
+        let folder = TemporaryFolder()
+        try await RegionMonitorContract.verify(fresh: {
+            SimulatedRegionMonitor(file: folder.url.appendingPathComponent("location.json"), logger: Self.logger)
+        })
+    }
+}
