@@ -433,7 +433,8 @@ let package = Package(
         .testTarget(
             name: "TrendyGeofenceTests",
             dependencies: [
-                "TrendyGeofence", "TrendyGeofenceLive", "TrendyGeofenceTesting", "TrendySync", "TrendySyncLive",
+                "TrendyTestSupport", "TrendyGeofence", "TrendyGeofenceLive", "TrendyGeofenceTesting", "TrendySync",
+                "TrendySyncLive",
                 "TrendyModels", "TrendyLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyTestSupport
 
 @testable import TrendyApp
 
@@ -58,7 +59,7 @@ struct AccessibleOutputTests {
     }
 
     @Test func theRealBinaryPrintsPlainFramesAndScreens() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let launch = try await TrendyProcess.runAsync(["launch", "--plain", "--data-dir", dir.path])
         #expect(launch.status == 0, "\(launch.stderr)")
         #expect(launch.stdout.contains("Frame 1 at"))

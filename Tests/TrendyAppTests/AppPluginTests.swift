@@ -6,6 +6,7 @@ import TrendyLogging
 import TrendyModels
 import TrendyServer
 import TrendyServerTestSupport
+import TrendyTestSupport
 
 @testable import TrendyApp
 
@@ -25,7 +26,7 @@ struct AppPluginTests {
         static let configuration = TrendyCommand.commandTree(plugins: AppPluginTests.withoutOnboarding)
     }
 
-    static func environment(_ plugins: [any TrendyPlugin], _ dir: TemporaryDataDirectory, _ server: URL) throws
+    static func environment(_ plugins: [any TrendyPlugin], _ dir: TemporaryDirectory, _ server: URL) throws
         -> AppEnvironment
     {
         try AppComposition.live(
@@ -63,7 +64,7 @@ struct AppPluginTests {
         _ = try WithoutGeofence.parseAsRoot(["sync"])
         #expect(!WithoutGeofence.helpMessage().contains("geofence"))
 
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         try await RunningTestServer.with(.testing()) { server in
             let env = try Self.environment(Self.withoutGeofence, dir, server.baseURL)
             #expect(env.geofence == nil && env.location == nil)
@@ -89,7 +90,7 @@ struct AppPluginTests {
         #expect(!names.contains("onboarding"))
         #expect(throws: (any Error).self) { try WithoutOnboarding.parseAsRoot(["onboarding", "status"]) }
 
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let paths = AppPaths(dataDirectory: dir.url)
         // Signed out on a fresh install: the sign-in screen, not the welcome flow.
         #expect(AppLaunch.decide(paths: paths, start: .now, plugins: Self.withoutOnboarding).route == .login)
@@ -111,7 +112,7 @@ struct AppPluginTests {
     }
 
     @Test func theAppCannotBeBuiltWithoutItsPlatform() throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         #expect(throws: AppComposition.MissingPlugin.self) {
             try Self.environment(
                 [LoggingPlugin(), AuthPlugin(), GeofencePlugin()], dir, URL(string: "http://127.0.0.1:9")!)
@@ -127,7 +128,7 @@ struct AppPluginTests {
     }
 
     @Test func pluginsListsEveryFeatureWithItsCommandsAndSettings() throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let r = try TrendyProcess.run(["plugins", "--json", "--data-dir", dir.path])
         #expect(r.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]

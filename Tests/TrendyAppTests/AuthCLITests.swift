@@ -4,6 +4,7 @@ import Testing
 import TrendyLogging
 import TrendyServer
 import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// The real `trendy` binary against the real dev server on loopback.
 @Suite(.timeLimit(.minutes(2)))
@@ -20,7 +21,7 @@ struct AuthCLITests {
         try await RunningTestServer.with(c, now: now) { test in try await body(test.running) }
     }
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ server: RunningServer?, stdin: String? = nil)
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ server: RunningServer?, stdin: String? = nil)
         async throws -> TrendyProcess.Result
     {
         var full = args + ["--data-dir", dir.path]
@@ -32,7 +33,7 @@ struct AuthCLITests {
         (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
     }
 
-    func storedSession(_ dir: TemporaryDataDirectory) -> [String: Any]? {
+    func storedSession(_ dir: TemporaryDirectory) -> [String: Any]? {
         guard let data = FileManager.default.contents(atPath: dir.url.appendingPathComponent("session.json").path),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return nil }
@@ -41,7 +42,7 @@ struct AuthCLITests {
 
     @Test func signupWhoamiLogoutAndTheSessionFile() async throws {
         try await Self.withServer { server in
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "cli@example.com", "--password-stdin", "--json"], dir, server,
                 stdin: "password-cli-1\n")
@@ -69,7 +70,7 @@ struct AuthCLITests {
 
     @Test func failuresHaveClearMessagesAndExitCodes() async throws {
         try await Self.withServer { server in
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             _ = try await trendy(
                 ["signup", "--email", "x@example.com", "--password-stdin"], dir, server, stdin: "password-x-1\n")
             let exists = try await trendy(
@@ -93,7 +94,7 @@ struct AuthCLITests {
             let badURL = try await TrendyProcess.runAsync(["whoami", "--data-dir", dir.path, "--api-url", "ftp://x"])
             #expect(badURL.status == 64)
         }
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = try await TrendyProcess.runAsync(
             [
                 "login", "--email", "x@example.com", "--password-stdin", "--data-dir", dir.path, "--api-url",
@@ -106,8 +107,8 @@ struct AuthCLITests {
 
     @Test func thePasswordChangesAndOtherDevicesAreSignedOut() async throws {
         try await Self.withServer { server in
-            let phone = TemporaryDataDirectory()
-            let laptop = TemporaryDataDirectory()
+            let phone = TemporaryDirectory("trendy-it", create: false)
+            let laptop = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "pw@example.com", "--password-stdin"], phone, server, stdin: "password-old-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -137,14 +138,17 @@ struct AuthCLITests {
             #expect(new.status == 0)
         }
         let signedOut = try await TrendyProcess.runAsync(
-            ["account", "password", "--password-stdin", "--data-dir", TemporaryDataDirectory().path], stdin: "x\n")
+            [
+                "account", "password", "--password-stdin", "--data-dir",
+                TemporaryDirectory("trendy-it", create: false).path,
+            ], stdin: "x\n")
         #expect(signedOut.status == 77)
     }
 
     /// GoTrue's secure password change: a session more than a day old needs the code the server
     /// mails; without a terminal the command says to run again with `--code`.
     @Test func aPasswordChangeInAnOldSessionTakesTheMailedCode() async throws {
-        let mail = TemporaryDataDirectory()
+        let mail = TemporaryDirectory("trendy-it", create: false)
         let offset = Mutex<TimeInterval>(0)
         let serverClock: @Sendable () -> Date = { Date().addingTimeInterval(offset.withLock { $0 }) }
         let configure: (inout ServerConfiguration) -> Void = { c in
@@ -153,7 +157,7 @@ struct AuthCLITests {
         }
         try await Self.withServer(tokenLifetime: .seconds(48 * 3_600), configure: configure, now: serverClock) {
             server in
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "old@example.com", "--password-stdin"], dir, server, stdin: "password-one-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -196,7 +200,7 @@ struct AuthCLITests {
                 stdin: String(repeating: "p", count: 73) + "\n")
             #expect(long.status == 65)
             #expect(long.stderr.contains("at most 72 bytes"))
-            let other = TemporaryDataDirectory()
+            let other = TemporaryDirectory("trendy-it", create: false)
             let login = try await trendy(
                 ["login", "--email", "old@example.com", "--password-stdin"], other, server, stdin: "password-two-2\n")
             #expect(login.status == 0)
@@ -205,7 +209,7 @@ struct AuthCLITests {
 
     @Test func expiredTokensRefreshTransparentlyAndTheRotatedOneIsSaved() async throws {
         try await Self.withServer(tokenLifetime: .seconds(2)) { server in
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             _ = try await trendy(
                 ["signup", "--email", "short@example.com", "--password-stdin"], dir, server, stdin: "password-short-1\n"
             )
@@ -230,7 +234,7 @@ struct AuthCLITests {
 
     @Test func logsOfAWholeRunHoldNoSecrets() async throws {
         try await Self.withServer { server in
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "quiet@example.com", "--password-stdin", "--log-level", "trace"], dir, server,
                 stdin: "password-quiet-1\n")
@@ -253,7 +257,7 @@ struct AuthCLITests {
     }
 
     @Test func theEmbeddedBackendPersistsBetweenRuns() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let signup = try await trendy(
             ["signup", "--email", "local@example.com", "--password-stdin"], dir, nil, stdin: "password-local-1\n")
         #expect(signup.status == 0, "\(signup.stderr)")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrendyServer
+import TrendyTestSupport
 
 /// Sessions misbehaving during long syncs, with the real binary and server: access tokens that
 /// live two seconds, and a session revoked from another device in the middle of a sync.
@@ -21,13 +22,13 @@ struct AuthChaosTests {
             }, body)
     }
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ api: String, stdin: String? = nil) async throws
         -> TrendyProcess.Result
     {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
     }
 
-    func importEvents(_ n: Int, _ dir: TemporaryDataDirectory, _ api: String) async throws {
+    func importEvents(_ n: Int, _ dir: TemporaryDirectory, _ api: String) async throws {
         var text = "type,timestamp\n"
         let base = Date(timeIntervalSince1970: 1_750_000_000)
         for i in 0..<n {
@@ -46,7 +47,7 @@ struct AuthChaosTests {
     @Test func shortLivedTokensDuringALongSyncAreRefreshedAndNothingIsSentTwice() async throws {
         try await Self.withServer { server, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "short@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -65,7 +66,7 @@ struct AuthChaosTests {
     @Test func aSessionRevokedMidSyncSignsOutKeepsLocalDataAndResumesAfterSignIn() async throws {
         try await Self.withServer { server, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "revoked@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -76,7 +77,7 @@ struct AuthChaosTests {
             async let longSync = trendy(["sync"], dir, api)
             try await Task.sleep(for: .milliseconds(700))
             // Another device signs every session of the account out.
-            let other = TemporaryDataDirectory()
+            let other = TemporaryDirectory("trendy-it", create: false)
             #expect(
                 try await trendy(
                     ["login", "--email", "revoked@example.com", "--password-stdin"], other, api,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyTestSupport
 
 struct CLISkeletonTests {
     @Test func versionPrintsHumanAndJSON() async throws {
@@ -43,7 +44,7 @@ struct CLISkeletonTests {
     }
 
     @Test func aNoteWithLineBreaksStaysOnItsEventsLine() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         #expect(try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
         let log = try await TrendyProcess.runAsync(
             ["log", "Tea", "--note", "first\nsecond\tthird", "--data-dir", dir.path])
@@ -70,7 +71,7 @@ struct CLISkeletonTests {
     }
 
     @Test func logsPathUsesTheDataDirectoryFromFlagOrEnvironment() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let viaFlag = try await TrendyProcess.runAsync(["logs", "path", "--data-dir", dir.path])
         #expect(viaFlag.status == 0)
         #expect(viaFlag.stdout.trimmingCharacters(in: .newlines) == dir.url.appendingPathComponent("logs").path)
@@ -83,7 +84,7 @@ struct CLISkeletonTests {
     }
 
     @Test func exportWritesARedactedBundle() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let logs = dir.url.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         try "old line refresh_token=rt-secret-1 by jane@example.com\n".write(
@@ -100,7 +101,7 @@ struct CLISkeletonTests {
     }
 
     @Test func exportToAnUnwritablePlaceFailsClearly() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let blocker = dir.url.appendingPathComponent("file")
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         try Data().write(to: blocker)
@@ -113,7 +114,7 @@ struct CLISkeletonTests {
     }
 
     @Test func tailShowsTheNewestLines() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         _ = try await TrendyProcess.runAsync([
             "logs", "export", dir.url.appendingPathComponent("b.txt").path, "--data-dir", dir.path,
         ])
@@ -125,7 +126,7 @@ struct CLISkeletonTests {
     }
 
     @Test func unusableDataDirectoryFailsWithoutCrashing() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let blocker = dir.url.appendingPathComponent("plain-file")
         try Data().write(to: blocker)

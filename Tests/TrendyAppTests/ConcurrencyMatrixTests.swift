@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrendyServer
+import TrendyTestSupport
 
 /// Issue 19, case 2: every pair of writing commands run at the same moment on one install.
 /// Each must exit 0, or 75 ("busy, try again") and then succeed when run again; afterwards every
@@ -22,7 +23,7 @@ struct ConcurrencyMatrixTests {
     }
 
     /// Runs `step` until it exits 0; 75 (busy) is the only other exit allowed.
-    func runToSuccess(_ step: Step, _ dir: TemporaryDataDirectory, _ api: String) async throws -> [Int32] {
+    func runToSuccess(_ step: Step, _ dir: TemporaryDirectory, _ api: String) async throws -> [Int32] {
         var statuses: [Int32] = []
         for _ in 0..<5 {
             let r = try await cli.trendy(step.arguments, dir, api: api)
@@ -36,7 +37,7 @@ struct ConcurrencyMatrixTests {
     }
 
     /// The timestamps of the install's events (second precision, as written).
-    func localTimestamps(_ dir: TemporaryDataDirectory, _ api: String) async throws -> Set<String> {
+    func localTimestamps(_ dir: TemporaryDirectory, _ api: String) async throws -> Set<String> {
         let list = try await cli.trendy(["events", "list", "--limit", "10000", "--json"], dir, api: api)
         #expect(list.status == 0, "\(list.stderr)")
         return Set(cli.array(list).compactMap { $0["timestamp"] as? String }.map { String($0.prefix(19)) + "Z" })
@@ -51,7 +52,7 @@ struct ConcurrencyMatrixTests {
     @Test func everyPairOfWritingCommandsOnOneInstallLosesNothing() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await cli.trendy(
                 ["signup", "--email", "matrix@example.com", "--password-stdin"], dir, api: api, stdin: "matrix-pass-1\n"
             )
@@ -155,7 +156,7 @@ struct ConcurrencyMatrixTests {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
             for round in 0..<(Self.rounds * 3) {
-                let dir = TemporaryDataDirectory()
+                let dir = TemporaryDirectory("trendy-it", create: false)
                 let steps = [
                     Step(name: "types add A", arguments: ["types", "add", "A"]),
                     Step(name: "types add B", arguments: ["types", "add", "B"]),
@@ -177,7 +178,7 @@ struct ConcurrencyMatrixTests {
 
     @Test func twoFirstStartsOfTheEmbeddedBackendBothWork() async throws {
         for round in 0..<Self.rounds {
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let results = try await withThrowingTaskGroup(of: TrendyProcess.Result.self) { group in
                 for who in ["a", "b"] {
                     group.addTask {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyLogging
 import TrendyServer
+import TrendyTestSupport
 
 /// The four sequences, with two installs of the real binary against one real server:
 /// edits never overwrite fields they did not touch, a same-field loser is kept as a conflict
@@ -12,7 +13,7 @@ struct ConflictCLITests {
     let cli = SyncCLITests()
 
     /// Two devices of one account with one synced "Coffee" event; returns its id.
-    func twoDevices(_ server: RunningServer, _ a: TemporaryDataDirectory, _ b: TemporaryDataDirectory) async throws
+    func twoDevices(_ server: RunningServer, _ a: TemporaryDirectory, _ b: TemporaryDirectory) async throws
         -> String
     {
         let email = "c\(UUID().uuidString.prefix(8))@example.com"
@@ -26,25 +27,25 @@ struct ConflictCLITests {
         return try #require(id)
     }
 
-    func event(_ id: String, _ dir: TemporaryDataDirectory, _ server: RunningServer) async throws -> [String: Any]? {
+    func event(_ id: String, _ dir: TemporaryDirectory, _ server: RunningServer) async throws -> [String: Any]? {
         try await cli.events(dir, server).first { $0["id"] as? String == id }
     }
 
-    func conflicts(_ dir: TemporaryDataDirectory, _ server: RunningServer) async throws -> [[String: Any]] {
+    func conflicts(_ dir: TemporaryDirectory, _ server: RunningServer) async throws -> [[String: Any]] {
         let r = try await cli.trendy(["conflicts", "--json"], dir, server)
         #expect(r.status == 0, "\(r.stderr)")
         return (cli.json(r) as? [[String: Any]]) ?? []
     }
 
-    func sync(_ dir: TemporaryDataDirectory, _ server: RunningServer) async throws {
+    func sync(_ dir: TemporaryDirectory, _ server: RunningServer) async throws {
         let r = try await cli.trendy(["sync"], dir, server)
         #expect(r.status == 0, "\(r.stderr)")
     }
 
     @Test func editsOfDifferentFieldsOnTwoDevicesBothSurvive() async throws {
         try await AuthCLITests.withServer { server in
-            let a = TemporaryDataDirectory()
-            let b = TemporaryDataDirectory()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
             let id = try await twoDevices(server, a, b)
             #expect(try await cli.trendy(["events", "edit", id, "--note", "from A"], a, server).status == 0)
             #expect(
@@ -63,8 +64,8 @@ struct ConflictCLITests {
 
     @Test func sameFieldLoserIsAConflictBothSeeAndCanRestore() async throws {
         try await AuthCLITests.withServer { server in
-            let a = TemporaryDataDirectory()
-            let b = TemporaryDataDirectory()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
             let id = try await twoDevices(server, a, b)
             #expect(try await cli.trendy(["events", "edit", id, "--note", "from A"], a, server).status == 0)
             #expect(try await cli.trendy(["events", "edit", id, "--note", "from B"], b, server).status == 0)
@@ -103,7 +104,7 @@ struct ConflictCLITests {
 
     @Test func anEditNamingANewTypeIsSentAfterTheTypeIsCreated() async throws {
         try await AuthCLITests.withServer { server in
-            let a = TemporaryDataDirectory()
+            let a = TemporaryDirectory("trendy-it", create: false)
             try await cli.signIn("signup", "dep@example.com", a, server)
             #expect(try await cli.trendy(["types", "add", "Coffee"], a, server).status == 0)
             #expect(try await cli.trendy(["log", "Coffee"], a, server).status == 0)
@@ -129,7 +130,7 @@ struct ConflictCLITests {
             let status = cli.json(try await cli.trendy(["status", "--json"], a, server)) as? [String: Any]
             #expect(status?["failed"] as? Int == 0)
             #expect(status?["pending"] as? Int == 0)
-            let b = TemporaryDataDirectory()
+            let b = TemporaryDirectory("trendy-it", create: false)
             try await cli.signIn("login", "dep@example.com", b, server)
             try await sync(b, server)
             for id in [synced, fresh] {
@@ -142,8 +143,8 @@ struct ConflictCLITests {
 
     @Test func editVersusDeleteKeepsTheEditAsARestorableConflict() async throws {
         try await AuthCLITests.withServer { server in
-            let a = TemporaryDataDirectory()
-            let b = TemporaryDataDirectory()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
             // A deletes and syncs, then B edits and syncs.
             let first = try await twoDevices(server, a, b)
             #expect(try await cli.trendy(["events", "rm", first], a, server).status == 0)
@@ -192,8 +193,8 @@ struct ConflictCLITests {
         try await AuthCLITests.withServer { server in
             let launcher = LaunchCLITests()
             let api = server.baseURL.absoluteString
-            let a = TemporaryDataDirectory()
-            let b = TemporaryDataDirectory()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
             try await launcher.onboard(a, api, email: "banner@example.com")
             let login = try await cli.trendy(
                 ["login", "--email", "banner@example.com", "--password-stdin"], b, server,

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import TrendyLogging
 import TrendyServer
+import TrendyTestSupport
 
 /// The real `trendy` against the real server, killed with SIGKILL at random moments during
 /// imports, pushes, pulls, full re-downloads and geofence wake-ups; then restarted until it
@@ -18,7 +19,7 @@ struct CrashTortureTests {
         Int(ProcessInfo.processInfo.environment["TRENDY_TORTURE_TRIALS"] ?? "") ?? 50
     }
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ api: String, stdin: String? = nil) async throws
         -> TrendyProcess.Result
     {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
@@ -34,7 +35,7 @@ struct CrashTortureTests {
     @Test func killedAtRandomMomentsItStillConvergesWithEveryEventOnTheServerExactlyOnce() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "torture@example.com", "--password-stdin"], dir, api, stdin: "torture-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -148,7 +149,7 @@ struct CrashTortureTests {
     @Test func editsBetweenKilledSyncsEndWithTheLastEdit() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "edits@example.com", "--password-stdin"], dir, api, stdin: "edits-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")

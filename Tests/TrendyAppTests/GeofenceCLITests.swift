@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyLogging
 import TrendyServer
+import TrendyTestSupport
 
 /// Geofencing as the real binary against the real dev server: GPX replays, background launches,
 /// bad input.
@@ -9,7 +10,7 @@ import TrendyServer
 struct GeofenceCLITests {
     let cli = LaunchCLITests()
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String?, stdin: String? = nil) async throws
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ api: String?, stdin: String? = nil) async throws
         -> TrendyProcess.Result
     {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
@@ -21,7 +22,7 @@ struct GeofenceCLITests {
 
     /// Signs up, adds an event type per name and a geofence for each; returns the geofence ids.
     func setUp(
-        _ dir: TemporaryDataDirectory, _ api: String, email: String, places: [(String, Double, Double)]
+        _ dir: TemporaryDirectory, _ api: String, email: String, places: [(String, Double, Double)]
     ) async throws -> [String: String] {
         let signup = try await trendy(
             ["signup", "--email", email, "--password-stdin"], dir, api, stdin: "password-geofence-1\n")
@@ -59,7 +60,7 @@ struct GeofenceCLITests {
     @Test func aReplayedTrackLogsEachVisitOnceAndTheServerGetsThemComplete() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let home = (52.52, 13.405)
             let cafe = (north(52.52, 3_000), 13.405)
             _ = try await setUp(
@@ -92,7 +93,7 @@ struct GeofenceCLITests {
 
             #expect(try await trendy(["sync"], dir, api).status == 0)
             // A second device signed in to the same account sees what the server has.
-            let other = TemporaryDataDirectory()
+            let other = TemporaryDirectory("trendy-it", create: false)
             let login = try await trendy(
                 ["login", "--email", "walker@example.com", "--password-stdin"], other, api,
                 stdin: "password-geofence-1\n")
@@ -117,7 +118,7 @@ struct GeofenceCLITests {
     @Test func aBackgroundLaunchRecordsItsCrossingOnceEvenWhenRepeatedOrConcurrent() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let ids = try await setUp(dir, api, email: "sleeper@example.com", places: [("Gym", 48.2, 16.37)])
             let gym = try #require(ids["Gym"])
             let enter = "enter:\(gym)@2026-11-22T07:00:00Z"
@@ -153,7 +154,7 @@ struct GeofenceCLITests {
     @Test func aBackgroundLaunchKilledAtAnyMomentStillRecordsTheCrossingExactlyOnce() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let ids = try await setUp(dir, api, email: "killed@example.com", places: [("Pool", 40.4, -3.7)])
             let pool = try #require(ids["Pool"])
             var rng = SystemRandomNumberGenerator()
@@ -196,7 +197,7 @@ struct GeofenceCLITests {
     }
 
     @Test func badInputGetsAClearErrorAndAnExitCode() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = LaunchCLITests.unreachable
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         let bad = dir.url.appendingPathComponent("bad.gpx")
@@ -227,7 +228,7 @@ struct GeofenceCLITests {
     @Test func allowingLocationDuringOnboardingGrantsAlwaysInTwoSteps() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             #expect(try await trendy(["onboarding", "next"], dir, api).status == 0)
             let signup = try await trendy(
                 ["signup", "--email", "onboard-geo@example.com", "--password-stdin"], dir, api,
@@ -259,7 +260,7 @@ struct GeofenceCLITests {
     }
 
     @Test func healthSaysWhatToDoWhenLocationAccessIsOff() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = LaunchCLITests.unreachable
         #expect(try await trendy(["types", "add", "Gym"], dir, offline).status == 0)
         #expect(try await trendy(["geofence", "add", "Gym", "1", "2", "--type", "Gym"], dir, offline).status == 0)

@@ -4,6 +4,7 @@ import TrendyApp
 import TrendyLogging
 import TrendyServer
 import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// `trendy launch` and `trendy onboarding` as the real binary against the real dev server.
 @Suite(.timeLimit(.minutes(3)))
@@ -17,7 +18,7 @@ struct LaunchCLITests {
 
     static let unreachable = "http://127.0.0.1:9"
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, api: String?, stdin: String? = nil) async throws
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, api: String?, stdin: String? = nil) async throws
         -> TrendyProcess.Result
     {
         var full = args + ["--data-dir", dir.path]
@@ -36,7 +37,7 @@ struct LaunchCLITests {
     /// What the server holds for an account, checked the way a user would: a second device signs
     /// in, downloads everything and lists its events.
     func serverEvents(_ email: String, password: String, api: String) async throws -> [[String: Any]] {
-        let other = TemporaryDataDirectory()
+        let other = TemporaryDirectory("trendy-it", create: false)
         let login = try await trendy(
             ["login", "--email", email, "--password-stdin"], other, api: api, stdin: password + "\n")
         #expect(login.status == 0, "\(login.stderr)")
@@ -47,7 +48,7 @@ struct LaunchCLITests {
     }
 
     /// Launches with `--json` and returns the frames' routes and the report.
-    func launch(_ dir: TemporaryDataDirectory, api: String?, _ extra: [String] = []) async throws
+    func launch(_ dir: TemporaryDirectory, api: String?, _ extra: [String] = []) async throws
         -> (routes: [String], frames: [[String: Any]], report: [String: Any])
     {
         let r = try await trendy(["launch", "--json"] + extra, dir, api: api)
@@ -58,7 +59,7 @@ struct LaunchCLITests {
     }
 
     /// Signs up and finishes onboarding through the CLI.
-    func onboard(_ dir: TemporaryDataDirectory, _ api: String, email: String) async throws {
+    func onboard(_ dir: TemporaryDirectory, _ api: String, email: String) async throws {
         #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
         let signup = try await trendy(
             ["signup", "--email", email, "--password-stdin", "--json"], dir, api: api, stdin: "password-launch-1\n")
@@ -104,7 +105,7 @@ struct LaunchCLITests {
         let badTab = try await TrendyProcess.runAsync(["launch", "--tab", "nowhere"])
         #expect(badTab.status == 64)
         // Both spellings of the data directory launch the same install.
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         for form in [["--data-dir", dir.path], ["--data-dir=\(dir.path)"]] {
             let r = try await TrendyProcess.runAsync(
                 ["launch", "--no-wait", "--json", "--api-url", Self.unreachable] + form)
@@ -114,7 +115,7 @@ struct LaunchCLITests {
     }
 
     @Test func aFreshInstallShowsWelcomeOnly() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let (routes, frames, report) = try await launch(dir, api: Self.unreachable)
         #expect(routes == ["onboarding(welcome)"])
         #expect((frames.first?["text"] as? String)?.contains("Welcome") == true)
@@ -124,7 +125,7 @@ struct LaunchCLITests {
     @Test func aReturningCompletedUserSeesOnlyTheMainScreenAndASignedOutOneOnlyLogin() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             try await onboard(dir, api, email: "launch-1@example.com")
             let returning = try await launch(dir, api: api)
             #expect(Set(returning.routes) == ["authenticated"])
@@ -149,7 +150,7 @@ struct LaunchCLITests {
     @Test func aDamagedCacheNeverSendsAReturningUserToOnboarding() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             try await onboard(dir, api, email: "damaged@example.com")
             let cache = dir.url.appendingPathComponent("onboarding.json")
             try Data("{\"version\": 1, \"state\": {garbage".utf8).write(to: cache)
@@ -182,8 +183,8 @@ struct LaunchCLITests {
     @Test func aSecondDeviceWithACompletedAccountSkipsOnboarding() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            try await onboard(TemporaryDataDirectory(), api, email: "launch-2@example.com")
-            let second = TemporaryDataDirectory()
+            try await onboard(TemporaryDirectory("trendy-it", create: false), api, email: "launch-2@example.com")
+            let second = TemporaryDirectory("trendy-it", create: false)
             #expect(try await launch(second, api: api).routes == ["onboarding(welcome)"])
             let login = try await trendy(
                 ["login", "--email", "launch-2@example.com", "--password-stdin", "--json"], second, api: api,
@@ -197,7 +198,7 @@ struct LaunchCLITests {
     @Test func aKilledOnboardingResumesAtItsStepAndTheRulesHold() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             #expect(try await trendy(["onboarding", "next"], dir, api: api).status == 0)
             #expect(try await launch(dir, api: api).routes == ["onboarding(auth)"])
             let early = try await trendy(["onboarding", "next"], dir, api: api)
@@ -235,7 +236,7 @@ struct LaunchCLITests {
     @Test func aSlowSessionRestoreNeverShowsLogin() async throws {
         try await Self.withServer { server, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             try await onboard(dir, api, email: "launch-4@example.com")
             var faults = FaultConfiguration()
             faults.latencyMilliseconds = 1_500
@@ -249,12 +250,12 @@ struct LaunchCLITests {
     @Test func aRejectedSessionGoesToLoginAndKeepsPendingChanges() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             try await onboard(dir, api, email: "launch-5@example.com")
             #expect(try await trendy(["sync"], dir, api: api).status == 0)
             #expect(try await trendy(["log", "Coffee", "--note", "keep me"], dir, api: api).status == 0)
             // Another device holding the same session signs out everywhere: the server revokes it.
-            let other = TemporaryDataDirectory()
+            let other = TemporaryDirectory("trendy-it", create: false)
             try FileManager.default.createDirectory(at: other.url, withIntermediateDirectories: true)
             try FileManager.default.copyItem(
                 at: dir.url.appendingPathComponent("session.json"), to: other.url.appendingPathComponent("session.json")
@@ -276,7 +277,7 @@ struct LaunchCLITests {
     @Test func fiveThousandPendingChangesStillGiveTheMainScreenFirstWithoutTheNetwork() async throws {
         try await Self.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             try await onboard(dir, api, email: "launch-6@example.com")
             #expect(try await trendy(["sync"], dir, api: api).status == 0)
             let csv = dir.url.appendingPathComponent("import.csv")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TrendyAPITesting
 import TrendyServer
+import TrendyTestSupport
 
 /// Issue 19, case 1: the real binary says "offline" at once when the server refuses or has no
 /// route, and within the budget when it accepts and never answers; it says why in words, exits
@@ -11,7 +12,7 @@ struct OfflineCLITests {
     let cli = SyncCLITests()
 
     /// A signed-in install with one pending event, whose server is then stopped (its port refuses).
-    func installWithAPendingEvent(_ dir: TemporaryDataDirectory) async throws -> String {
+    func installWithAPendingEvent(_ dir: TemporaryDirectory) async throws -> String {
         var deadURL = ""
         try await AuthCLITests.withServer { server in
             try await cli.signIn("signup", "off@example.com", dir, server)
@@ -23,14 +24,14 @@ struct OfflineCLITests {
         return deadURL
     }
 
-    func timed(_ args: [String], _ dir: TemporaryDataDirectory) async throws -> (TrendyProcess.Result, Duration) {
+    func timed(_ args: [String], _ dir: TemporaryDirectory) async throws -> (TrendyProcess.Result, Duration) {
         let started = ContinuousClock.now
         let r = try await TrendyProcess.runAsync(args + ["--data-dir", dir.path])
         return (r, ContinuousClock.now - started)
     }
 
     @Test func aRefusedServerIsOfflineAtOnceWithItsReason() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let url = try await installWithAPendingEvent(dir)
         let host = url.replacingOccurrences(of: "http://", with: "")
         // A long budget: the answer must come from the refusal, not from waiting it out.
@@ -64,7 +65,7 @@ struct OfflineCLITests {
     }
 
     @Test func aServerThatNeverAnswersCostsOnlyTheBudget() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         _ = try await installWithAPendingEvent(dir)
         let silent = try SilentServer()
         let url = silent.url.absoluteString
@@ -115,7 +116,7 @@ struct OfflineCLITests {
     }
 
     @Test func aURLThatIsNotTheTrendyAPISaysSo() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         try await AuthCLITests.withServer { server in
             try await cli.signIn("signup", "wrong@example.com", dir, server)
             let wrong = server.baseURL.absoluteString + "/not-the-api"
@@ -127,7 +128,7 @@ struct OfflineCLITests {
     }
 
     @Test func anUnroutableServerIsOfflineAtOnce() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         _ = try await installWithAPendingEvent(dir)
         let (sync, took) = try await timed(
             ["sync", "--api-url", "http://255.255.255.255:9", "--server-timeout", "20"], dir)
@@ -137,7 +138,7 @@ struct OfflineCLITests {
     }
 
     @Test func aBadServerTimeoutIsAUsageError() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         for value in ["0", "-1", "abc", "nan", "1000"] {
             let r = try await TrendyProcess.runAsync(
                 ["status", "--data-dir", dir.path], environment: ["TRENDY_SERVER_TIMEOUT": value])
@@ -149,7 +150,7 @@ struct OfflineCLITests {
 
 extension OfflineCLITests {
     func timed(
-        _ args: [String], _ dir: TemporaryDataDirectory, environment: [String: String]
+        _ args: [String], _ dir: TemporaryDirectory, environment: [String: String]
     ) async throws -> (TrendyProcess.Result, Duration) {
         let started = ContinuousClock.now
         let r = try await TrendyProcess.runAsync(args + ["--data-dir", dir.path], environment: environment)

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import TrendyModels
 import TrendyServer
+import TrendyTestSupport
 
 /// A damaged local database: a clear error, then `trendy repair` keeps the unsynced changes it
 /// can still read and the next sync brings back the rest from the server.
@@ -10,7 +11,7 @@ import TrendyServer
 struct RepairCLITests {
     let cli = LaunchCLITests()
 
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ api: String, stdin: String? = nil) async throws
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ api: String, stdin: String? = nil) async throws
         -> TrendyProcess.Result
     {
         try await cli.trendy(args, dir, api: api, stdin: stdin)
@@ -38,7 +39,7 @@ struct RepairCLITests {
     @Test func aDamagedTableIsReportedAndRepairKeepsTheUnsyncedChanges() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
-            let dir = TemporaryDataDirectory()
+            let dir = TemporaryDirectory("trendy-it", create: false)
             let signup = try await trendy(
                 ["signup", "--email", "repair@example.com", "--password-stdin"], dir, api, stdin: "repair-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
@@ -100,7 +101,7 @@ struct RepairCLITests {
     }
 
     @Test func everyFileInTheDataDirectoryIsOwnerOnly() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         // The embedded backend (server.sqlite), the install database with its WAL, a repair.
         let signup = try await TrendyProcess.runAsync(
             ["signup", "--email", "modes@example.com", "--password-stdin", "--data-dir", dir.path],
@@ -132,7 +133,7 @@ struct RepairCLITests {
     /// `trendy repair` killed with SIGKILL at random moments: every unsynced change is still
     /// there afterwards (the outsider's sequence lost them at 30–80 ms).
     @Test func aKilledRepairLosesNothing() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let csv = dir.url.appendingPathComponent("rows.csv")
         var text = "type,timestamp\n"
         for i in 0..<1_500 {
@@ -161,7 +162,7 @@ struct RepairCLITests {
     }
 
     @Test func aFileThatIsNotADatabaseGetsTheSameWayOut() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = LaunchCLITests.unreachable
         #expect(try await trendy(["types", "add", "Tea"], dir, offline).status == 0)
         let file = dir.url.appendingPathComponent("trendy.sqlite")

@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import TrendyLogging
 import TrendyServer
+import TrendyTestSupport
 
 /// The data and sync commands of the real binary against the real server.
 @Suite(.timeLimit(.minutes(2)))
 struct SyncCLITests {
-    func trendy(_ args: [String], _ dir: TemporaryDataDirectory, _ server: RunningServer?, stdin: String? = nil)
+    func trendy(_ args: [String], _ dir: TemporaryDirectory, _ server: RunningServer?, stdin: String? = nil)
         async throws -> TrendyProcess.Result
     {
         var full = args + ["--data-dir", dir.path]
@@ -17,21 +18,21 @@ struct SyncCLITests {
     func json(_ r: TrendyProcess.Result) -> Any? { try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) }
 
     /// `trendy signup` or `login` (`verb`) with a password on stdin; expects success.
-    func signIn(_ verb: String, _ email: String, _ dir: TemporaryDataDirectory, _ server: RunningServer) async throws {
+    func signIn(_ verb: String, _ email: String, _ dir: TemporaryDirectory, _ server: RunningServer) async throws {
         let r = try await trendy(
             [verb, "--email", email, "--password-stdin"], dir, server, stdin: "password-1-\(email)\n")
         #expect(r.status == 0, "\(r.stderr)")
     }
 
     /// `trendy events list --json`, newest first.
-    func events(_ dir: TemporaryDataDirectory, _ server: RunningServer) async throws -> [[String: Any]] {
+    func events(_ dir: TemporaryDirectory, _ server: RunningServer) async throws -> [[String: Any]] {
         (json(try await trendy(["events", "list", "--json"], dir, server)) as? [[String: Any]]) ?? []
     }
 
     @Test func logImportSyncAndASecondDevice() async throws {
         try await AuthCLITests.withServer { server in
-            let phone = TemporaryDataDirectory()
-            let laptop = TemporaryDataDirectory()
+            let phone = TemporaryDirectory("trendy-it", create: false)
+            let laptop = TemporaryDirectory("trendy-it", create: false)
             #expect(
                 try await trendy(
                     ["signup", "--email", "d@example.com", "--password-stdin"], phone, server, stdin: "password-d-1\n"
@@ -85,8 +86,8 @@ struct SyncCLITests {
     /// failed, and moving it to another type with `events edit` gets it to the server.
     @Test func editAndRemoveEventsAndFixARefusedOne() async throws {
         try await AuthCLITests.withServer { server in
-            let phone = TemporaryDataDirectory()
-            let laptop = TemporaryDataDirectory()
+            let phone = TemporaryDirectory("trendy-it", create: false)
+            let laptop = TemporaryDirectory("trendy-it", create: false)
             try await signIn("signup", "e@example.com", phone, server)
             #expect(try await trendy(["types", "add", "Doomed"], phone, server).status == 0)
             #expect(try await trendy(["types", "add", "Tea"], phone, server).status == 0)
@@ -94,7 +95,7 @@ struct SyncCLITests {
             #expect(try await trendy(["sync"], phone, server).status == 0)
             try await signIn("login", "e@example.com", laptop, server)
             #expect(try await trendy(["sync"], laptop, server).status == 0)
-            func events(_ dir: TemporaryDataDirectory) async throws -> [[String: Any]] {
+            func events(_ dir: TemporaryDirectory) async throws -> [[String: Any]] {
                 try await self.events(dir, server)
             }
             let tea = try #require(try await events(phone).first?["id"] as? String)
@@ -155,8 +156,8 @@ struct SyncCLITests {
     /// Coffee type holding both cups, and nothing failed.
     @Test func aTypeAddedOnBothDevicesBecomesOne() async throws {
         try await AuthCLITests.withServer { server in
-            let phone = TemporaryDataDirectory()
-            let laptop = TemporaryDataDirectory()
+            let phone = TemporaryDirectory("trendy-it", create: false)
+            let laptop = TemporaryDirectory("trendy-it", create: false)
             for (dir, verb, name) in [(phone, "signup", "Coffee"), (laptop, "login", "coffee")] {
                 try await signIn(verb, "f@example.com", dir, server)
                 #expect(try await trendy(["types", "add", name], dir, server).status == 0)
@@ -178,7 +179,7 @@ struct SyncCLITests {
     }
 
     @Test func offlineWritesStayQueuedAndFailuresAreClear() async throws {
-        let dir = TemporaryDataDirectory()
+        let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = ["--api-url", "http://127.0.0.1:1"]
         // Signed out: sync refuses clearly.
         let signedOut = try await TrendyProcess.runAsync(["sync", "--data-dir", dir.path] + offline)

@@ -98,13 +98,3 @@ enum RawHTTP {
         return String(buffer: body)
     }
 }
-
-/// A temporary data directory removed when the test ends.
-final class TemporaryDataDirectory: Sendable {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("trendy-it-\(UUID().uuidString)")
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    var path: String { url.path }
-}

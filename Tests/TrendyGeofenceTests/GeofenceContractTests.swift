@@ -4,6 +4,7 @@ import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyGeofenceTesting
 import TrendyLogging
+import TrendyTestSupport
 
 /// Each implementation of Geofence's platform ports keeps its contract (docs/porting.md).
 @Suite(.timeLimit(.minutes(1)))
@@ -12,7 +13,7 @@ struct GeofenceContractTests {
 
     @Test func bothInboxesKeepTheContract() throws {
         try RegionEventInboxContract.verify(fresh: { InMemoryRegionEventInbox() })
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory("trendy-gf")
         let directory = folder.url.appendingPathComponent("inbox")
         try RegionEventInboxContract.verify(
             fresh: { FileRegionEventInbox(directory: directory, logger: Self.logger) },
@@ -24,7 +25,7 @@ struct GeofenceContractTests {
         try await RegionMonitorContract.verify(fresh: {
             SimulatedRegionMonitor(file: nil, capacity: 3, logger: Self.logger)
         })
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory("trendy-gf")
         try await RegionMonitorContract.verify(fresh: {
             SimulatedRegionMonitor(file: folder.url.appendingPathComponent("location.json"), logger: Self.logger)
         })

@@ -7,6 +7,7 @@ import TrendyLogging
 import TrendyModels
 import TrendySync
 import TrendySyncLive
+import TrendyTestSupport
 
 /// A deterministic random source, so a failing property run can be replayed from its seed.
 typealias SeededRandom = SplitMix64
@@ -16,21 +17,11 @@ extension SplitMix64 {
     init(propertySeed seed: UInt64) { self.init(seed: seed &+ 0x9E37_79B9_7F4A_7C15) }
 }
 
-/// A folder removed when the value goes away.
-final class TemporaryFolder: Sendable {
-    let url: URL
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("trendy-gf-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// The live geofence parts over a real SQLite file in a temporary folder: the local store, the
 /// ledger, the inbox, the simulated monitor and a manager. ``restarted()`` builds fresh instances
 /// over the same files, as a relaunch does.
 struct GeofenceHarness: Sendable {
-    let folder: TemporaryFolder
+    let folder: TemporaryDirectory
     let database: DatabasePool
     let store: SQLiteLocalStore
     let ledger: SQLiteVisitLedger
@@ -41,7 +32,7 @@ struct GeofenceHarness: Sendable {
 
     static let logger = LogSystem.disabled().logger(.geofence)
 
-    init(folder: TemporaryFolder = TemporaryFolder(), capacity: Int = 20) throws {
+    init(folder: TemporaryDirectory = TemporaryDirectory("trendy-gf"), capacity: Int = 20) throws {
         self.folder = folder
         var migrator = DatabaseMigrator()
         SyncSchema.register(in: &migrator)

@@ -3,6 +3,7 @@ import Testing
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
+import TrendyTestSupport
 
 /// The manager with the simulated monitor, the real ledger and a real SQLite file.
 @Suite struct GeofenceManagerTests {
@@ -198,7 +199,7 @@ import TrendyModels
     }
 
     @Test func aDamagedSimulatorFileStartsFresh() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory("trendy-gf")
         try Data("{not json".utf8).write(to: folder.url.appendingPathComponent("location.json"))
         let h = try GeofenceHarness(folder: folder)
         #expect(await h.monitor.authorization() == .notDetermined)

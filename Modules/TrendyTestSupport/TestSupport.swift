@@ -38,3 +38,22 @@ public func until(attempts: Int = 10_000, _ condition: () -> Bool) async -> Bool
     }
     return condition()
 }
+
+/// A folder of its own under the system's temporary directory, removed with everything in it
+/// when the value goes away. `create: false` leaves the folder to be made by the code under test
+/// (a data directory a command must create).
+public final class TemporaryDirectory: Sendable {
+    /// The folder.
+    public let url: URL
+
+    /// Its path.
+    public var path: String { url.path }
+
+    /// A new, unique folder (`prefix-UUID`), created unless `create` is false.
+    public init(_ prefix: String = "trendy-test", create: Bool = true) {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        if create { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}

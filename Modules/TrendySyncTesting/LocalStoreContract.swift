@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import TrendyModels
+import TrendySync
+
+/// What every ``LocalStore`` must do, as a test any implementation runs: reads see writes at
+/// once, every write queues one change for the server, names are unique case-insensitively,
+/// imports skip duplicates, deleting a type deletes its events, bad values are refused with
+/// ``LocalStoreError/invalid(_:)``, and the data belongs to one account at a time. The SQLite
+/// store runs it in memory and on a file; a Core Data or SwiftData store would run it too. See
+/// docs/porting.md.
+public enum LocalStoreContract {
+    /// Runs the contract. `fresh` makes an empty store over storage of its own; `reopen`, when the
+    /// store persists, makes a second one over the same storage (a new process).
+    public static func verify(
+        fresh: () throws -> any LocalStore, reopen: ((any LocalStore) throws -> any LocalStore)? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let ids = UUIDv7Generator()
+        let store = try fresh()
+        #expect(try await store.eventTypes().isEmpty, "a new store is empty", sourceLocation: sourceLocation)
+        #expect(try await store.events(limit: 10, since: nil).isEmpty, sourceLocation: sourceLocation)
+        #expect(try await store.geofences().isEmpty, sourceLocation: sourceLocation)
+        #expect(try await store.outboxCounts() == (0, 0), "nothing to send", sourceLocation: sourceLocation)
+        #expect(try await store.openConflictCount() == 0, sourceLocation: sourceLocation)
+
+        // The data belongs to the account that claims it.
+        #expect(
+            try await store.claim(for: "contract-a") == false, "a first claim clears nothing",
+            sourceLocation: sourceLocation)
+
+        // Event types: created, found by id and by name in any case, unique by name.
+        let coffee = EventType(id: ids.next(), name: "Coffee")
+        try await store.createEventType(coffee)
+        #expect(try await store.eventType(id: coffee.id)?.value == coffee, sourceLocation: sourceLocation)
+        #expect(try await store.eventType(named: "cOFFEE")?.value.id == coffee.id, sourceLocation: sourceLocation)
+        #expect(
+            try await store.eventType(id: coffee.id)?.syncStatus == .pending, "a local write waits to be sent",
+            sourceLocation: sourceLocation)
+        #expect(try await store.outboxCounts().pending == 1, "one write, one change", sourceLocation: sourceLocation)
+        await #expect(throws: (any Error).self, "a second type with the same name", sourceLocation: sourceLocation) {
+            try await store.createEventType(EventType(id: ids.next(), name: "coffee"))
+        }
+        let found = try await store.findOrCreateEventType(EventType(id: ids.next(), name: "COFFEE"))
+        #expect(found.type.id == coffee.id && !found.created, "find-or-create finds", sourceLocation: sourceLocation)
+        let tea = try await store.findOrCreateEventType(EventType(id: ids.next(), name: "Tea"))
+        #expect(tea.created, "find-or-create creates", sourceLocation: sourceLocation)
+        await #expect(throws: LocalStoreError.self, "an empty name is refused", sourceLocation: sourceLocation) {
+            try await store.createEventType(EventType(id: ids.next(), name: "  "))
+        }
+        var renamed = tea.type
+        renamed.name = "Green tea"
+        try await store.updateEventType(renamed)
+        #expect(try await store.eventType(named: "green tea")?.value == renamed, sourceLocation: sourceLocation)
+
+        // Events: newest first, counted by time, updated and deleted; imports skip duplicates.
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = Event(id: ids.next(), eventTypeId: coffee.id, timestamp: t)
+        let second = Event(id: ids.next(), eventTypeId: coffee.id, timestamp: t + 3_600, notes: "second")
+        try await store.createEvent(first)
+        try await store.createEvent(second)
+        #expect(
+            try await store.events(limit: 10, since: nil).map(\.value.id) == [second.id, first.id], "newest first",
+            sourceLocation: sourceLocation)
+        #expect(
+            try await store.events(limit: 1, since: nil).count == 1, "at most limit", sourceLocation: sourceLocation)
+        #expect(try await store.eventCount(since: t + 60) == 1, sourceLocation: sourceLocation)
+        await #expect(throws: (any Error).self, "an event of an unknown type", sourceLocation: sourceLocation) {
+            try await store.createEvent(Event(id: ids.next(), eventTypeId: ids.next(), timestamp: t))
+        }
+        let imported = (0..<3).map { i in
+            Event(
+                id: ids.next(), eventTypeId: renamed.id, timestamp: t + Double(i) * 60, sourceType: .imported,
+                externalId: "row-\(i)")
+        }
+        let summary = try await store.insertEvents(imported)
+        #expect(summary == InsertSummary(inserted: 3, duplicates: 0), sourceLocation: sourceLocation)
+        let again = imported.map { event in
+            var copy = event
+            copy.id = ids.next()
+            return copy
+        }
+        #expect(
+            try await store.insertEvents(again) == InsertSummary(inserted: 0, duplicates: 3),
+            "importing twice adds nothing", sourceLocation: sourceLocation)
+        var edited = second
+        edited.notes = "edited"
+        try await store.updateEvent(edited)
+        #expect(try await store.event(id: second.id)?.value.notes == "edited", sourceLocation: sourceLocation)
+        try await store.deleteEvent(id: first.id)
+        #expect(try await store.event(id: first.id) == nil, sourceLocation: sourceLocation)
+
+        // Geofences.
+        let place = Geofence(
+            id: ids.next(), name: "Café", center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100,
+            entryEventTypeId: coffee.id)
+        try await store.createGeofence(place)
+        var moved = place
+        moved.radius = 150
+        try await store.updateGeofence(moved)
+        #expect(try await store.geofences().map(\.value) == [moved], sourceLocation: sourceLocation)
+        await #expect(throws: LocalStoreError.self, "a geofence with a radius of 0", sourceLocation: sourceLocation) {
+            var bad = place
+            bad.id = ids.next()
+            bad.radius = 0
+            try await store.createGeofence(bad)
+        }
+
+        if let reopen {
+            let other = try reopen(store)
+            #expect(
+                try await other.events(limit: 10, since: nil).count == 4, "another process sees every write",
+                sourceLocation: sourceLocation)
+            #expect(try await other.outboxCounts().pending > 0, sourceLocation: sourceLocation)
+        }
+
+        // Deleting a type deletes its events.
+        try await store.deleteEventType(id: renamed.id)
+        #expect(try await store.eventType(id: renamed.id) == nil, sourceLocation: sourceLocation)
+        #expect(
+            try await store.events(limit: 10, since: nil).map(\.value.id) == [second.id],
+            "the type's events went with it", sourceLocation: sourceLocation)
+        try await store.deleteGeofence(id: place.id)
+        #expect(try await store.geofences().isEmpty, sourceLocation: sourceLocation)
+
+        // Unsynced changes of one account are never handed to another.
+        #expect(
+            try await store.claim(for: "contract-a") == false, "claiming again is a no-op",
+            sourceLocation: sourceLocation)
+        await #expect(throws: (any Error).self, "another account while changes wait", sourceLocation: sourceLocation) {
+            try await store.claim(for: "contract-b")
+        }
+        #expect(
+            try await store.eventType(id: coffee.id) != nil, "and nothing was cleared", sourceLocation: sourceLocation)
+    }
+}
