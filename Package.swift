@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "TrendyAPITesting", targets: ["TrendyAPITesting"]),
         .library(name: "TrendyAuth", targets: ["TrendyAuth"]),
         .library(name: "TrendyAuthLive", targets: ["TrendyAuthLive"]),
+        .library(name: "TrendyAuthGoTrue", targets: ["TrendyAuthGoTrue"]),
         .library(name: "TrendyAuthTesting", targets: ["TrendyAuthTesting"]),
         .library(name: "TrendySync", targets: ["TrendySync"]),
         .library(name: "TrendySyncLive", targets: ["TrendySyncLive"]),
@@ -147,8 +148,17 @@ let package = Package(
         .target(
             name: "TrendyAuthLive",
             dependencies: [
+                "TrendyAuth", "TrendyFiles", "TrendyModels", "TrendyLogging",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Modules/TrendyAuthLive",
+            swiftSettings: swiftSettings
+        ),
+        // The GoTrue HTTP gateway, apart from the file store so Auth's own tests build no HTTP stack.
+        .target(
+            name: "TrendyAuthGoTrue",
+            dependencies: [
                 "TrendyAuth",
-                "TrendyFiles",
                 "TrendyAPI",
                 "TrendyHTTP",
                 "TrendyModels",
@@ -158,7 +168,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            path: "Modules/TrendyAuthLive",
+            path: "Modules/TrendyAuthGoTrue",
             swiftSettings: swiftSettings
         ),
         .target(
@@ -257,6 +267,7 @@ let package = Package(
                 "TrendyHTTP",
                 "TrendyAuth",
                 "TrendyAuthLive",
+                "TrendyAuthGoTrue",
                 "TrendySync",
                 "TrendySyncLive",
                 "TrendyOnboarding",
@@ -336,6 +347,7 @@ let package = Package(
                 "TrendyAPITesting",
                 "TrendyAuth",
                 "TrendyAuthLive",
+                "TrendyAuthGoTrue",
                 "TrendyServer",
                 "TrendySync",
                 "TrendySyncLive",
@@ -386,11 +398,8 @@ let package = Package(
         .testTarget(
             name: "TrendyOnboardingTests",
             dependencies: [
-                "TrendyServerTestSupport",
-                "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI", "TrendyAPILive",
-                "TrendyAPITesting", "TrendyModels", "TrendyLogging", "TrendyServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
+                "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI", "TrendyModels",
+                "TrendyLogging", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TrendyOnboardingTests",
             swiftSettings: swiftSettings
@@ -445,11 +454,13 @@ let package = Package(
         .testTarget(
             name: "TrendyServerTests",
             dependencies: [
+                "TrendyOnboarding", "TrendyOnboardingTesting",
                 "TrendyServerTestSupport",
                 "TrendyTestSupport",
                 "TrendyServer",
                 "TrendyAuth",
                 "TrendyAuthLive",
+                "TrendyAuthGoTrue",
                 "TrendyAPI",
                 "TrendyAPILive",
                 "TrendyHTTP",

@@ -5,14 +5,25 @@ import TrendyOnboarding
 
 /// An ``OnboardingRemote`` that answers like the server, in memory: the initial status for a new
 /// user, partial updates applied with the server's rules, a soft reset. Failures can be scripted
-/// (the next calls throw them, e.g. `.transport(.refused(...))` for offline), and every call is
-/// counted, so a module's tests need no server.
+/// per call (e.g. `.transport(.cannotConnect(...))` for offline), calls can be held to create
+/// races, and every call is recorded with its idempotency key, so a module's tests need no
+/// server.
 public final class InMemoryOnboardingBackend: OnboardingRemote {
+    /// One call received.
+    public struct Call: Sendable, Hashable {
+        /// `onboardingStatus`, `updateOnboarding` or `resetOnboarding`.
+        public var name: String
+        /// The idempotency key sent, if any.
+        public var idempotencyKey: String?
+    }
+
     struct State {
         var status: OnboardingStatus?
-        var failures: [TrendyAPIError] = []
-        var calls: [String: Int] = [:]
+        var failures: [(name: String?, error: TrendyAPIError)] = []
+        var calls: [Call] = []
         var updates: [OnboardingUpdate] = []
+        var holdName: String?
+        var held: [CheckedContinuation<Void, Never>] = []
     }
 
     let state: Mutex<State>
@@ -24,11 +35,37 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         self.now = now
     }
 
-    /// Makes the next calls fail with these errors, in order.
-    public func failNext(_ errors: TrendyAPIError...) { state.withLock { $0.failures += errors } }
+    /// Makes the next calls fail with these errors, in order, whatever they are.
+    public func failNext(_ errors: TrendyAPIError...) {
+        state.withLock { s in s.failures += errors.map { (nil, $0) } }
+    }
 
-    /// How many times `name` (`onboardingStatus`, `updateOnboarding`, `resetOnboarding`) was called.
-    public func calls(_ name: String) -> Int { state.withLock { $0.calls[name, default: 0] } }
+    /// Fails the next `times` calls named `name` (any call when nil) with `error`.
+    public func fail(_ name: String?, with error: TrendyAPIError, times: Int = 1) {
+        state.withLock { s in for _ in 0..<times { s.failures.append((name, error)) } }
+    }
+
+    /// Holds every call named `name` before it is answered, until ``releaseHeld()``.
+    public func hold(_ name: String) { state.withLock { $0.holdName = name } }
+
+    /// How many calls are waiting.
+    public var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Lets held calls go and stops holding.
+    public func releaseHeld() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.holdName = nil
+            defer { s.held = [] }
+            return s.held
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Every call received, in order.
+    public var calls: [Call] { state.withLock { $0.calls } }
+
+    /// How many times `name` was called.
+    public func calls(_ name: String) -> Int { state.withLock { $0.calls.filter { $0.name == name }.count } }
 
     /// Every update received, in order.
     public var updates: [OnboardingUpdate] { state.withLock { $0.updates } }
@@ -36,26 +73,44 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
     /// The stored status (nil until the first call creates it).
     public var stored: OnboardingStatus? { state.withLock { $0.status } }
 
-    func call<T>(_ name: String, _ body: (inout State) -> T) throws(TrendyAPIError) -> T {
+    func call<T>(_ name: String, key: String? = nil, _ body: @Sendable (inout State) -> T) async throws(TrendyAPIError)
+        -> T
+    {
+        let hold = state.withLock { s in
+            s.calls.append(Call(name: name, idempotencyKey: key))
+            return s.holdName == name
+        }
+        if hold {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let release = state.withLock { s in
+                    guard s.holdName == name else { return true }
+                    s.held.append(waiter)
+                    return false
+                }
+                if release { waiter.resume() }
+            }
+        }
         let outcome: Result<T, TrendyAPIError> = state.withLock { s in
-            s.calls[name, default: 0] += 1
-            if !s.failures.isEmpty { return .failure(s.failures.removeFirst()) }
+            if let i = s.failures.firstIndex(where: { $0.name == nil || $0.name == name }) {
+                return .failure(s.failures.remove(at: i).error)
+            }
             return .success(body(&s))
         }
         return try outcome.get()
     }
 
-    func current(_ s: inout State) -> OnboardingStatus {
+    static func current(_ s: inout State, _ at: Date) -> OnboardingStatus {
         if let status = s.status { return status }
         var initial = OnboardingStatus.initial
-        initial.updatedAt = now()
+        initial.updatedAt = at
         s.status = initial
         return initial
     }
 
     /// Implements ``OnboardingRemote/onboardingStatus()``.
     public func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus {
-        try call("onboardingStatus") { current(&$0) }
+        let at = now()
+        return try await call("onboardingStatus") { Self.current(&$0, at) }
     }
 
     /// Implements ``OnboardingRemote/updateOnboarding(_:idempotencyKey:)``.
@@ -63,9 +118,9 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         -> OnboardingStatus
     {
         let at = now()
-        return try call("updateOnboarding") { s in
+        return try await call("updateOnboarding", key: idempotencyKey) { s in
             s.updates.append(body)
-            let updated = body.apply(to: current(&s), now: at)
+            let updated = body.apply(to: Self.current(&s, at), now: at)
             s.status = updated
             return updated
         }
@@ -74,7 +129,7 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
     /// Implements ``OnboardingRemote/resetOnboarding()``.
     public func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus {
         let at = now()
-        return try call("resetOnboarding") { s in
+        return try await call("resetOnboarding") { s in
             var initial = OnboardingStatus.initial
             initial.updatedAt = at
             s.status = initial

@@ -23,9 +23,4 @@ struct OnboardingContractTests {
     @Test func theInMemoryBackendKeepsTheRemoteContract() async throws {
         try await OnboardingRemoteContract.verify(InMemoryOnboardingBackend())
     }
-
-    @Test func theLiveClientOnTheRealServerKeepsTheRemoteContract() async throws {
-        // Through the recording wrapper around the live client (it adds nothing but the record).
-        try await OnboardingHarness.with { h in try await OnboardingRemoteContract.verify(h.api) }
-    }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TrendyAPI
-import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding

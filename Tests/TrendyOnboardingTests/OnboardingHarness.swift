@@ -1,27 +1,20 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import Synchronization
-import TrendyAPI
-import TrendyAPILive
-import TrendyAPITesting
 import TrendyLogging
-import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingTesting
-import TrendyServer
-import TrendyServerTestSupport
 
-/// A real server, a signed-up user, an ``InterceptingAPIClient`` and a controller over an
-/// in-memory cache.
+/// A signed-in user, the in-memory backend (which answers like the server, records every call
+/// and can fail or hold calls) and a controller over an in-memory cache. No server starts.
 struct OnboardingHarness: Sendable {
-    let api: InterceptingAPIClient
-    let direct: LiveTrendyAPIClient
+    let api: InMemoryOnboardingBackend
     let cache: InMemoryOnboardingCache
     let userId: String
     let signedIn: Flag
     let hasTypes: Flag
-    let server: TrendyServer
+
+    /// The server's side, read directly (the same backend: its answers are the stored status).
+    var direct: InMemoryOnboardingBackend { api }
 
     final class Flag: Sendable {
         let value: Mutex<Bool>
@@ -39,14 +32,9 @@ struct OnboardingHarness: Sendable {
     }
 
     static func with(_ body: (OnboardingHarness) async throws -> Void) async throws {
-        try await RunningTestServer.with(.testing()) { server in
-            let (direct, session) = try await server.signedUpClient()
-            let h = OnboardingHarness(
-                api: InterceptingAPIClient(direct), direct: direct, cache: InMemoryOnboardingCache(),
-                userId: session.user.id, signedIn: Flag(true), hasTypes: Flag(false), server: server.server)
-            try await body(h)
-        }
+        try await body(
+            OnboardingHarness(
+                api: InMemoryOnboardingBackend(), cache: InMemoryOnboardingCache(), userId: "user-\(UUID().uuidString)",
+                signedIn: Flag(true), hasTypes: Flag(false)))
     }
 }
-
-/// The recording wrapper serves onboarding's port like the live client it wraps.

@@ -4,6 +4,7 @@ import Testing
 import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
+import TrendyAuthGoTrue
 import TrendyAuthLive
 import TrendyLogging
 import TrendyModels

@@ -4,6 +4,7 @@ import Logging
 import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
+import TrendyAuthGoTrue
 import TrendyAuthLive
 import TrendyFiles
 import TrendyGeofence
