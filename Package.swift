@@ -454,6 +454,7 @@ let package = Package(
         .testTarget(
             name: "TrendyServerTests",
             dependencies: [
+                "TrendyAuthTesting",
                 "TrendyOnboarding", "TrendyOnboardingTesting",
                 "TrendyServerTestSupport",
                 "TrendyTestSupport",
@@ -479,7 +480,7 @@ let package = Package(
             name: "TrendyAppTests",
             dependencies: [
                 "TrendyServerTestSupport", "TrendyTestSupport", "TrendyAuth", "TrendyAuthTesting", "TrendySync",
-                "TrendySyncTesting", "TrendyRouting",
+                "TrendySyncTesting", "TrendyRouting", "TrendyOnboarding", "TrendyOnboardingTesting",
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyAPITesting", "TrendyModels",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

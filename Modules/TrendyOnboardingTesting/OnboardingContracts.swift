@@ -61,3 +61,38 @@ public enum OnboardingRemoteContract {
         #expect(try await remote.onboardingStatus() == reset, "and is stored", sourceLocation: sourceLocation)
     }
 }
+
+/// What every ``PermissionPrompter`` must do: the explanation first, the system's prompt only for
+/// people who chose to continue, the person's answer reported as it was given, and a decided
+/// permission answered the same way when asked again. `make` builds a prompter whose person
+/// answers `answers` (the scripted double, the CLI's prompter with its flags; a notification
+/// prompter in an app's UI tests). See docs/porting.md.
+public enum PermissionPrompterContract {
+    /// Runs the contract.
+    public static func verify(
+        make: ([PermissionKind: ScriptedPermissionPrompter.Answer]) -> any PermissionPrompter,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let answers: [PermissionKind: ScriptedPermissionPrompter.Answer] = [
+            .notifications: .allow, .location: .deny, .health: .notNow,
+        ]
+        let expected: [PermissionKind: PermissionOutcome] = [
+            .notifications: .granted, .location: .denied, .health: .skipped,
+        ]
+        let prompter = make(answers)
+        for kind in PermissionKind.allCases {
+            #expect(
+                await PermissionPriming.ask(kind, using: prompter) == expected[kind],
+                "\(kind.rawValue): the person's answer", sourceLocation: sourceLocation)
+            #expect(
+                await PermissionPriming.ask(kind, using: prompter) == expected[kind],
+                "\(kind.rawValue): the same answer when asked again", sourceLocation: sourceLocation)
+        }
+        let everything = make([.notifications: .allow, .location: .allow, .health: .allow])
+        for kind in PermissionKind.allCases {
+            #expect(
+                await PermissionPriming.ask(kind, using: everything) == .granted, "\(kind.rawValue): allowed",
+                sourceLocation: sourceLocation)
+        }
+    }
+}

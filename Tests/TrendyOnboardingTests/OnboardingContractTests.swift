@@ -24,3 +24,11 @@ struct OnboardingContractTests {
         try await OnboardingRemoteContract.verify(InMemoryOnboardingBackend())
     }
 }
+
+/// The scripted prompter keeps the permission-prompter contract (the CLI's keeps it in
+/// TrendyAppTests).
+@Suite struct PermissionPrompterContractTests {
+    @Test func theScriptedPrompterKeepsTheContract() async {
+        await PermissionPrompterContract.verify(make: { ScriptedPermissionPrompter($0) })
+    }
+}

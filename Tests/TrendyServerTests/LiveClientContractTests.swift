@@ -1,4 +1,8 @@
 import Testing
+import TrendyAPI
+import TrendyAuthGoTrue
+import TrendyAuthTesting
+import TrendyLogging
 import TrendyOnboardingTesting
 import TrendyServerTestSupport
 
@@ -10,6 +14,21 @@ struct LiveClientContractTests {
         try await RunningTestServer.with(.testing()) { server in
             let (api, _) = try await server.signedUpClient()
             try await OnboardingRemoteContract.verify(api)
+        }
+    }
+}
+
+/// The GoTrue gateway against the real server keeps the same gateway contract as
+/// `InMemoryAuthServer` (docs/porting.md).
+@Suite(.timeLimit(.minutes(1)))
+struct GoTrueGatewayContractTests {
+    @Test func theGoTrueGatewayKeepsTheAuthGatewayContract() async throws {
+        try await ServerHarness.with { h in
+            let gateway = GoTrueAuthGateway(
+                configuration: .init(
+                    baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: NetworkBudget(request: .seconds(10))),
+                http: h.http, logger: LogSystem.disabled().logger(.auth))
+            try await AuthGatewayContract.verify(gateway, advance: h.clock.advance)
         }
     }
 }

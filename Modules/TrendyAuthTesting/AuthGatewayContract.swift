@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import TrendyAuth
+
+/// What every ``AuthGateway`` must do: GoTrue's answers for the calls the app makes. The GoTrue
+/// gateway on the real dev server and ``InMemoryAuthServer`` run it (so the fake is known to
+/// answer like the server). See docs/porting.md.
+public enum AuthGatewayContract {
+    /// The error a step expects.
+    enum Expected {
+        case exactly(AuthError)
+        case weakPassword
+        case anyRevocation
+
+        func matches(_ error: AuthError) -> Bool {
+            switch (self, error) {
+            case (.exactly(let expected), let error): error == expected
+            case (.weakPassword, .weakPassword), (.anyRevocation, .sessionRevoked): true
+            default: false
+            }
+        }
+    }
+
+    /// Runs the contract on `gateway`, a server with no account for the contract's emails;
+    /// `advance` moves the server's clock by that many seconds (the refresh-token reuse window).
+    public static func verify(
+        _ gateway: any AuthGateway, advance: (TimeInterval) -> Void, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let email = "contract-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+        let password = "password-1"
+        func expectError(_ comment: Comment, _ expected: Expected, _ body: () async throws -> Void) async {
+            do {
+                try await body()
+                Issue.record("\(comment): no error", sourceLocation: sourceLocation)
+            } catch let error as AuthError {
+                #expect(expected.matches(error), "\(comment): got \(error)", sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(comment): not an AuthError: \(error)", sourceLocation: sourceLocation)
+            }
+        }
+
+        // Accounts.
+        let first = try await gateway.signUp(email: email, password: password)
+        #expect(first.user.email == email, "sign-up signs in", sourceLocation: sourceLocation)
+        #expect(first.expiresAt > Date().addingTimeInterval(-86_400), sourceLocation: sourceLocation)
+        await expectError("the same email twice", .exactly(.userAlreadyExists)) {
+            _ = try await gateway.signUp(email: email, password: password)
+        }
+        await expectError(
+            "a short password",
+            .weakPassword
+        ) { _ = try await gateway.signUp(email: "short-\(email)", password: "abc") }
+        await expectError("a wrong password", .exactly(.invalidCredentials)) {
+            _ = try await gateway.signIn(email: email, password: "wrong-password")
+        }
+        await expectError("an unknown email, told apart from nothing", .exactly(.invalidCredentials)) {
+            _ = try await gateway.signIn(email: "nobody-\(email)", password: password)
+        }
+
+        // Sessions and refresh-token rotation.
+        let second = try await gateway.signIn(email: email, password: password)
+        #expect(
+            try await gateway.user(accessToken: second.accessToken).id == first.user.id, "the same account",
+            sourceLocation: sourceLocation)
+        let rotated = try await gateway.refresh(refreshToken: second.refreshToken)
+        #expect(rotated.refreshToken != second.refreshToken, "a refresh rotates", sourceLocation: sourceLocation)
+        #expect(rotated.user.id == first.user.id, sourceLocation: sourceLocation)
+        let raced = try await gateway.refresh(refreshToken: second.refreshToken)
+        #expect(
+            raced.user.id == first.user.id, "the old token within the reuse window still answers",
+            sourceLocation: sourceLocation)
+        advance(60)
+        await expectError(
+            "the old token after the window", .exactly(.sessionRevoked(code: "refresh_token_already_used"))
+        ) { _ = try await gateway.refresh(refreshToken: second.refreshToken) }
+        await expectError(
+            "reuse revokes the session",
+            .anyRevocation
+        ) { _ = try await gateway.user(accessToken: rotated.accessToken) }
+
+        // A password change ends the other sessions; the new password signs in.
+        let third = try await gateway.signIn(email: email, password: password)
+        let other = try await gateway.signIn(email: email, password: password)
+        try await gateway.updatePassword(accessToken: third.accessToken, newPassword: "password-2", nonce: nil)
+        #expect(
+            try await gateway.user(accessToken: third.accessToken).id == first.user.id, "this session goes on",
+            sourceLocation: sourceLocation)
+        await expectError(
+            "the other session ended",
+            .anyRevocation
+        ) { _ = try await gateway.user(accessToken: other.accessToken) }
+        await expectError("the old password", .exactly(.invalidCredentials)) {
+            _ = try await gateway.signIn(email: email, password: password)
+        }
+        let fourth = try await gateway.signIn(email: email, password: "password-2")
+
+        // Signing out, twice.
+        try await gateway.signOut(accessToken: fourth.accessToken, scope: .global)
+        try await gateway.signOut(accessToken: fourth.accessToken, scope: .global)
+        await expectError(
+            "a signed-out session",
+            .anyRevocation
+        ) { _ = try await gateway.user(accessToken: third.accessToken) }
+    }
+}
