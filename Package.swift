@@ -6,6 +6,8 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
     .enableUpcomingFeature("ExistentialAny"),
+    // A member is visible only where its module is imported (SE-0444): every file names what it uses.
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(

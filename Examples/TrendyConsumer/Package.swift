@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "TrendyLogging", package: "TrendyCore"),
                 .product(name: "TrendyModels", package: "TrendyCore"),
                 .product(name: "TrendyOnboarding", package: "TrendyCore"),
+                .product(name: "TrendyOnboardingTesting", package: "TrendyCore"),
                 .product(name: "TrendyRouting", package: "TrendyCore"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

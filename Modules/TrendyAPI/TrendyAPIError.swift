@@ -1,3 +1,4 @@
+import Foundation
 import TrendyModels
 
 /// Why an API call failed, decoded from the server's problem document or the transport.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TrendyFiles
 import TrendyGeofence
+import TrendyLogging
 import TrendyModels
 
 /// One location fix: where and when.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAPI
+import TrendyLogging
 import TrendyModels
 import TrendySync
 

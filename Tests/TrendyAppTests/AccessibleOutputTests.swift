@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyModels
 import TrendyTestSupport
 
 @testable import TrendyApp

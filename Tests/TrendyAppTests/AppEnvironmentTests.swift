@@ -4,8 +4,10 @@ import TrendyAuth
 import TrendyAuthTesting
 import TrendyLogging
 import TrendyModels
+import TrendyOnboarding
 import TrendyRouting
 import TrendySync
+import TrendySyncLive
 import TrendySyncTesting
 
 @testable import TrendyApp

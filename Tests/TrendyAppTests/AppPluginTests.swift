@@ -1,11 +1,16 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import Logging
 import Testing
+import TrendyAPI
+import TrendyAuth
 import TrendyLogging
 import TrendyModels
+import TrendyRouting
 import TrendyServer
 import TrendyServerTestSupport
+import TrendySync
 import TrendyTestSupport
 
 @testable import TrendyApp

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// Runs the real `trendy` binary (built next to the test bundle) and captures its output.
 struct TrendyProcess {

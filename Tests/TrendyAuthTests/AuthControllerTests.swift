@@ -1,8 +1,10 @@
 import Foundation
+import Logging
 import Testing
 import TrendyAuth
 import TrendyAuthTesting
 import TrendyLogging
+import TrendyTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct AuthControllerTests {

@@ -1,8 +1,10 @@
 import Foundation
+import GRDB
 import Testing
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
+import TrendySyncLive
 import TrendyTestSupport
 
 /// The manager with the simulated monitor, the real ledger and a real SQLite file.

@@ -5,6 +5,7 @@ import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
 import TrendySync
+import TrendySyncLive
 
 /// Exactly-once enter/exit handling against a real SQLite file.
 @Suite struct VisitLedgerTests {

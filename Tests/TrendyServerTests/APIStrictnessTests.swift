@@ -2,7 +2,10 @@ import Foundation
 import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
+import TrendyModels
 import TrendyServer
+import TrendyTestSupport
 
 /// Issue 20, API: `null` for a field that cannot be null is refused (it was ignored with a 200
 /// and a new `updated_at`), and an event may only name one of its user's geofences (another

@@ -1,7 +1,12 @@
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyLogging
 import TrendyModels
+import TrendyServer
+import TrendyServerTestSupport
+import TrendyTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct AuthServerTests {

@@ -1,7 +1,10 @@
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyModels
+import TrendyTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct BatchAndFeedTests {

@@ -1,6 +1,8 @@
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyModels
 
 /// The server side of field-level sync (D37): per-field versions, the later change wins and the

@@ -1,5 +1,7 @@
 import Foundation
+import NIOHTTP1
 import Testing
+import TrendyAPI
 import TrendyModels
 import TrendyServer
 

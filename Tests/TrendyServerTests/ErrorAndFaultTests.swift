@@ -3,9 +3,12 @@ import Foundation
 import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyHTTP
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
+import TrendyTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct ErrorAndFaultTests {

@@ -1,9 +1,13 @@
 import Foundation
 import GRDB
+import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// Change-feed cursors are numbered per user: a cursor tells a user nothing about how much
 /// anyone else has written, and existing databases keep every cursor a device already holds.

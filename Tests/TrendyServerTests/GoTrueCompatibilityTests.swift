@@ -1,7 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import Testing
+import TrendyAPI
 import TrendyServer
+import TrendyServerTestSupport
 
 /// Issue 20 (first part): the auth API answers as GoTrue does for the official clients — the
 /// error shape follows `X-Supabase-Api-Version` and the version is echoed, `weak_password`

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
+import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyAPILive
@@ -9,6 +11,8 @@ import TrendyAuthLive
 import TrendyLogging
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// The live auth stack (GoTrue gateway, file store, controller) against the real dev server.
 @Suite(.timeLimit(.minutes(1)))

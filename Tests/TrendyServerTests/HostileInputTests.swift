@@ -1,6 +1,8 @@
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
+import TrendyAPILive
 
 /// Hostile request bodies: deeply nested JSON, huge arrays, binary garbage, wrong types — each a
 /// 4xx problem document, and the server keeps serving.

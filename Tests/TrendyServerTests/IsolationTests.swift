@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyModels
+import TrendyTestSupport
 
 /// Two users, every route: nothing of one is visible to or changeable by the other.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,10 +1,13 @@
+import FoundationEssentials
 import Testing
 import TrendyAPI
 import TrendyAuthGoTrue
 import TrendyAuthTesting
 import TrendyLogging
 import TrendyOnboardingTesting
+import TrendyServer
 import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// The live HTTP client against the real server keeps each module's remote contract, the same
 /// one the in-memory fakes keep in the modules' own tests (docs/porting.md).

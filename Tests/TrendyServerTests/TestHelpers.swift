@@ -5,6 +5,7 @@ import TrendyAPILive
 import TrendyLogging
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 
 /// Makes a token signed by a different server (different secret).
 enum ServerHarnessForeignToken {

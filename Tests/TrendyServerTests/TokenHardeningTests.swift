@@ -1,7 +1,10 @@
 import Crypto
 import Foundation
+import NIOHTTP1
 import Testing
+import TrendyAPI
 import TrendyServer
+import TrendyTestSupport
 
 /// Issue 20, tokens: what a hostile client can do with a token signed with the right secret but
 /// the wrong claims (as a leaked secret or another service's token would allow) is refused, on

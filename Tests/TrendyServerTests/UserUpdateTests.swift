@@ -1,8 +1,10 @@
 import Foundation
+import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyServer
 import TrendyServerTestSupport
+import TrendyTestSupport
 
 /// `PUT /auth/v1/user` beyond the password: user metadata as GoTrue merges it, and GoTrue's
 /// reauthentication (a code by mail) for password changes in old sessions.

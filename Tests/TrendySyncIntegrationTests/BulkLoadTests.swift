@@ -3,11 +3,14 @@ import GRDB
 import Synchronization
 import Testing
 import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendySync
 import TrendySyncLive
 import TrendySyncTesting
+import TrendyTestSupport
 
 /// A download into a store with no events takes the event indexes down and builds them once at
 /// the end, whatever happens; a store that has events keeps them.

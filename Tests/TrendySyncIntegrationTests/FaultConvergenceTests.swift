@@ -1,9 +1,13 @@
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
 import TrendyModels
 import TrendyServer
 import TrendySync
+import TrendySyncLive
+import TrendyTestSupport
 
 /// The real engine against the real server with faults on: 5xx, latency with jitter, 429 bursts
 /// dropped connections, and answers cut off after the server did the work. Every event created

@@ -7,6 +7,7 @@ import TrendyModels
 import TrendyServer
 import TrendySync
 import TrendySyncLive
+import TrendyTestSupport
 
 /// A seeded simulation of several devices of one account: each a real `SQLiteLocalStore` and
 /// `OutboxSyncEngine` against the real dev server with its faults. Random steps create, edit

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
+import TrendyAPITesting
 import TrendyFiles
 import TrendyLogging
+import TrendySync
 import TrendySyncLive
 
 /// The cross-process lock sync passes hold (flock: two opens of one file exclude each other even

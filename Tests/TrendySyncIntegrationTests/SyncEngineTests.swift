@@ -1,9 +1,12 @@
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
 import TrendyModels
 import TrendyServer
 import TrendySync
+import TrendyTestSupport
 
 @testable import TrendySyncLive
 

@@ -6,6 +6,7 @@ import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingLive
+import TrendySyncLive
 
 /// Cold launches of the real `trendy` binary (`trendy launch --json --no-wait`, network
 /// unreachable) on a returning user's install: the time from `main` to the route decision and to

@@ -3,6 +3,7 @@ import GRDB
 import TrendyAPI
 import TrendyLogging
 import TrendyModels
+import TrendySync
 import TrendySyncLive
 
 /// Field-level updates (D37) against whole-entity updates in the same run: one device edits the

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import TrendyLogging
+import UnixSignals
 
 /// Command-line options of the dev server, shared by `trendy-server` and `trendy serve`.
 /// Secrets can come from the environment instead of flags (`TRENDY_JWT_SECRET`, `TRENDY_ADMIN_TOKEN`).

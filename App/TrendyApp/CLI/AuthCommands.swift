@@ -2,6 +2,9 @@ import ArgumentParser
 import Foundation
 import TrendyAPI
 import TrendyAuth
+import TrendyModels
+import TrendyOnboarding
+import TrendySync
 
 extension AuthError {
     /// The CLI's error for an auth failure.

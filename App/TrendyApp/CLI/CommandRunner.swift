@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import Logging
 import TrendyFiles
 import TrendyLogging
 import TrendyModels

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TrendyAPI
 import TrendyLogging
 

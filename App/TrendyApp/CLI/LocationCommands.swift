@@ -3,6 +3,7 @@ import Foundation
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
+import TrendySync
 
 extension LocationAuthorization: ExpressibleByArgument {
     /// Accepts `when-in-use` as well as `when_in_use`.

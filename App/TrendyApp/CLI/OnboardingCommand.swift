@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TrendyAPI
+import TrendyAuth
 import TrendyModels
 import TrendyOnboarding
 

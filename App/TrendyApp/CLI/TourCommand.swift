@@ -1,10 +1,13 @@
 import ArgumentParser
 import Foundation
+import TrendyAPI
 import TrendyAuth
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
+import TrendySync
 
 /// `trendy tour`: the whole story on a temporary install with the embedded backend, printing what
 /// the app shows at each step. Every "launch" is a cold one: a new environment built from the

@@ -2,7 +2,9 @@ import ArgumentParser
 import GRDB
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyLogging
 import TrendySync
+import TrendySyncLive
 
 /// Geofence: regions from the account's geofences, crossings to events (one transaction with the
 /// outbox entry, through Sync's unit-of-work port), `trendy geofence` and `trendy location`.

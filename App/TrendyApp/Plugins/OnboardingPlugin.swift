@@ -1,11 +1,14 @@
 import ArgumentParser
 import Logging
+import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
 import TrendyLogging
+import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingLive
 import TrendyRouting
+import TrendySyncLive
 
 /// Onboarding: the first-run flow's status (cached per user, written to the server), the launch's
 /// cached position, and `trendy onboarding`. Without it, every account counts as onboarded

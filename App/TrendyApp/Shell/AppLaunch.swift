@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TrendyGeofence
 import TrendyLogging
 import TrendyModels

@@ -1,5 +1,8 @@
 import Foundation
+import Logging
+import TrendyAPI
 import TrendyAuth
+import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
 import TrendyRouting

@@ -1,4 +1,5 @@
 import Foundation
+import TrendyAuth
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels

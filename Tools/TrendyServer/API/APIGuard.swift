@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWTKit
 import TrendyAPI
 
 /// Authenticates API requests (signature, expiry, live session) and applies the per-user rate

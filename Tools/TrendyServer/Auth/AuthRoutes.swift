@@ -2,7 +2,9 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWTKit
 import Logging
+import NIOFoundationEssentialsCompat
 import TrendyAPI
 import TrendyLogging
 import TrendyModels
