@@ -137,7 +137,7 @@ let package = Package(
         ),
         .target(
             name: "TrendyAPITesting",
-            dependencies: ["TrendyAPI", "TrendyModels", "TrendySync", "TrendyOnboarding"],
+            dependencies: ["TrendyAPI", "TrendyModels", "TrendySync", "TrendyOnboarding", "TrendyTestSupport"],
             path: "Modules/TrendyAPITesting",
             swiftSettings: swiftSettings
         ),
@@ -217,7 +217,7 @@ let package = Package(
         ),
         .target(
             name: "TrendyOnboardingTesting",
-            dependencies: ["TrendyOnboarding", "TrendyAPI"],
+            dependencies: ["TrendyOnboarding", "TrendyAPI", "TrendyTestSupport"],
             path: "Modules/TrendyOnboardingTesting",
             swiftSettings: swiftSettings
         ),

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TrendyAPI
 import TrendyModels
+import TrendyTestSupport
 
 /// Wraps a real ``TrendyAPIClient``: records every call (name, idempotency key, ids sent) and
 /// can fail chosen calls with a scripted error before they reach the server, or after the server
@@ -23,13 +24,12 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     struct State {
         var calls: [Call] = []
         var script: [(name: String?, error: TrendyAPIError, afterSending: Bool)] = []
-        var holdName: String?
-        var held: [CheckedContinuation<Void, Never>] = []
         var observers: [String: @Sendable (Int) async -> TrendyAPIError?] = [:]
     }
 
     let inner: any TrendyAPIClient
     let state = Mutex(State())
+    let gate = CallGate()
 
     /// Wraps `inner`.
     public init(_ inner: any TrendyAPIClient) { self.inner = inner }
@@ -62,20 +62,13 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     }
 
     /// Holds every call named `name` before it is sent, until ``releaseHeld()``.
-    public func hold(_ name: String) { state.withLock { $0.holdName = name } }
+    public func hold(_ name: String) { gate.hold(name) }
 
     /// How many calls are waiting.
-    public var heldCount: Int { state.withLock { $0.held.count } }
+    public var heldCount: Int { gate.heldCount }
 
     /// Lets held calls go and stops holding.
-    public func releaseHeld() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.holdName = nil
-            defer { s.held = [] }
-            return s.held
-        }
-        for w in waiters { w.resume() }
-    }
+    public func releaseHeld() { gate.releaseHeld() }
 
     func intercept<T>(
         _ name: String, key: String? = nil, ids: [String] = [], _ body: () async throws(TrendyAPIError) -> T
@@ -103,16 +96,7 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             state.withLock { $0.calls[index].failed = true }
             throw error
         }
-        if state.withLock({ $0.holdName == name }) {
-            await withCheckedContinuation { continuation in
-                let parked = state.withLock { s -> Bool in
-                    guard s.holdName == name else { return false }
-                    s.held.append(continuation)
-                    return true
-                }
-                if !parked { continuation.resume() }
-            }
-        }
+        await gate.pass(name)
         return try await body()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TrendyAPI
 import TrendyOnboarding
+import TrendyTestSupport
 
 /// An ``OnboardingRemote`` that answers like the server, in memory: the initial status for a new
 /// user, partial updates applied with the server's rules, a soft reset. Failures can be scripted
@@ -22,11 +23,10 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         var failures: [(name: String?, error: TrendyAPIError)] = []
         var calls: [Call] = []
         var updates: [OnboardingUpdate] = []
-        var holdName: String?
-        var held: [CheckedContinuation<Void, Never>] = []
     }
 
     let state: Mutex<State>
+    let gate = CallGate()
     let now: @Sendable () -> Date
 
     /// A backend with `status` stored (nil: a new user), on the clock `now`.
@@ -46,20 +46,13 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
     }
 
     /// Holds every call named `name` before it is answered, until ``releaseHeld()``.
-    public func hold(_ name: String) { state.withLock { $0.holdName = name } }
+    public func hold(_ name: String) { gate.hold(name) }
 
     /// How many calls are waiting.
-    public var heldCount: Int { state.withLock { $0.held.count } }
+    public var heldCount: Int { gate.heldCount }
 
     /// Lets held calls go and stops holding.
-    public func releaseHeld() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.holdName = nil
-            defer { s.held = [] }
-            return s.held
-        }
-        for waiter in waiters { waiter.resume() }
-    }
+    public func releaseHeld() { gate.releaseHeld() }
 
     /// Every call received, in order.
     public var calls: [Call] { state.withLock { $0.calls } }
@@ -76,20 +69,8 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
     func call<T>(_ name: String, key: String? = nil, _ body: @Sendable (inout State) -> T) async throws(TrendyAPIError)
         -> T
     {
-        let hold = state.withLock { s in
-            s.calls.append(Call(name: name, idempotencyKey: key))
-            return s.holdName == name
-        }
-        if hold {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let release = state.withLock { s in
-                    guard s.holdName == name else { return true }
-                    s.held.append(waiter)
-                    return false
-                }
-                if release { waiter.resume() }
-            }
-        }
+        state.withLock { $0.calls.append(Call(name: name, idempotencyKey: key)) }
+        await gate.pass(name)
         let outcome: Result<T, TrendyAPIError> = state.withLock { s in
             if let i = s.failures.firstIndex(where: { $0.name == nil || $0.name == name }) {
                 return .failure(s.failures.remove(at: i).error)

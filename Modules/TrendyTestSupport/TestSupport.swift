@@ -55,5 +55,57 @@ public final class TemporaryDirectory: Sendable {
         if create { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
     }
 
+    /// Writes `text` to the file `name` in this folder (creating the folder) and returns its URL.
+    public func file(_ name: String, _ text: String) throws -> URL {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let file = url.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
     deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Holds calls of one name until the test lets them go: how a fake or a recording wrapper creates
+/// a race on purpose ("this request is in flight while that happens"). One copy for every
+/// Testing product.
+public final class CallGate: Sendable {
+    struct State {
+        var name: String?
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let state = Mutex(State())
+
+    /// A gate holding nothing.
+    public init() {}
+
+    /// Holds every call named `name` from now on, until ``releaseHeld()``.
+    public func hold(_ name: String) { state.withLock { $0.name = name } }
+
+    /// How many calls are waiting.
+    public var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Lets held calls go and stops holding.
+    public func releaseHeld() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.name = nil
+            defer { s.held = [] }
+            return s.held
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns at once unless calls named `name` are held; then when they are released.
+    public func pass(_ name: String) async {
+        guard state.withLock({ $0.name == name }) else { return }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let parked = state.withLock { s -> Bool in
+                guard s.name == name else { return false }
+                s.held.append(waiter)
+                return true
+            }
+            if !parked { waiter.resume() }
+        }
+    }
 }

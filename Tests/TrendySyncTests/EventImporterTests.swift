@@ -1,13 +1,12 @@
 import Foundation
 import Testing
 import TrendySyncLive
+import TrendyTestSupport
 
 @Suite struct EventImporterTests {
-    func file(_ text: String, ext: String = "csv") throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID()).\(ext)")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url
-    }
+    let folder = TemporaryDirectory("import")
+
+    func file(_ text: String, ext: String = "csv") throws -> URL { try folder.file("import-\(UUID()).\(ext)", text) }
 
     @Test func rowsArriveInChunksWithMalformedOnesCountedByLine() async throws {
         var text = "type,timestamp,notes\n"
@@ -15,7 +14,6 @@ import TrendySyncLive
             text += i % 500 == 7 ? "Tea,not-a-time,x\n" : "Tea,2026-01-01T00:00:00Z,row \(i)\n"
         }
         let url = try file(text)
-        defer { try? FileManager.default.removeItem(at: url) }
         var chunks: [Int] = []
         let summary = try await EventImporter.read(url) { rows in chunks.append(rows.count) }
         #expect(summary.rows == 2_500)
@@ -42,7 +40,6 @@ import TrendySyncLive
             }
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(trial)-\(UUID()).csv")
             try Data(bytes).write(to: url)
-            defer { try? FileManager.default.removeItem(at: url) }
             do {
                 let summary = try await EventImporter.read(url) { rows in
                     for r in rows { #expect(!r.typeName.isEmpty) }
@@ -63,7 +60,6 @@ import TrendySyncLive
         rows: [EventImporter.Row], summary: EventImporter.Summary
     ) {
         let url = try files.file(text, ext: ext)
-        defer { try? FileManager.default.removeItem(at: url) }
         var rows: [EventImporter.Row] = []
         let summary = try await EventImporter.read(url) { rows += $0 }
         return (rows, summary)
@@ -103,7 +99,6 @@ import TrendySyncLive
         bytes += [0xFF, 0xFE] + Array("\nTea,2026-01-01T11:00:00Z,ok\n".utf8)
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bom-\(UUID()).csv")
         try Data(bytes).write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
         var rows: [EventImporter.Row] = []
         let summary = try await EventImporter.read(url) { rows += $0 }
         #expect(rows.map(\.notes) == ["ok"])

@@ -4,14 +4,13 @@ import TrendyModels
 import TrendySync
 import TrendySyncLive
 import TrendySyncTesting
+import TrendyTestSupport
 
 /// The import use case on an in-memory store: no CLI, no server.
 @Suite struct ImportEventsTests {
-    func file(_ text: String, ext: String = "csv") throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID()).\(ext)")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url
-    }
+    let folder = TemporaryDirectory("import")
+
+    func file(_ text: String, ext: String = "csv") throws -> URL { try folder.file("import-\(UUID()).\(ext)", text) }
 
     @Test func unknownTypesAreCreatedOnceAndRowsBecomeImportedEvents() async throws {
         let store = try MemoryLocalStore.make()
@@ -25,7 +24,6 @@ import TrendySyncTesting
             Tea,not-a-time,,t3
             Run,2026-01-02T07:00:00Z,,r1
             """)
-        defer { try? FileManager.default.removeItem(at: url) }
         var progress: [Int] = []
         let report = try await ImportEvents(store: store, ids: UUIDv7Generator()).run(url, chunkSize: 2) {
             progress.append($0)
@@ -49,7 +47,6 @@ import TrendySyncTesting
     @Test func anUnreadableFileIsAFileErrorAndWritesNothing() async throws {
         let store = try MemoryLocalStore.make()
         let url = try file("anything", ext: "txt")
-        defer { try? FileManager.default.removeItem(at: url) }
         await #expect(throws: EventImporter.FileError.self) {
             try await ImportEvents(store: store, ids: UUIDv7Generator()).run(url)
         }

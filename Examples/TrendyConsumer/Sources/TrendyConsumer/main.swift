@@ -31,7 +31,7 @@ final class AppData: OnboardingLocalData {
 }
 
 var failures = 0
-func check(_ what: String, _ route: AppRoute, _ expected: AppRoute) {
+@MainActor func check(_ what: String, _ route: AppRoute, _ expected: AppRoute) {
     print("\(what): \(route)")
     if route != expected {
         print("  expected \(expected)")
