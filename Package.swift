@@ -182,7 +182,7 @@ let package = Package(
 
         .target(
             name: "TrendySync",
-            dependencies: ["TrendyModels", "TrendyAPI", "TrendyLogging"],
+            dependencies: ["TrendyModels", "TrendyAPI"],
             path: "Modules/TrendySync",
             swiftSettings: swiftSettings
         ),
@@ -209,7 +209,7 @@ let package = Package(
         .target(
             name: "TrendyOnboardingLive",
             dependencies: [
-                "TrendyOnboarding", "TrendyAPI", "TrendyFiles", "TrendyLogging", "TrendyModels",
+                "TrendyOnboarding", "TrendyFiles", "TrendyLogging", "TrendyModels",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/TrendyOnboardingLive",
@@ -349,13 +349,11 @@ let package = Package(
                 "TrendyAPITesting",
                 "TrendyAuth",
                 "TrendyAuthLive",
-                "TrendyAuthGoTrue",
                 "TrendyServer",
                 "TrendySync",
                 "TrendySyncLive",
                 "TrendyOnboarding",
                 "TrendyOnboardingLive",
-                "TrendyRouting",
                 "TrendyGeofence",
                 "TrendyGeofenceLive",
                 .product(name: "Logging", package: "swift-log"),
@@ -410,7 +408,7 @@ let package = Package(
             name: "TrendyRoutingTests",
             dependencies: [
                 "TrendyTestSupport",
-                "TrendyRouting", "TrendyOnboarding", "TrendyOnboardingTesting", "TrendyAuth", "TrendyAuthTesting",
+                "TrendyRouting", "TrendyOnboarding", "TrendyAuth", "TrendyAuthTesting",
                 "TrendyModels", "TrendyAPI", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TrendyRoutingTests",
@@ -421,7 +419,7 @@ let package = Package(
             name: "TrendySyncTests",
             dependencies: [
                 "TrendyTestSupport", "TrendySync", "TrendySyncLive", "TrendySyncTesting", "TrendyAPI", "TrendyModels",
-                "TrendyLogging", "TrendyFiles",
+                "TrendyLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/TrendySyncTests",
@@ -457,7 +455,7 @@ let package = Package(
             name: "TrendyServerTests",
             dependencies: [
                 "TrendyAuthTesting",
-                "TrendyOnboarding", "TrendyOnboardingTesting",
+                "TrendyOnboardingTesting",
                 "TrendyServerTestSupport",
                 "TrendyTestSupport",
                 "TrendyServer",
@@ -471,7 +469,6 @@ let package = Package(
                 "TrendyLogging",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
