@@ -110,7 +110,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Test support every module's tests share (a manual clock, polling); no module depends on it.
+        // Test support every module's tests and the Testing products share (a manual clock, polling,
+        // temporary folders, a call gate); no feature module depends on it.
         .target(
             name: "TrendyTestSupport",
             path: "Modules/TrendyTestSupport",
@@ -369,7 +370,7 @@ let package = Package(
 
         .testTarget(
             name: "TrendyLoggingTests",
-            dependencies: ["TrendyLogging", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TrendyTestSupport", "TrendyLogging", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TrendyLoggingTests",
             swiftSettings: swiftSettings
         ),

@@ -42,7 +42,6 @@ public enum AuthGatewayContract {
         // Accounts.
         let first = try await gateway.signUp(email: email, password: password)
         #expect(first.user.email == email, "sign-up signs in", sourceLocation: sourceLocation)
-        #expect(first.expiresAt > Date().addingTimeInterval(-86_400), sourceLocation: sourceLocation)
         await expectError("the same email twice", .exactly(.userAlreadyExists)) {
             _ = try await gateway.signUp(email: email, password: password)
         }
@@ -50,6 +49,16 @@ public enum AuthGatewayContract {
             "a short password",
             .weakPassword
         ) { _ = try await gateway.signUp(email: "short-\(email)", password: "abc") }
+        await expectError("an address without a domain", .exactly(.invalidEmail)) {
+            _ = try await gateway.signUp(email: "nobody@nowhere", password: password)
+        }
+        await expectError(
+            "a password over 72 bytes", .exactly(.passwordTooLong(maximumBytes: CredentialRules.maximumPasswordBytes))
+        ) { _ = try await gateway.signUp(email: "long-\(email)", password: String(repeating: "é", count: 37)) }
+        let spaced = try await gateway.signIn(email: "  \(email.uppercased()) ", password: password)
+        #expect(
+            spaced.user.id == first.user.id, "an email is trimmed and compared without case",
+            sourceLocation: sourceLocation)
         await expectError("a wrong password", .exactly(.invalidCredentials)) {
             _ = try await gateway.signIn(email: email, password: "wrong-password")
         }
@@ -65,9 +74,11 @@ public enum AuthGatewayContract {
         let rotated = try await gateway.refresh(refreshToken: second.refreshToken)
         #expect(rotated.refreshToken != second.refreshToken, "a refresh rotates", sourceLocation: sourceLocation)
         #expect(rotated.user.id == first.user.id, sourceLocation: sourceLocation)
+        #expect(rotated.expiresAt >= second.expiresAt, "a refresh extends the session", sourceLocation: sourceLocation)
         let raced = try await gateway.refresh(refreshToken: second.refreshToken)
         #expect(
-            raced.user.id == first.user.id, "the old token within the reuse window still answers",
+            raced.user.id == first.user.id && raced.refreshToken == rotated.refreshToken,
+            "the old token within the reuse window answers the session's current one, not a new branch",
             sourceLocation: sourceLocation)
         advance(60)
         await expectError(
@@ -94,12 +105,38 @@ public enum AuthGatewayContract {
         }
         let fourth = try await gateway.signIn(email: email, password: "password-2")
 
-        // Signing out, twice.
-        try await gateway.signOut(accessToken: fourth.accessToken, scope: .global)
-        try await gateway.signOut(accessToken: fourth.accessToken, scope: .global)
-        await expectError(
-            "a signed-out session",
-            .anyRevocation
-        ) { _ = try await gateway.user(accessToken: third.accessToken) }
+        // Signing out by scope: others, then this one, then everywhere (twice is fine).
+        let fifth = try await gateway.signIn(email: email, password: "password-2")
+        try await gateway.signOut(accessToken: fourth.accessToken, scope: .others)
+        #expect(
+            try await gateway.user(accessToken: fourth.accessToken).id == first.user.id,
+            "signing out the others keeps this session", sourceLocation: sourceLocation)
+        await expectError("the others are signed out", .anyRevocation) {
+            _ = try await gateway.user(accessToken: fifth.accessToken)
+        }
+        let sixth = try await gateway.signIn(email: email, password: "password-2")
+        try await gateway.signOut(accessToken: fourth.accessToken, scope: .local)
+        await expectError("a locally signed-out session", .anyRevocation) {
+            _ = try await gateway.user(accessToken: fourth.accessToken)
+        }
+        #expect(
+            try await gateway.user(accessToken: sixth.accessToken).id == first.user.id,
+            "signing out locally keeps the other sessions", sourceLocation: sourceLocation)
+        try await gateway.signOut(accessToken: sixth.accessToken, scope: .global)
+        try await gateway.signOut(accessToken: sixth.accessToken, scope: .global)
+        await expectError("a globally signed-out session", .anyRevocation) {
+            _ = try await gateway.user(accessToken: sixth.accessToken)
+        }
+
+        // An access token expires; its refresh token still gets a new one.
+        let seventh = try await gateway.signIn(email: email, password: "password-2")
+        advance(2 * 86_400)
+        await expectError("an expired access token", .anyRevocation) {
+            _ = try await gateway.user(accessToken: seventh.accessToken)
+        }
+        let renewed = try await gateway.refresh(refreshToken: seventh.refreshToken)
+        #expect(
+            try await gateway.user(accessToken: renewed.accessToken).id == first.user.id,
+            "the refreshed token works", sourceLocation: sourceLocation)
     }
 }

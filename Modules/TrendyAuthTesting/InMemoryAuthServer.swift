@@ -6,8 +6,11 @@ import TrendyAuth
 /// with passwords, sessions with rotating refresh tokens (a token used again within the reuse
 /// window answers the session's current one; after it, the whole session is revoked), access
 /// tokens that expire, sign-out by scope, and password changes that end the user's other
-/// sessions. Keeps ``AuthGatewayContract`` like the GoTrue gateway on the real server does, so
-/// a module's tests get a server-shaped auth without a server.
+/// sessions. Emails are trimmed and lower-cased and must look like an address; passwords are 6
+/// characters to 72 bytes. Keeps ``AuthGatewayContract`` like the GoTrue gateway on the real
+/// server does, so a module's tests get a server-shaped auth without a server. Not modelled:
+/// reauthentication codes (`requestReauthentication` is accepted, a nonce is never required),
+/// rate limits, user metadata.
 public final class InMemoryAuthServer: AuthGateway {
     /// How long a used refresh token still answers (GoTrue's default: 10 s).
     public static let reuseWindow: TimeInterval = 10
@@ -54,11 +57,9 @@ public final class InMemoryAuthServer: AuthGateway {
     public func signUp(email: String, password: String) async throws(AuthError) -> AuthSession {
         let at = now()
         return try state.withLock { s throws(AuthError) in
-            let key = email.lowercased()
-            guard email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@") else { throw .invalidEmail }
-            guard password.count >= Self.minimumPasswordLength else {
-                throw .weakPassword(minimumLength: Self.minimumPasswordLength)
-            }
+            let key = Self.normalized(email)
+            guard Self.isPlausibleEmail(key) else { throw .invalidEmail }
+            try Self.checkStrength(password)
             guard s.accounts[key] == nil else { throw .userAlreadyExists }
             let user = AuthUser(id: UUID().uuidString.lowercased(), email: key)
             s.accounts[key] = Account(user: user, password: password)
@@ -70,7 +71,9 @@ public final class InMemoryAuthServer: AuthGateway {
     public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
         let at = now()
         return try state.withLock { s throws(AuthError) in
-            guard let account = s.accounts[email.lowercased()], account.password == password else {
+            guard let account = s.accounts[Self.normalized(email)], account.password == password,
+                password.utf8.count <= CredentialRules.maximumPasswordBytes
+            else {
                 throw .invalidCredentials
             }
             return Self.newSession(for: account.user, in: &s, at: at)
@@ -130,9 +133,7 @@ public final class InMemoryAuthServer: AuthGateway {
         let at = now()
         try state.withLock { s throws(AuthError) in
             let account = try Self.account(accessToken, in: s, at: at)
-            guard newPassword.count >= Self.minimumPasswordLength else {
-                throw .weakPassword(minimumLength: Self.minimumPasswordLength)
-            }
+            try Self.checkStrength(newPassword)
             guard newPassword != account.password else { throw .samePassword }
             s.accounts[account.user.email]?.password = newPassword
             let mine = s.accessTokens[accessToken]?.session
@@ -146,6 +147,26 @@ public final class InMemoryAuthServer: AuthGateway {
     public func requestReauthentication(accessToken: String) async throws(AuthError) {
         let at = now()
         _ = try state.withLock { s throws(AuthError) in try Self.account(accessToken, in: s, at: at) }
+    }
+
+    /// Emails as the server keeps them: trimmed, lower case.
+    static func normalized(_ email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
+
+    /// The server's plausibility rule: one `@`, a dot in the domain, no spaces, at most 254.
+    static func isPlausibleEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
+            !parts[1].hasSuffix("."), email.count <= 254
+        else { return false }
+        return !email.contains(where: { $0.isWhitespace || $0 == "," || $0 == "<" || $0 == ">" })
+    }
+
+    /// At most 72 bytes (bcrypt's limit, which GoTrue enforces), at least the minimum length.
+    static func checkStrength(_ password: String) throws(AuthError) {
+        guard password.utf8.count <= CredentialRules.maximumPasswordBytes else {
+            throw .passwordTooLong(maximumBytes: CredentialRules.maximumPasswordBytes)
+        }
+        guard password.count >= minimumPasswordLength else { throw .weakPassword(minimumLength: minimumPasswordLength) }
     }
 
     static func token() -> String { UUID().uuidString.lowercased() + UUID().uuidString.lowercased() }

@@ -1,4 +1,5 @@
 import Foundation
+import TrendyGeofence
 import TrendyModels
 
 /// Why a GPX file was refused: what is wrong and where (line, and the element when there is one).

@@ -5,20 +5,6 @@ import TrendyGeofence
 import TrendyLogging
 import TrendyModels
 
-/// One location fix: where and when.
-public struct LocationFix: Sendable, Hashable {
-    /// Where.
-    public var coordinate: Coordinate
-    /// When (nil when the source has no times: the delivery time is used).
-    public var time: Date?
-
-    /// Creates a fix.
-    public init(_ coordinate: Coordinate, time: Date? = nil) {
-        self.coordinate = coordinate
-        self.time = time
-    }
-}
-
 /// Why the simulated monitor refused a request.
 public enum RegionMonitorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The platform's region limit is reached.
@@ -242,3 +228,5 @@ public actor SimulatedRegionMonitor: RegionMonitor {
     /// The last sequence number handed out.
     public var lastSequence: UInt64 { sequence }
 }
+
+extension SimulatedRegionMonitor: LocationSimulator {}

@@ -1,7 +1,7 @@
 import TrendyAPI
 
 /// The server calls onboarding makes: its own port, three calls instead of the whole API
-/// client's. The live HTTP client conforms in the composition root; tests use
+/// client's. The live HTTP client conforms (TrendyAPILive); tests use
 /// `InMemoryOnboardingBackend` (TrendyOnboardingTesting), which answers like the server.
 public protocol OnboardingRemote: Sendable {
     /// `GET /users/onboarding`: the user's status (the defaults for a new user).

@@ -135,7 +135,7 @@ public struct OnboardingSteps: Sendable {
     public func back() async throws(OnboardingStepError) -> OnboardingPosition {
         let position = await position()
         switch position {
-        case .completed: throw .cannotGoBack(from: position.label)
+        case .completed: throw .cannotGoBack(from: "a completed onboarding")
         case .signedOut(let step):
             guard let previous = OnboardingFlow.previous(before: step) else { throw .cannotGoBack(from: step.rawValue) }
             status.setSignedOutStep(previous)

@@ -4,11 +4,13 @@ import TrendyAPI
 import TrendyOnboarding
 import TrendyTestSupport
 
-/// An ``OnboardingRemote`` that answers like the server, in memory: the initial status for a new
-/// user, partial updates applied with the server's rules, a soft reset. Failures can be scripted
-/// per call (e.g. `.transport(.cannotConnect(...))` for offline), calls can be held to create
-/// races, and every call is recorded with its idempotency key, so a module's tests need no
-/// server.
+/// An ``OnboardingRemote`` that answers like the server for one signed-in user, in memory: the
+/// initial status for a new user, partial updates applied with the server's rules, a soft reset,
+/// and idempotency keys (a repeated key with the same update answers the stored status without
+/// applying it again; with another update, 422 `idempotency_key_reused`). Failures can be
+/// scripted per call — before the work (`fail`) or after it, as a lost answer (`loseAnswer`) —
+/// calls can be held to create races, and every call is recorded with its idempotency key, so a
+/// module's tests need no server.
 public final class InMemoryOnboardingBackend: OnboardingRemote {
     /// One call received.
     public struct Call: Sendable, Hashable {
@@ -20,7 +22,8 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
 
     struct State {
         var status: OnboardingStatus?
-        var failures: [(name: String?, error: TrendyAPIError)] = []
+        var failures: [(name: String?, error: TrendyAPIError, afterWork: Bool)] = []
+        var answered: [String: (update: OnboardingUpdate, status: OnboardingStatus)] = [:]
         var calls: [Call] = []
         var updates: [OnboardingUpdate] = []
     }
@@ -37,12 +40,31 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
 
     /// Makes the next calls fail with these errors, in order, whatever they are.
     public func failNext(_ errors: TrendyAPIError...) {
-        state.withLock { s in s.failures += errors.map { (nil, $0) } }
+        state.withLock { s in s.failures += errors.map { (nil, $0, false) } }
     }
 
     /// Fails the next `times` calls named `name` (any call when nil) with `error`.
     public func fail(_ name: String?, with error: TrendyAPIError, times: Int = 1) {
-        state.withLock { s in for _ in 0..<times { s.failures.append((name, error)) } }
+        state.withLock { s in for _ in 0..<times { s.failures.append((name, error, false)) } }
+    }
+
+    /// Does the next `times` calls named `name`, then fails them with `error` as if the answer
+    /// had been lost on the way back (the server did the work).
+    public func loseAnswer(_ name: String, with error: TrendyAPIError, times: Int = 1) {
+        state.withLock { s in for _ in 0..<times { s.failures.append((name, error, true)) } }
+    }
+
+    /// The status the server holds, read without being recorded as a call (a new user's initial
+    /// status before the first call).
+    public var serverStatus: OnboardingStatus {
+        let at = now()
+        return state.withLock { Self.current(&$0, at) }
+    }
+
+    /// Applies `update` on the server's side, as another device would, without being recorded.
+    public func applyOnServer(_ update: OnboardingUpdate) {
+        let at = now()
+        state.withLock { s in s.status = update.apply(to: Self.current(&s, at), now: at) }
     }
 
     /// Holds every call named `name` before it is answered, until ``releaseHeld()``.
@@ -73,7 +95,9 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         await gate.pass(name)
         let outcome: Result<T, TrendyAPIError> = state.withLock { s in
             if let i = s.failures.firstIndex(where: { $0.name == nil || $0.name == name }) {
-                return .failure(s.failures.remove(at: i).error)
+                let failure = s.failures.remove(at: i)
+                if failure.afterWork { _ = body(&s) }
+                return .failure(failure.error)
             }
             return .success(body(&s))
         }
@@ -99,12 +123,24 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         -> OnboardingStatus
     {
         let at = now()
-        return try await call("updateOnboarding", key: idempotencyKey) { s in
+        let answer: Result<OnboardingStatus, TrendyAPIError> = try await call("updateOnboarding", key: idempotencyKey) {
+            s in
+            if let key = idempotencyKey, let earlier = s.answered[key] {
+                guard earlier.update == body else {
+                    // Mapped as the live client maps the server's answer.
+                    let problem = APIProblem(
+                        status: 422, code: "idempotency_key_reused", title: "Idempotency key reused")
+                    return .failure(.from(status: 422, problem: problem, retryAfter: nil))
+                }
+                return .success(earlier.status)
+            }
             s.updates.append(body)
             let updated = body.apply(to: Self.current(&s, at), now: at)
             s.status = updated
-            return updated
+            if let key = idempotencyKey { s.answered[key] = (body, updated) }
+            return .success(updated)
         }
+        return try answer.get()
     }
 
     /// Implements ``OnboardingRemote/resetOnboarding()``.

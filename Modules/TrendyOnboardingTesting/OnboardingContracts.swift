@@ -52,12 +52,31 @@ public enum OnboardingRemoteContract {
             moved.notificationsStatus == first.notificationsStatus, "and nothing else", sourceLocation: sourceLocation)
         #expect(try await remote.onboardingStatus() == moved, "the update is stored", sourceLocation: sourceLocation)
 
+        let key = "contract-\(UUID().uuidString)"
+        let finish = OnboardingUpdate(currentStep: .finish, stepCompletedAt: ["permissions": Date()])
+        let stepped = try await remote.updateOnboarding(finish, idempotencyKey: key)
+        #expect(
+            try await remote.updateOnboarding(finish, idempotencyKey: key) == stepped,
+            "the same key and update again answers the same", sourceLocation: sourceLocation)
+        do {
+            _ = try await remote.updateOnboarding(OnboardingUpdate(currentStep: .welcome), idempotencyKey: key)
+            Issue.record("a key reused for another update is refused", sourceLocation: sourceLocation)
+        } catch {
+            #expect(
+                error.problem?.code == "idempotency_key_reused", "refused as a reused key, got \(error)",
+                sourceLocation: sourceLocation)
+        }
+        #expect(try await remote.onboardingStatus() == stepped, "and changes nothing", sourceLocation: sourceLocation)
+
         let done = try await remote.updateOnboarding(OnboardingUpdate(completed: true), idempotencyKey: nil)
         #expect(done.completed && done.completedAt != nil, "completing stamps the time", sourceLocation: sourceLocation)
 
         let reset = try await remote.resetOnboarding()
         #expect(
             !reset.completed && reset.currentStep == .welcome, "a reset starts over", sourceLocation: sourceLocation)
+        #expect(
+            reset.locationStatus == first.locationStatus && reset.completedAt == nil, "with nothing recorded",
+            sourceLocation: sourceLocation)
         #expect(try await remote.onboardingStatus() == reset, "and is stored", sourceLocation: sourceLocation)
     }
 }

@@ -107,6 +107,11 @@ public enum LocalDatabaseRepair {
                 copied[table] = n
                 if !complete { unreadable.append(table) }
             }
+            for table in try carryOverUnknownTables(from: damaged, to: fresh, known: Set(tables).union(skipped)) {
+                let (n, complete) = try copy(table, from: damaged, to: fresh)
+                copied[table] = n
+                if !complete { unreadable.append(table) }
+            }
             try? damaged.close()
         }
         let restored = try fresh.write { db in
@@ -219,6 +224,44 @@ public enum LocalDatabaseRepair {
             }
         }
         return restored
+    }
+
+    /// Creates in `fresh` the tables (with their indexes and triggers) that the damaged database
+    /// has and this program's migrations do not — the tables of a feature the program was built
+    /// without — and records their applied migrations, so a program with that feature later
+    /// finds its tables intact instead of losing them (or failing to create them again). Returns
+    /// the tables created; their rows are copied like every other table's.
+    static func carryOverUnknownTables(from damaged: DatabaseQueue, to fresh: DatabaseQueue, known: Set<String>) throws
+        -> [String]
+    {
+        let schema: [Row]
+        let applied: [String]
+        do {
+            schema = try damaged.read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT type, name, tbl_name, sql FROM sqlite_master
+                        WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
+                        ORDER BY CASE type WHEN 'table' THEN 0 ELSE 1 END, rowid
+                        """)
+            }
+            applied = try damaged.read { db in
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
+            }
+        } catch {
+            return []  // the schema itself is unreadable: only the known tables can be rebuilt
+        }
+        let foreign = schema.filter { !known.contains($0["tbl_name"] as String) }
+        guard !foreign.isEmpty else { return [] }
+        try fresh.write { db in
+            for object in foreign { try db.execute(sql: object["sql"] as String) }
+            for identifier in applied {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+            }
+        }
+        return foreign.filter { ($0["type"] as String) == "table" }.map { $0["name"] as String }
     }
 
     /// Copies the readable rows of `table` in rowid order, 500 at a time; returns how many were

@@ -17,6 +17,26 @@ public enum LocalStoreContract {
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let ids = UUIDv7Generator()
+        func isConflict(_ error: LocalStoreError) -> Bool {
+            if case .conflict = error { return true }
+            return false
+        }
+        func isInvalid(_ error: LocalStoreError) -> Bool {
+            if case .invalid = error { return true }
+            return false
+        }
+        func expectStoreError(
+            _ comment: Comment, _ matches: (LocalStoreError) -> Bool, _ body: () async throws -> Void
+        ) async {
+            do {
+                try await body()
+                Issue.record("\(comment): accepted", sourceLocation: sourceLocation)
+            } catch let error as LocalStoreError {
+                #expect(matches(error), "\(comment): got \(error)", sourceLocation: sourceLocation)
+            } catch {
+                Issue.record("\(comment): not a LocalStoreError: \(error)", sourceLocation: sourceLocation)
+            }
+        }
         let store = try fresh()
         #expect(try await store.eventTypes().isEmpty, "a new store is empty", sourceLocation: sourceLocation)
         #expect(try await store.events(limit: 10, since: nil).isEmpty, sourceLocation: sourceLocation)
@@ -38,16 +58,19 @@ public enum LocalStoreContract {
             try await store.eventType(id: coffee.id)?.syncStatus == .pending, "a local write waits to be sent",
             sourceLocation: sourceLocation)
         #expect(try await store.outboxCounts().pending == 1, "one write, one change", sourceLocation: sourceLocation)
-        await #expect(throws: (any Error).self, "a second type with the same name", sourceLocation: sourceLocation) {
+        await expectStoreError("a second type with the same name, in another case", isConflict) {
             try await store.createEventType(EventType(id: ids.next(), name: "coffee"))
         }
         let found = try await store.findOrCreateEventType(EventType(id: ids.next(), name: "COFFEE"))
         #expect(found.type.id == coffee.id && !found.created, "find-or-create finds", sourceLocation: sourceLocation)
         let tea = try await store.findOrCreateEventType(EventType(id: ids.next(), name: "Tea"))
         #expect(tea.created, "find-or-create creates", sourceLocation: sourceLocation)
-        await #expect(throws: LocalStoreError.self, "an empty name is refused", sourceLocation: sourceLocation) {
+        await expectStoreError("an empty name", isInvalid) {
             try await store.createEventType(EventType(id: ids.next(), name: "  "))
         }
+        #expect(
+            try await store.outboxCounts().pending == 2, "a refused write queues nothing",
+            sourceLocation: sourceLocation)
         var renamed = tea.type
         renamed.name = "Green tea"
         try await store.updateEventType(renamed)
@@ -59,6 +82,8 @@ public enum LocalStoreContract {
         let second = Event(id: ids.next(), eventTypeId: coffee.id, timestamp: t + 3_600, notes: "second")
         try await store.createEvent(first)
         try await store.createEvent(second)
+        let queued = try await store.outboxCounts().pending
+        #expect(queued >= 4, "every create is queued (\(queued))", sourceLocation: sourceLocation)
         #expect(
             try await store.events(limit: 10, since: nil).map(\.value.id) == [second.id, first.id], "newest first",
             sourceLocation: sourceLocation)
@@ -99,7 +124,7 @@ public enum LocalStoreContract {
         moved.radius = 150
         try await store.updateGeofence(moved)
         #expect(try await store.geofences().map(\.value) == [moved], sourceLocation: sourceLocation)
-        await #expect(throws: LocalStoreError.self, "a geofence with a radius of 0", sourceLocation: sourceLocation) {
+        await expectStoreError("a geofence with a radius of 0", isInvalid) {
             var bad = place
             bad.id = ids.next()
             bad.radius = 0

@@ -12,7 +12,7 @@ public final class ScriptedSyncEngine: SyncEngine {
         var runs: [SyncRun]
         var passes = 0
         var localWrites = 0
-        var observers: [AsyncStream<SyncStatus>.Continuation] = []
+        var observers: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
     }
 
     let state: Mutex<State>
@@ -38,15 +38,19 @@ public final class ScriptedSyncEngine: SyncEngine {
             s.status = status
             return s.observers
         }
-        for observer in observers { observer.yield(status) }
+        for observer in observers.values { observer.yield(status) }
     }
 
     /// Implements ``SyncEngine/statusUpdates()``.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncStatus.self)
+        let id = UUID()
         let current = state.withLock { s in
-            s.observers.append(continuation)
+            s.observers[id] = continuation
             return s.status
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
         }
         continuation.yield(current)
         return stream

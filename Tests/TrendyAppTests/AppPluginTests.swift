@@ -31,6 +31,21 @@ struct AppPluginTests {
         static let configuration = TrendyCommand.commandTree(plugins: AppPluginTests.withoutOnboarding)
     }
 
+    /// Runs `body` with an environment built from `plugins`, closing it whether `body` passed or threw.
+    static func withEnvironment(
+        _ plugins: [any TrendyPlugin], _ dir: TemporaryDirectory, _ server: URL,
+        _ body: (AppEnvironment) async throws -> Void
+    ) async throws {
+        let env = try environment(plugins, dir, server)
+        do {
+            try await body(env)
+        } catch {
+            await env.close()
+            throw error
+        }
+        await env.close()
+    }
+
     static func environment(_ plugins: [any TrendyPlugin], _ dir: TemporaryDirectory, _ server: URL) throws
         -> AppEnvironment
     {
@@ -71,18 +86,18 @@ struct AppPluginTests {
 
         let dir = TemporaryDirectory("trendy-it", create: false)
         try await RunningTestServer.with(.testing()) { server in
-            let env = try Self.environment(Self.withoutGeofence, dir, server.baseURL)
-            #expect(env.geofence == nil && env.location == nil)
-            #expect(env.modules.map(\.name) == ["logging", "auth", "sync", "onboarding"])
-            try await Self.signUpAndLog(env)
-            // The launch runs every module's hooks (the sync pass among them) without geofencing.
-            let report = await AppLaunch(wait: true, plain: true).run(
-                env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutGeofence),
-                start: .now)
-            #expect(report.crossings.isEmpty)
-            #expect(report.pending == 0, "the launch's pass pushed the type and the event")
-            #expect(try await env.sync.history().first?.pushed == 2, "the type and the event reached the server")
-            await env.close()
+            try await Self.withEnvironment(Self.withoutGeofence, dir, server.baseURL) { env in
+                #expect(env.geofence == nil && env.location == nil)
+                #expect(env.modules.map(\.name) == ["logging", "auth", "sync", "onboarding"])
+                try await Self.signUpAndLog(env)
+                // The launch runs every module's hooks (the sync pass among them) without geofencing.
+                let report = await AppLaunch(wait: true, plain: true).run(
+                    env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutGeofence),
+                    start: .now)
+                #expect(report.crossings.isEmpty)
+                #expect(report.pending == 0, "the launch's pass pushed the type and the event")
+                #expect(try await env.sync.history().first?.pushed == 2, "the type and the event reached the server")
+            }
         }
         // Only the features in the list migrated the database: no geofence tables.
         let tables = try sqliteTables(dir.url.appendingPathComponent("trendy.sqlite"))
@@ -101,19 +116,46 @@ struct AppPluginTests {
         #expect(AppLaunch.decide(paths: paths, start: .now, plugins: Self.withoutOnboarding).route == .login)
         #expect(AppLaunch.decide(paths: paths, start: .now).route == .onboarding(.welcome))
         try await RunningTestServer.with(.testing()) { server in
-            let env = try Self.environment(Self.withoutOnboarding, dir, server.baseURL)
-            #expect(env.onboarding == nil)
-            #expect(env.modules.map(\.name) == ["logging", "geofence", "auth", "sync"])
-            try await Self.signUpAndLog(env)
-            let report = await AppLaunch(wait: true, plain: true).run(
-                env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutOnboarding),
-                start: .now)
-            #expect(report.route == "authenticated")
-            #expect(report.finalRoute == "authenticated")
-            #expect(report.pending == 0)
-            await env.close()
+            try await Self.withEnvironment(Self.withoutOnboarding, dir, server.baseURL) { env in
+                #expect(env.onboarding == nil)
+                #expect(env.modules.map(\.name) == ["logging", "geofence", "auth", "sync"])
+                try await Self.signUpAndLog(env)
+                let report = await AppLaunch(wait: true, plain: true).run(
+                    env, decision: AppLaunch.decide(paths: env.paths, start: .now, plugins: Self.withoutOnboarding),
+                    start: .now)
+                #expect(report.route == "authenticated")
+                #expect(report.finalRoute == "authenticated")
+                #expect(report.pending == 0)
+            }
         }
         #expect(try sqliteTables(dir.url.appendingPathComponent("trendy.sqlite")).contains("geofence_crossings"))
+    }
+
+    /// Runs a parsed command with `plugins` as the program's list; its exit code (0 when it returned).
+    static func exitCode(_ command: some AsyncParsableCommand, plugins: [any TrendyPlugin]) async -> Int32 {
+        do {
+            try await AppPlugins.$active.withValue(plugins) {
+                var command = command
+                try await command.run()
+            }
+            return 0
+        } catch let exit as ExitCode {
+            return exit.rawValue
+        } catch {
+            return -1
+        }
+    }
+
+    @Test func commandsThatNeedAMissingFeatureSayItInsteadOfLosingWork() async throws {
+        let dir = TemporaryDirectory("trendy-it", create: false)
+        let id = UUIDv7Generator().next()
+        // A crossing no one would handle is refused, not stored and forgotten.
+        let wake = try LaunchCommand.parse(["--data-dir", dir.path, "--region-event", "enter:\(id)", "--no-wait"])
+        #expect(await Self.exitCode(wake, plugins: Self.withoutGeofence) == 78)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("region-inbox").path))
+        // The tour walks through onboarding and geofencing on the embedded backend.
+        #expect(await Self.exitCode(try TourCommand.parse([]), plugins: Self.withoutOnboarding) == 78)
+        #expect(await Self.exitCode(try TourCommand.parse([]), plugins: AppPlugins.standard) == 78)
     }
 
     @Test func theAppCannotBeBuiltWithoutItsPlatform() throws {

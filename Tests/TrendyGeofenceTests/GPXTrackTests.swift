@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyModels
 

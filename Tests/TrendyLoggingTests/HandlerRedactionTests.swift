@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TrendyTestSupport
 
 @testable import TrendyLogging
 
@@ -33,25 +34,25 @@ struct HandlerRedactionTests {
 
     @Test(arguments: LogFormat.allCases)
     func fileSinkAndExportNeverWriteSecrets(format: LogFormat) throws {
-        let dir = try TemporaryDirectory()
-        let sink = RotatingFileSink(directory: dir.file("logs"), format: format)
+        let dir = TemporaryDirectory()
+        let sink = RotatingFileSink(directory: dir.url.appendingPathComponent("logs"), format: format)
         let logs = LogSystem(sinks: [sink])
         Secrets.logEverything(logs.logger(.auth))
         logs.shutdown()
         assertClean(try String(contentsOf: sink.activeFile, encoding: .utf8))
 
-        let bundle = dir.file("export.txt")
-        _ = try LogDirectory(directory: dir.file("logs")).export(to: bundle, appVersion: "test")
+        let bundle = dir.url.appendingPathComponent("export.txt")
+        _ = try LogDirectory(directory: dir.url.appendingPathComponent("logs")).export(to: bundle, appVersion: "test")
         assertClean(try String(contentsOf: bundle, encoding: .utf8))
     }
 
     @Test func exportRedactsLinesWrittenByOthers() throws {
-        let dir = try TemporaryDirectory()
-        let logs = dir.file("logs")
+        let dir = TemporaryDirectory()
+        let logs = dir.url.appendingPathComponent("logs")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         try "legacy line password=\(Secrets.password) for \(Secrets.email)\n".write(
             to: logs.appendingPathComponent("trendy.log"), atomically: true, encoding: .utf8)
-        let bundle = dir.file("bundle.txt")
+        let bundle = dir.url.appendingPathComponent("bundle.txt")
         let summary = try LogDirectory(directory: logs).export(to: bundle, appVersion: "1.0")
         let text = try String(contentsOf: bundle, encoding: .utf8)
         #expect(summary.fileCount == 1)

@@ -1,31 +1,9 @@
 import Foundation
 import Logging
 import Synchronization
+import TrendyTestSupport
 
 @testable import TrendyLogging
-
-/// A temporary directory removed when the test ends.
-final class TemporaryDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("trendy-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
-
-/// A clock tests move by hand.
-final class ManualDate: Sendable {
-    let current: Mutex<Date>
-    init(_ date: Date) { current = Mutex(date) }
-    var now: Date { current.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    var closure: @Sendable () -> Date { { [self] in now } }
-}
 
 /// Collects what a sink sends to its fallback.
 final class CapturedBytes: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TrendyTestSupport
 
 @testable import TrendyLogging
 
@@ -12,11 +13,11 @@ struct RotatingFileSinkTests {
     func utc() -> TimeZone { TimeZone(identifier: "UTC")! }
 
     @Test func rotatesBeforeTheSizeCapAndKeepsWholeLines() throws {
-        let dir = try TemporaryDirectory()
-        let clock = ManualDate(Date(timeIntervalSince1970: 1_800_000_000))
+        let dir = TemporaryDirectory()
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         let policy = RotatingFileSink.Policy(maxFileSize: 1_000, maxFiles: 50, bufferSize: 10_000, flushInterval: nil)
         let sink = RotatingFileSink(
-            directory: dir.url, format: .json, policy: policy, timeZone: utc(), now: clock.closure)
+            directory: dir.url, format: .json, policy: policy, timeZone: utc(), now: { clock.now })
         for i in 0..<100 {
             sink.write(record("line \(i)", at: clock.now))
             clock.advance(0.001)
@@ -37,10 +38,10 @@ struct RotatingFileSinkTests {
     }
 
     @Test func rotatesOnDateChange() throws {
-        let dir = try TemporaryDirectory()
-        let clock = ManualDate(Date(timeIntervalSince1970: 1_800_057_000))  // 2027-01-15T23:50Z
+        let dir = TemporaryDirectory()
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_057_000))  // 2027-01-15T23:50Z
         let sink = RotatingFileSink(
-            directory: dir.url, format: .human, policy: .init(flushInterval: nil), timeZone: utc(), now: clock.closure)
+            directory: dir.url, format: .human, policy: .init(flushInterval: nil), timeZone: utc(), now: { clock.now })
         sink.write(record("before midnight", at: clock.now))
         sink.flush()
         clock.advance(20 * 60)
@@ -54,10 +55,10 @@ struct RotatingFileSinkTests {
     }
 
     @Test func recordsBufferedAcrossMidnightStillSplitByDay() throws {
-        let dir = try TemporaryDirectory()
-        let clock = ManualDate(Date(timeIntervalSince1970: 1_800_057_000))
+        let dir = TemporaryDirectory()
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_057_000))
         let sink = RotatingFileSink(
-            directory: dir.url, format: .human, policy: .init(flushInterval: nil), timeZone: utc(), now: clock.closure)
+            directory: dir.url, format: .human, policy: .init(flushInterval: nil), timeZone: utc(), now: { clock.now })
         sink.write(record("day one", at: clock.now))
         clock.advance(20 * 60)
         sink.write(record("day two", at: clock.now))
@@ -68,11 +69,11 @@ struct RotatingFileSinkTests {
     }
 
     @Test func keepsOnlyTheNewestFiles() throws {
-        let dir = try TemporaryDirectory()
-        let clock = ManualDate(Date(timeIntervalSince1970: 1_800_000_000))
+        let dir = TemporaryDirectory()
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         let policy = RotatingFileSink.Policy(maxFileSize: 200, maxFiles: 3, bufferSize: 1, flushInterval: nil)
         let sink = RotatingFileSink(
-            directory: dir.url, format: .json, policy: policy, timeZone: utc(), now: clock.closure)
+            directory: dir.url, format: .json, policy: policy, timeZone: utc(), now: { clock.now })
         for i in 0..<60 {
             sink.write(record("entry number \(i)", at: clock.now))
             clock.advance(0.01)
@@ -88,23 +89,24 @@ struct RotatingFileSinkTests {
     }
 
     @Test func appendsToAnExistingFileAcrossRestarts() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let first = RotatingFileSink(directory: dir.url, format: .human, policy: .init(flushInterval: nil))
         first.write(record("first run", at: Date()))
         first.close()
         let second = RotatingFileSink(directory: dir.url, format: .human, policy: .init(flushInterval: nil))
         second.write(record("second run", at: Date()))
         second.close()
-        let text = try String(contentsOf: dir.file("trendy.log"), encoding: .utf8)
+        let text = try String(contentsOf: dir.url.appendingPathComponent("trendy.log"), encoding: .utf8)
         #expect(text.contains("first run") && text.contains("second run"))
         let perms =
-            try FileManager.default.attributesOfItem(atPath: dir.file("trendy.log").path)[.posixPermissions] as? Int
+            try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent("trendy.log").path)[
+                .posixPermissions] as? Int
         #expect(perms == 0o600)
     }
 
     @Test func unwritableDirectoryFallsBackToStandardErrorWithOneWarning() throws {
-        let dir = try TemporaryDirectory()
-        let blocker = dir.file("not-a-directory")
+        let dir = TemporaryDirectory()
+        let blocker = dir.url.appendingPathComponent("not-a-directory")
         try Data("x".utf8).write(to: blocker)
         let captured = CapturedBytes()
         let sink = RotatingFileSink(
@@ -121,30 +123,30 @@ struct RotatingFileSinkTests {
     }
 
     @Test func bufferedLinesReachTheFileAfterTheFlushInterval() async throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let sink = RotatingFileSink(
             directory: dir.url, format: .human, policy: .init(flushInterval: .milliseconds(20)))
         sink.write(record("eventually written", at: Date()))
         var text = ""
         for _ in 0..<200 where !text.contains("eventually written") {
             try await Task.sleep(for: .milliseconds(10))
-            text = (try? String(contentsOf: dir.file("trendy.log"), encoding: .utf8)) ?? ""
+            text = (try? String(contentsOf: dir.url.appendingPathComponent("trendy.log"), encoding: .utf8)) ?? ""
         }
         #expect(text.contains("eventually written"))
         sink.close()
     }
 
     @Test func writesAfterCloseAreDropped() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let sink = RotatingFileSink(directory: dir.url, format: .human, policy: .init(flushInterval: nil))
         sink.close()
         sink.write(record("late", at: Date()))
         sink.flush()
-        #expect(try String(contentsOf: dir.file("trendy.log"), encoding: .utf8).isEmpty)
+        #expect(try String(contentsOf: dir.url.appendingPathComponent("trendy.log"), encoding: .utf8).isEmpty)
     }
 
     @Test func tailReturnsTheNewestLinesAcrossFiles() throws {
-        let dir = try TemporaryDirectory()
+        let dir = TemporaryDirectory()
         let policy = RotatingFileSink.Policy(maxFileSize: 120, maxFiles: 10, bufferSize: 1, flushInterval: nil)
         let sink = RotatingFileSink(directory: dir.url, format: .human, policy: policy)
         for i in 0..<10 {

@@ -29,7 +29,7 @@ struct OnboardingControllerTests {
             #expect(c.analyticsEvents().map(\.name) == [.onboardingStarted, .onboardingCompleted])
             #expect(c.deviceSawCompletedUser)
             #expect(c.pendingWrite(for: h.userId) == nil)
-            let server = try await h.direct.onboardingStatus()
+            let server = h.direct.onboardingStatus()
             #expect(server.completed && server.locationStatus == .denied)
         }
     }
@@ -44,7 +44,7 @@ struct OnboardingControllerTests {
 
     @Test func aReturningUserRecordsNothingAndSignInFetchesFreshStatus() async throws {
         try await OnboardingHarness.with { h in
-            _ = try await h.direct.updateOnboarding(OnboardingUpdate(completed: true), idempotencyKey: nil)
+            h.direct.updateOnboarding(OnboardingUpdate(completed: true))
             // A stale cache says the user is mid-way; sign-in fetches the truth.
             var stale = OnboardingCacheState.empty
             var status = OnboardingStatus.initial
@@ -74,12 +74,12 @@ struct OnboardingControllerTests {
             // Survives a restart: a new controller over the same cache still holds it.
             let restarted = h.controller()
             #expect(restarted.pendingWrite(for: h.userId) == c.pendingWrite(for: h.userId))
-            #expect(try await h.direct.onboardingStatus().currentStep == .createEventType)
+            #expect(h.direct.onboardingStatus().currentStep == .createEventType)
             var flushed = await restarted.flushPending()
             if !flushed { flushed = await restarted.flushPending() }
             #expect(flushed)
             #expect(restarted.pendingWrite(for: h.userId) == nil)
-            let server = try await h.direct.onboardingStatus()
+            let server = h.direct.onboardingStatus()
             #expect(server.currentStep == .permissions)
             #expect(server.stepCompletedAt["log_first_event"] != nil)
         }
@@ -98,6 +98,22 @@ struct OnboardingControllerTests {
         }
     }
 
+    @Test func aLostAnswerIsSentAgainWithTheSameKeyAndAppliedOnce() async throws {
+        try await OnboardingHarness.with { h in
+            let c = h.controller()
+            _ = await c.signedIn(userId: h.userId)
+            h.api.loseAnswer("updateOnboarding", with: Self.offline)
+            await c.advance(userId: h.userId, to: .logFirstEvent)
+            #expect(c.pendingWrite(for: h.userId) != nil, "the controller did not hear the answer")
+            #expect(h.direct.onboardingStatus().currentStep == .logFirstEvent, "but the server did the work")
+            #expect(await c.flushPending())
+            let keys = h.api.calls.filter { $0.name == "updateOnboarding" }.suffix(2).map(\.idempotencyKey)
+            #expect(keys.count == 2 && keys[0] != nil && keys[0] == keys[1])
+            #expect(h.api.updates.filter { $0.currentStep == .logFirstEvent }.count == 1, "applied once")
+            #expect(c.pendingWrite(for: h.userId) == nil)
+        }
+    }
+
     @Test func aChangeMadeWhileAWriteIsInFlightGoesOutInTheSameFlush() async throws {
         try await OnboardingHarness.with { h in
             let c = h.controller()
@@ -111,7 +127,7 @@ struct OnboardingControllerTests {
             h.api.releaseHeld()
             _ = await first.value
             #expect(c.pendingWrite(for: h.userId) == nil)
-            #expect(try await h.direct.onboardingStatus().currentStep == .permissions)
+            #expect(h.direct.onboardingStatus().currentStep == .permissions)
         }
     }
 

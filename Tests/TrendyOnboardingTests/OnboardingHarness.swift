@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TrendyAPI
 import TrendyLogging
 import TrendyOnboarding
 import TrendyOnboardingTesting
@@ -13,8 +14,15 @@ struct OnboardingHarness: Sendable {
     let signedIn: Flag
     let hasTypes: Flag
 
-    /// The server's side, read directly (the same backend: its answers are the stored status).
-    var direct: InMemoryOnboardingBackend { api }
+    /// The server's side, read and changed directly: not recorded, held or failed like the
+    /// controller's calls.
+    var direct: Direct { Direct(backend: api) }
+
+    struct Direct {
+        let backend: InMemoryOnboardingBackend
+        func onboardingStatus() -> OnboardingStatus { backend.serverStatus }
+        func updateOnboarding(_ update: OnboardingUpdate) { backend.applyOnServer(update) }
+    }
 
     final class Flag: Sendable {
         let value: Mutex<Bool>

@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import TrendyLogging
 import TrendyModels
+import TrendyTestSupport
 
 @testable import TrendySyncLive
 
@@ -67,5 +68,42 @@ import TrendyModels
         // A repair afterwards works as usual.
         let report = try LocalDatabaseRepair.repair(at: url, migrator: Self.migrator())
         #expect(report.pendingChanges == 4)
+    }
+}
+
+/// A repair by a program built without a feature keeps that feature's tables, rows and applied
+/// migrations: a program with the feature finds them intact (the review of issue 21 found a
+/// repair without the geofence plugin would have dropped the visit ledger).
+@Suite struct RepairKeepsUnknownFeaturesTests {
+    @Test func aFeatureTheRepairingProgramDoesNotKnowKeepsItsTablesAndMigrations() async throws {
+        let dir = TemporaryDirectory("repair-foreign")
+        let url = try await RepairInterruptionTests.install(dir.url)
+        // Another feature's migration and rows, as a program with that feature left them.
+        var full = RepairInterruptionTests.migrator()
+        full.registerMigration("v1-feature-x") { db in
+            try db.execute(sql: "CREATE TABLE feature_x (id TEXT PRIMARY KEY, n INTEGER NOT NULL)")
+            try db.execute(sql: "CREATE INDEX feature_x_n ON feature_x (n)")
+        }
+        let pool = try DatabasePool(path: url.path)
+        try full.migrate(pool)
+        try await pool.write { db in
+            for i in 0..<3 { try db.execute(sql: "INSERT INTO feature_x VALUES (?, ?)", arguments: ["r\(i)", i]) }
+        }
+        try pool.close()
+
+        let report = try LocalDatabaseRepair.repair(at: url, migrator: RepairInterruptionTests.migrator())
+        #expect(report.copied["feature_x"] == 3)
+        // The program with the feature opens the repaired database without re-running its migration.
+        let reopened = try DatabaseQueue(path: url.path)
+        try full.migrate(reopened)
+        let (rows, indexes) = try await reopened.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM feature_x") ?? 0,
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'")
+            )
+        }
+        #expect(rows == 3)
+        #expect(indexes.contains("feature_x_n"))
+        #expect(try RepairInterruptionTests.counts(url).outbox == 4, "the known tables were repaired as before")
     }
 }

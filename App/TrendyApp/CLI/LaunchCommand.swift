@@ -48,6 +48,15 @@ struct LaunchCommand: AsyncParsableCommand {
     func run() async throws {
         let start = LaunchClock.mainStarted ?? .now
         let paths = global.paths(environment: ProcessInfo.processInfo.environment)
+        // A crossing nobody would handle is refused, not stored and forgotten.
+        if !regionEvent.isEmpty, !AppPlugins.has("geofence", in: AppPlugins.active) {
+            let cli = CLIError(
+                code: "feature_unavailable",
+                message: "this program is built without geofencing: it cannot handle region events",
+                exitCode: .configuration)
+            Output(json: global.json).fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
+        }
         for event in regionEvent {
             do { try AppComposition.captureRegionEvent(event.crossing, paths: paths) } catch {
                 let cli = CLIError(

@@ -24,8 +24,21 @@ struct TourCommand: AsyncParsableCommand {
         guard events >= 1, events <= 1_000_000 else { throw ValidationError("--events must be 1…1,000,000") }
     }
 
+    /// The features the tour walks through.
+    static let needs = ["onboarding", "geofence", "dev-backend"]
+
     func run() async throws {
         let json = global.json
+        let missing = Self.needs.filter { !AppPlugins.has($0, in: AppPlugins.active) }
+        guard missing.isEmpty else {
+            let cli = CLIError(
+                code: "feature_unavailable",
+                message:
+                    "the tour needs the \(missing.joined(separator: ", ")) plugin(s), which this program is built without",
+                exitCode: .configuration)
+            Output(json: json).fail(cli)
+            throw ExitCode(cli.exitCode.rawValue)
+        }
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
             "trendy-tour-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         var options = global

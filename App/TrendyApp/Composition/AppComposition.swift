@@ -62,6 +62,11 @@ public enum AppComposition {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
         }
+        // Nothing is created for a program that could not reach any server.
+        if backend.apiURL == nil, !plugins.contains(where: { $0.localBackend(paths: paths, logs: .disabled()) != nil })
+        {
+            throw NoServerConfigured()
+        }
         try paths.prepare()
         OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
         OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
@@ -69,19 +74,6 @@ public enum AppComposition {
         let console = ConsoleSink(
             format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour)
         let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
-
-        // Everything that can throw comes before the HTTP client, which must be shut down
-        // once created (a damaged database used to crash the program here).
-        // Every command holds the install lock shared (only `repair` takes it exclusively), and
-        // opening + migrating is done by one process at a time (D39).
-        let install = try InstallBusy.map {
-            try ProcessLock(file: paths.installLock).acquire(.shared, timeout: InstallBusy.wait)
-        }
-        let database = try InstallBusy.map {
-            try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
-                try AppDatabase.open(at: paths.database, migrator: AppPlugins.migrator(plugins))
-            }
-        }
         // Without a server URL, a plugin runs the backend in this process (started on first use).
         var embedded: (any LocalBackend)?
         let apiEndpoint: ServiceEndpoint
@@ -95,6 +87,19 @@ public enum AppComposition {
             authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
         } else {
             throw NoServerConfigured()
+        }
+
+        // Everything that can throw comes before the HTTP client, which must be shut down
+        // once created (a damaged database used to crash the program here).
+        // Every command holds the install lock shared (only `repair` takes it exclusively), and
+        // opening + migrating is done by one process at a time (D39).
+        let install = try InstallBusy.map {
+            try ProcessLock(file: paths.installLock).acquire(.shared, timeout: InstallBusy.wait)
+        }
+        let database = try InstallBusy.map {
+            try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
+                try AppDatabase.open(at: paths.database, migrator: AppPlugins.migrator(plugins))
+            }
         }
         let http = HTTPTransport.makeClient(budget: backend.budget)
         let gateway = GoTrueAuthGateway(

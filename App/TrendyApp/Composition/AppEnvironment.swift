@@ -4,7 +4,6 @@ import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
 import TrendyGeofence
-import TrendyGeofenceLive
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding

@@ -25,7 +25,7 @@ public enum AppPlugins {
 
     /// Commands that belong to the program, not to a feature.
     static let programCommands: [any ParsableCommand.Type] = [
-        LaunchCommand.self, StatusCommand.self, TourCommand.self, RepairCommand.self, PluginsCommand.self,
+        LaunchCommand.self, TourCommand.self, RepairCommand.self, PluginsCommand.self,
     ]
 
     /// The order help lists features in (a person's order, not the lifecycle's); others follow.
@@ -41,10 +41,13 @@ public enum AppPlugins {
         return [VersionCommand.self] + ordered.flatMap { $0.element.commands } + programCommands
     }
 
-    /// The local database's migrations: each plugin's, in list order.
+    /// The local database's migrations: the platform plugins' first (the tables every feature
+    /// builds on), then each other plugin's in list order — independent of the order hooks run.
     static func migrator(_ plugins: [any TrendyPlugin]) -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        for plugin in plugins { plugin.registerMigrations(in: &migrator) }
+        let platform = plugins.filter { required.contains($0.name) }
+        let features = plugins.filter { !required.contains($0.name) }
+        for plugin in platform + features { plugin.registerMigrations(in: &migrator) }
         return migrator
     }
 

@@ -21,6 +21,7 @@ public struct AuthPlugin: TrendyPlugin {
         [
             .init(.file, "session.json", "the signed-in session, owner-only"),
             .init(.environment, "TRENDY_AUTH_URL", "the auth server (default: <api-url>/auth/v1)"),
+            .init(.option, "--auth-url", "the same, for one command"),
             .init(.environment, "TRENDY_API_KEY", "the anon key sent as apikey (Supabase projects)"),
         ]
     }

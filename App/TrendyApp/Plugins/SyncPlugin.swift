@@ -3,8 +3,8 @@ import GRDB
 import TrendySync
 import TrendySyncLive
 
-/// Sync: the local store's schema, the data commands (types, events, import, sync, conflicts)
-/// and a pass after launch and on foreground.
+/// Sync: the local store's schema, the data commands (types, events, import, sync, conflicts,
+/// status) and a pass after launch and on foreground.
 public struct SyncPlugin: TrendyPlugin {
     /// Creates the plugin.
     public init() {}
@@ -17,7 +17,7 @@ public struct SyncPlugin: TrendyPlugin {
     public var commands: [any ParsableCommand.Type] {
         [
             TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
-            ConflictsCommand.self,
+            ConflictsCommand.self, StatusCommand.self,
         ]
     }
     /// What the feature reads.
@@ -27,6 +27,7 @@ public struct SyncPlugin: TrendyPlugin {
             .init(.environment, "TRENDY_API_URL", "the server to sync with (default: the embedded backend)"),
             .init(.environment, "TRENDY_SERVER_TIMEOUT", "seconds before the server counts as not responding"),
             .init(.option, "--api-url", "the same, for one command"),
+            .init(.option, "--server-timeout", "the same, for one command"),
         ]
     }
 

@@ -1,8 +1,23 @@
-import TrendyGeofence
+import Foundation
+import TrendyModels
+
+/// One location fix: where and when.
+public struct LocationFix: Sendable, Hashable {
+    /// Where.
+    public var coordinate: Coordinate
+    /// When (nil when the source has no times: the delivery time is used).
+    public var time: Date?
+
+    /// Creates a fix.
+    public init(_ coordinate: Coordinate, time: Date? = nil) {
+        self.coordinate = coordinate
+        self.time = time
+    }
+}
 
 /// The controls of a simulated device's location: what `trendy location` and the tour drive, on
-/// top of the ``RegionMonitor`` the geofence manager watches. ``SimulatedRegionMonitor`` is the
-/// one implementation here; a test may bring its own.
+/// top of the ``RegionMonitor`` the geofence manager watches. `SimulatedRegionMonitor`
+/// (TrendyGeofenceLive) is the one implementation here; a test may bring its own.
 public protocol LocationSimulator: RegionMonitor {
     /// Changes the permission as the person would in Settings.
     func setAuthorization(_ status: LocationAuthorization) async
@@ -25,5 +40,3 @@ extension LocationSimulator {
         }
     }
 }
-
-extension SimulatedRegionMonitor: LocationSimulator {}
