@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+
+/// `trendy app`: the app as a running process (see ``AppRunner`` and docs/launch.md).
+struct AppCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "app",
+        abstract: "Run the app: live screens, keys, sync in the background; Ctrl-Z suspends, q quits.",
+        discussion: """
+            Starts like `trendy launch` (the same instant route and first frame) and keeps running, redrawing \
+            when what it shows changes. Full-screen on a terminal; when output is not a terminal it prints each \
+            new frame, and reads keys from standard input one line at a time (special keys as <enter>, <esc>, \
+            <bs>, <up>, <down>, <left>, <right>), so scripts and tests can drive it. Keys: 1-4 tabs, l log an \
+            event, s sync now, q quit; on Events: j/k select, n/p page, f filter by type, e move to another type, \
+            d delete; on Calendar: [ and ] change the month. Ctrl-Z (SIGTSTP) goes to the background and \
+            suspends, `fg` comes back; SIGTERM or SIGINT exit cleanly.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The main tab to show first: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
+    @Option(
+        name: .customLong("sync-interval"),
+        help: ArgumentHelp(
+            "Seconds between background syncs while in the foreground; 0 turns them off.", valueName: "seconds"))
+    var syncInterval: Double = 60
+
+    func validate() throws {
+        guard syncInterval.isFinite, syncInterval == 0 || (syncInterval >= 1 && syncInterval <= 86_400) else {
+            throw ValidationError("--sync-interval must be 0 (off) or 1…86400 seconds")
+        }
+    }
+
+    func run() async throws {
+        let start = LaunchClock.mainStarted ?? .now
+        let environment = ProcessInfo.processInfo.environment
+        let paths = global.paths(environment: environment)
+        let decision = AppLaunch.decide(paths: paths, start: start)
+        let interval = syncInterval
+        var status: Int32 = 0
+        try await CommandRunner(global).run { env, out in
+            let runner = AppRunner(
+                env: env, terminal: Terminal(), plain: out.style.plain,
+                syncInterval: interval > 0 ? .milliseconds(Int(interval * 1_000)) : nil, start: start)
+            status = await runner.run(decision: decision, tab: tab)
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import TrendyModels
+import TrendyOnboarding
+import TrendyRouting
+
+/// What the running app's screens show, read from the local store (never the network).
+struct AppViewData: Sendable {
+    var types: [EventType] = []
+    /// Events since midnight.
+    var today = 0
+    /// The newest events (dashboard).
+    var recent: [Event] = []
+    /// The events page (events tab), newest first.
+    var page: [Event] = []
+    var hasMore = false
+    /// The first day of the month shown and the count per day (calendar tab).
+    var month = Date()
+    var days: [Int: Int] = [:]
+    /// The weeks shown (their Mondays) and, per type name, the count per week (analytics tab).
+    var weeks: [Date] = []
+    var perWeek: [(name: String, counts: [Int])] = []
+    /// What the onboarding screens mention.
+    var onboarding = OnboardingFacts(email: nil, typeNames: [], eventCount: 0, permissions: [:])
+
+    var typeNames: [UUIDv7: String] { Dictionary(types.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }) }
+}
+
+/// The running app's screens as text: the route's screen, the tab's content, the open picker or
+/// form, the keys that work here, and the sync banner on every main screen. Pure.
+enum AppScreens {
+    /// The screen's id and text.
+    static func render(
+        _ ui: AppUI, route: AppRoute, data: AppViewData, banner: String, plain: Bool, timeZone: TimeZone = .current
+    ) -> (id: String, text: String) {
+        let screen = Screen(plain: plain)
+        var id: String
+        var title: String
+        var lines: [String]
+        var keys: [String]
+        switch route {
+        case .loading:
+            (id, title, lines, keys) = ("loading", "Trendy", ["Loading your account…"], ["q quit"])
+        case .error(let message):
+            (id, title, lines, keys) = ("error", "Trendy · Something went wrong", [message], ["q quit"])
+        case .login:
+            (id, title) = ("login", "Trendy · Sign in")
+            lines = ["Welcome back. Sign in to see your events."]
+            keys = ["Enter sign in", "q quit"]
+        case .onboarding(let step):
+            id = "onboarding.\(step.rawValue)"
+            title = "Trendy · \(Screen.stepTitle(step))"
+            (lines, keys) = onboarding(step, data)
+        case .authenticated:
+            id = ui.tab.rawValue
+            let others = MainTab.allCases.filter { $0 != ui.tab }.map(\.title)
+            let tabs =
+                plain
+                ? "\(ui.tab.title) tab (also: \(others.joined(separator: ", ")))"
+                : MainTab.allCases.enumerated().map { i, t in
+                    t == ui.tab ? "[\(i + 1) \(t.title)]" : "\(i + 1) \(t.title)"
+                }
+                .joined(separator: "  ")
+            title = "Trendy · \(tabs)"
+            lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
+            let (body, tabKeys) = main(ui, data, timeZone, screen)
+            lines += body
+            keys = tabKeys + ["l log", "s sync now", "1-4 tabs", "q quit"]
+        }
+        switch ui.mode {
+        case .browse, .confirmDelete: break
+        case .pickType(let purpose):
+            id += ".pick"
+            lines += [
+                "",
+                purpose == .log || purpose == .firstEvent ? "Log an event of which type?" : "Move it to which type?",
+            ]
+            for (i, type) in data.types.enumerated() {
+                lines.append("\(i == ui.selection ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
+            }
+            keys = ["1-9 or j/k + Enter choose", "Esc cancel"]
+        case .form(let form):
+            id += ".form"
+            lines += [""]
+            for (i, label) in form.labels.enumerated() {
+                let value = label == "Password" ? String(repeating: "•", count: form.values[i].count) : form.values[i]
+                lines.append("\(i == form.field ? (plain ? "Editing " : "› ") : "  ")\(label): \(value)")
+            }
+            keys = ["type, Enter next/done", "Esc cancel"]
+        }
+        if case .confirmDelete = ui.mode {
+            lines += ["", "Delete the selected event? y deletes, any other key keeps it."]
+        }
+        if let message = ui.message { lines += ["", message] }
+        lines += ["", (plain ? "Keys: " : "Keys: ") + keys.joined(separator: " · ")]
+        return (id, screen.box(title, lines))
+    }
+
+    static func onboarding(_ step: OnboardingStep, _ data: AppViewData) -> (lines: [String], keys: [String]) {
+        let f = data.onboarding
+        switch step {
+        case .welcome:
+            return (
+                [
+                    "Track the moments of your life: log by hand, import in bulk,",
+                    "or let the places you go log for you.",
+                ], ["Enter start", "q quit"]
+            )
+        case .auth:
+            return (
+                ["Create your account, or sign in to an existing one."], ["u sign up", "l sign in", "b back", "q quit"]
+            )
+        case .createEventType:
+            return (["What do you want to track? Create your first event type."], ["Enter name it", "q quit"])
+        case .logFirstEvent:
+            return (
+                ["Log your first event (\(f.typeNames.prefix(3).joined(separator: ", ")))."],
+                ["Enter choose a type", "b back", "q quit"]
+            )
+        case .permissions:
+            var lines = ["Trendy works best with a few permissions. Each is optional:"]
+            for kind in PermissionKind.allCases {
+                lines.append("  \(kind.rawValue): \((f.permissions[kind] ?? .notRequested).rawValue)")
+            }
+            return (lines, ["a allow all", "s not now", "b back", "q quit"])
+        case .finish:
+            return (
+                [
+                    "You are all set\(f.email.map { ", \($0)" } ?? "").",
+                    "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.",
+                ],
+                ["Enter finish", "q quit"]
+            )
+        }
+    }
+
+    static func main(_ ui: AppUI, _ data: AppViewData, _ timeZone: TimeZone, _ screen: Screen) -> (
+        lines: [String], keys: [String]
+    ) {
+        let facts = MainFacts(typeNames: data.typeNames, recent: data.recent, today: data.today)
+        switch ui.tab {
+        case .dashboard:
+            var lines = ["Today: \(data.today) event(s) · \(data.types.count) type(s)", ""]
+            lines.append(data.recent.isEmpty ? "No events yet: press l to log one." : "Recent")
+            lines += data.recent.prefix(5).map { Screen.row($0, facts, timeZone) }
+            return (lines, [])
+        case .events:
+            let filter = ui.filter.flatMap { data.typeNames[$0] }
+            var lines = [
+                "Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1)\(data.hasMore ? "" : " (last)")"
+            ]
+            if data.page.isEmpty { lines.append("  none") }
+            for (i, event) in data.page.enumerated() {
+                let row = Screen.row(event, facts, timeZone)
+                lines.append(i == ui.selection ? (screen.plain ? "Selected:" + row : "›" + row.dropFirst()) : row)
+            }
+            return (lines, ["j/k select", "n/p page", "f filter", "e move to type", "d delete"])
+        case .calendar:
+            var f = facts
+            f.month = data.month
+            f.days = data.days
+            let total = data.days.values.reduce(0, +)
+            return (screen.calendar(f, timeZone) + ["\(total) event(s) this month"], ["[ ] month"])
+        case .analytics:
+            var style = Date.FormatStyle().day(.twoDigits).month(.twoDigits).locale(Locale(identifier: "en_GB"))
+            style.timeZone = timeZone
+            var lines = [
+                "Events per type per week (weeks starting \(data.weeks.first.map { $0.formatted(style) } ?? "—"))"
+            ]
+            if data.perWeek.isEmpty { lines.append("  nothing logged in these weeks") }
+            if screen.plain {
+                for row in data.perWeek {
+                    lines.append("  \(row.name): \(row.counts.map(String.init).joined(separator: ", "))")
+                }
+            } else {
+                lines.append(
+                    "  " + "".padding(toLength: 14, withPad: " ", startingAt: 0)
+                        + data.weeks.map { $0.formatted(style).padding(toLength: 6, withPad: " ", startingAt: 0) }
+                        .joined())
+                for row in data.perWeek {
+                    lines.append(
+                        "  " + row.name.prefix(13).padding(toLength: 14, withPad: " ", startingAt: 0)
+                            + row.counts.map { String($0).padding(toLength: 6, withPad: " ", startingAt: 0) }.joined())
+                }
+            }
+            return (lines, [])
+        }
+    }
+}

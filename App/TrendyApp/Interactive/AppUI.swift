@@ -1,0 +1,290 @@
+import Foundation
+import TrendyModels
+import TrendyOnboarding
+import TrendyRouting
+
+/// What the running app shows besides the route: the tab, the open picker or form, the page,
+/// the filter, the month. A value: every key press is `handle(_:_:)`, which changes it and says
+/// what to do — pure, so every key path is unit-tested without a terminal.
+struct AppUI: Sendable, Equatable {
+    /// What takes the keys.
+    enum Mode: Sendable, Equatable {
+        /// The screen itself.
+        case browse
+        /// Choosing an event type (for a new event, to move an event, or onboarding's first one).
+        case pickType(Purpose)
+        /// "Delete this event?"
+        case confirmDelete(UUIDv7)
+        /// Typing into fields.
+        case form(Form)
+    }
+
+    /// Why a type is being picked.
+    enum Purpose: Sendable, Equatable {
+        case log
+        case retype(UUIDv7)
+        case firstEvent
+    }
+
+    /// A form: its fields as typed, and which one has the cursor.
+    struct Form: Sendable, Equatable {
+        enum Kind: Sendable, Equatable {
+            case signIn
+            case signUp
+            case firstType
+        }
+
+        var kind: Kind
+        var values: [String]
+        var field = 0
+
+        init(_ kind: Kind) {
+            self.kind = kind
+            values = Array(repeating: "", count: kind == .firstType ? 1 : 2)
+        }
+
+        /// The fields' labels.
+        var labels: [String] { kind == .firstType ? ["Name"] : ["Email", "Password"] }
+    }
+
+    /// What a key asks the runner to do.
+    enum Command: Sendable, Equatable {
+        case quit
+        case syncNow
+        case log(typeId: UUIDv7)
+        case delete(eventId: UUIDv7)
+        case retype(eventId: UUIDv7, typeId: UUIDv7)
+        case signIn(email: String, password: String)
+        case signUp(email: String, password: String)
+        case onboardingNext
+        case onboardingBack
+        case onboardingSkip
+        case firstType(name: String)
+        case firstEvent(typeName: String)
+        case permissions(allow: Bool)
+        /// Nothing to do but draw again.
+        case redraw
+    }
+
+    /// What a key is judged against: the route and what the screen lists.
+    struct Context: Sendable {
+        var route: AppRoute
+        /// Event types by name.
+        var types: [EventType]
+        /// The events on the current page, in order.
+        var page: [UUIDv7]
+        /// Whether there is a next page.
+        var hasMore: Bool
+    }
+
+    var tab: MainTab = .dashboard
+    var mode: Mode = .browse
+    /// The selected row (events page, picker).
+    var selection = 0
+    /// The events page (0: newest).
+    var page = 0
+    /// Only events of this type (events tab).
+    var filter: UUIDv7?
+    /// Months back from the current one (calendar tab).
+    var monthOffset = 0
+    /// A line under the screen: what just happened.
+    var message: String?
+
+    static let pageSize = 10
+
+    /// Handles one key; returns what the runner must do (nil: nothing changed).
+    mutating func handle(_ key: Key, _ context: Context) -> Command? {
+        switch mode {
+        case .form(var form): return handleForm(key, &form)
+        case .pickType(let purpose): return handlePicker(key, purpose, context)
+        case .confirmDelete(let id):
+            mode = .browse
+            if key == .char("y") { return .delete(eventId: id) }
+            message = "Not deleted."
+            return .redraw
+        case .browse: break
+        }
+        if key == .char("q") { return .quit }
+        switch context.route {
+        case .authenticated: return handleMain(key, context)
+        case .login:
+            if key == .enter || key == .char("l") {
+                mode = .form(Form(.signIn))
+                return .redraw
+            }
+            return nil
+        case .onboarding(let step): return handleOnboarding(key, step, context)
+        case .loading, .error: return nil
+        }
+    }
+
+    mutating func handleMain(_ key: Key, _ context: Context) -> Command? {
+        switch key {
+        case .char("1"), .char("2"), .char("3"), .char("4"):
+            guard case .char(let c) = key, let n = c.wholeNumberValue else { return nil }
+            tab = MainTab.allCases[n - 1]
+            selection = 0
+            return .redraw
+        case .char("\t"):
+            nextTab()
+            return .redraw
+        case .right where tab != .calendar:
+            nextTab()
+            return .redraw
+        case .char("s"):
+            message = "Syncing…"
+            return .syncNow
+        case .char("l"):
+            guard !context.types.isEmpty else {
+                message = "No event types yet: create one with `trendy types add <name>`."
+                return .redraw
+            }
+            mode = .pickType(.log)
+            selection = 0
+            return .redraw
+        default: break
+        }
+        switch tab {
+        case .events: return handleEvents(key, context)
+        case .calendar:
+            switch key {
+            case .char("["), .left:
+                monthOffset += 1
+                return .redraw
+            case .char("]"), .right:
+                guard monthOffset > 0 else { return nil }
+                monthOffset -= 1
+                return .redraw
+            default: return nil
+            }
+        case .dashboard, .analytics: return nil
+        }
+    }
+
+    mutating func nextTab() {
+        let all = MainTab.allCases
+        tab = all[((all.firstIndex(of: tab) ?? 0) + 1) % all.count]
+        selection = 0
+    }
+
+    mutating func handleEvents(_ key: Key, _ context: Context) -> Command? {
+        switch key {
+        case .char("j"), .down:
+            guard selection + 1 < context.page.count else { return nil }
+            selection += 1
+        case .char("k"), .up:
+            guard selection > 0 else { return nil }
+            selection -= 1
+        case .char("n"):
+            guard context.hasMore else { return nil }
+            page += 1
+            selection = 0
+        case .char("p"):
+            guard page > 0 else { return nil }
+            page -= 1
+            selection = 0
+        case .char("f"):
+            // Cycles through the types, then back to all.
+            let ids = context.types.map(\.id)
+            if let filter, let i = ids.firstIndex(of: filter) {
+                self.filter = i + 1 < ids.count ? ids[i + 1] : nil
+            } else {
+                filter = ids.first
+            }
+            page = 0
+            selection = 0
+        case .char("d"):
+            guard context.page.indices.contains(selection) else { return nil }
+            mode = .confirmDelete(context.page[selection])
+        case .char("e"):
+            guard context.page.indices.contains(selection) else { return nil }
+            mode = .pickType(.retype(context.page[selection]))
+            selection = 0
+        default: return nil
+        }
+        return .redraw
+    }
+
+    mutating func handlePicker(_ key: Key, _ purpose: Purpose, _ context: Context) -> Command? {
+        let types = context.types
+        var chosen: EventType?
+        switch key {
+        case .escape, .char("q"):
+            mode = .browse
+            selection = 0
+            return .redraw
+        case .char("j"), .down:
+            selection = min(selection + 1, max(types.count - 1, 0))
+            return .redraw
+        case .char("k"), .up:
+            selection = max(selection - 1, 0)
+            return .redraw
+        case .enter:
+            chosen = types.indices.contains(selection) ? types[selection] : nil
+        case .char(let c):
+            guard let n = c.wholeNumberValue, n >= 1, types.indices.contains(n - 1) else { return nil }
+            chosen = types[n - 1]
+        default: return nil
+        }
+        guard let chosen else { return nil }
+        mode = .browse
+        selection = 0
+        switch purpose {
+        case .log: return .log(typeId: chosen.id)
+        case .retype(let event): return .retype(eventId: event, typeId: chosen.id)
+        case .firstEvent: return .firstEvent(typeName: chosen.name)
+        }
+    }
+
+    mutating func handleForm(_ key: Key, _ form: inout Form) -> Command? {
+        switch key {
+        case .escape:
+            mode = .browse
+            return .redraw
+        case .backspace:
+            if !form.values[form.field].isEmpty { form.values[form.field].removeLast() }
+        case .char(let c):
+            form.values[form.field].append(c)
+        case .enter, .down:
+            if form.field + 1 < form.values.count {
+                form.field += 1
+            } else if key == .enter {
+                mode = .browse
+                let values = form.values.map { $0.trimmingCharacters(in: .whitespaces) }
+                switch form.kind {
+                case .signIn: return .signIn(email: values[0], password: form.values[1])
+                case .signUp: return .signUp(email: values[0], password: form.values[1])
+                case .firstType: return .firstType(name: values[0])
+                }
+            }
+        case .up:
+            form.field = max(0, form.field - 1)
+        default: return nil
+        }
+        mode = .form(form)
+        return .redraw
+    }
+
+    mutating func handleOnboarding(_ key: Key, _ step: OnboardingStep, _ context: Context) -> Command? {
+        switch (step, key) {
+        case (.welcome, .enter), (.finish, .enter): return .onboardingNext
+        case (.auth, .char("u")), (.auth, .enter):
+            mode = .form(Form(.signUp))
+            return .redraw
+        case (.auth, .char("l")):
+            mode = .form(Form(.signIn))
+            return .redraw
+        case (.createEventType, .enter):
+            mode = .form(Form(.firstType))
+            return .redraw
+        case (.logFirstEvent, .enter):
+            mode = .pickType(.firstEvent)
+            selection = 0
+            return .redraw
+        case (.permissions, .char("a")): return .permissions(allow: true)
+        case (.permissions, .enter), (.permissions, .char("s")): return .onboardingSkip
+        case (_, .char("b")): return .onboardingBack
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A key the app reacts to.
+enum Key: Equatable, Sendable {
+    case char(Character)
+    case enter
+    case escape
+    case backspace
+    case up
+    case down
+    case left
+    case right
+
+    /// The keys in `bytes` typed on a terminal in raw mode (arrows as escape sequences).
+    static func decode(_ bytes: [UInt8]) -> [Key] {
+        var keys: [Key] = []
+        var i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            switch b {
+            case 0x1B:
+                if i + 2 < bytes.count, bytes[i + 1] == 0x5B {
+                    let arrows: [UInt8: Key] = [0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left]
+                    if let arrow = arrows[bytes[i + 2]] {
+                        keys.append(arrow)
+                        i += 3
+                        continue
+                    }
+                }
+                keys.append(.escape)
+            case 0x0D, 0x0A: keys.append(.enter)
+            case 0x7F, 0x08: keys.append(.backspace)
+            case 0x20..<0x7F: keys.append(.char(Character(UnicodeScalar(b))))
+            default:
+                // A UTF-8 sequence: decode it whole.
+                let length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1
+                let end = min(bytes.count, i + length)
+                if let text = String(bytes: bytes[i..<end], encoding: .utf8), let c = text.first {
+                    keys.append(.char(c))
+                }
+                i = end
+                continue
+            }
+            i += 1
+        }
+        return keys
+    }
+
+    /// The keys one line of a script stands for (line mode, stdin not a terminal): special keys
+    /// as `<enter>`, `<esc>`, `<bs>`, `<up>`, `<down>`, `<left>`, `<right>`; every other
+    /// character typed as it is. The line break itself is not a key.
+    static func script(_ line: Substring) -> [Key] {
+        let names: [String: Key] = [
+            "enter": .enter, "esc": .escape, "bs": .backspace, "up": .up, "down": .down, "left": .left,
+            "right": .right,
+        ]
+        var keys: [Key] = []
+        var rest = line[...]
+        while let c = rest.first {
+            if c == "<", let close = rest.firstIndex(of: ">"),
+                let key = names[String(rest[rest.index(after: rest.startIndex)..<close])]
+            {
+                keys.append(key)
+                rest = rest[rest.index(after: close)...]
+                continue
+            }
+            keys.append(.char(c))
+            rest = rest.dropFirst()
+        }
+        return keys
+    }
+}
+
+/// The terminal the app draws on: full-screen on a TTY (alternate screen, raw input, redraw in
+/// place, size from the terminal), or frames one after another when output is not a terminal
+/// (scripts, tests). Restores the terminal as it found it.
+final class Terminal: @unchecked Sendable {
+    /// Whether stdout is a terminal (full-screen) or not (line-mode frames).
+    let fullScreen: Bool
+    /// Whether stdin is a terminal (raw keys) or a script (one line of keys at a time).
+    let rawInput: Bool
+    private let lock = NSLock()
+    private var saved: termios?
+    private var active = false
+    private var lastDrawn: [String] = []
+
+    init(fullScreen: Bool? = nil, rawInput: Bool? = nil) {
+        self.fullScreen = fullScreen ?? (isatty(STDOUT_FILENO) == 1)
+        self.rawInput = rawInput ?? (isatty(STDIN_FILENO) == 1)
+    }
+
+    /// Rows and columns (24×80 when unknown).
+    var size: (rows: Int, columns: Int) {
+        var w = winsize()
+        guard fullScreen, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &w) == 0, w.ws_row > 0, w.ws_col > 0 else {
+            return (24, 80)
+        }
+        return (Int(w.ws_row), Int(w.ws_col))
+    }
+
+    /// Takes the terminal: raw input (signals still on: Ctrl-C, Ctrl-Z work), alternate screen,
+    /// hidden cursor.
+    func enter() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !active else { return }
+        active = true
+        if rawInput {
+            var t = termios()
+            if tcgetattr(STDIN_FILENO, &t) == 0 {
+                saved = t
+                t.c_lflag &= ~tcflag_t(ICANON | ECHO)
+                withUnsafeMutableBytes(of: &t.c_cc) { cc in
+                    cc[Int(VMIN)] = 1
+                    cc[Int(VTIME)] = 0
+                }
+                tcsetattr(STDIN_FILENO, TCSANOW, &t)
+            }
+        }
+        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J") }
+        lastDrawn = []
+    }
+
+    /// Gives the terminal back as it was: main screen, cursor, cooked input.
+    func leave() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard active else { return }
+        active = false
+        if fullScreen { write("\u{1B}[?25h\u{1B}[?1049l") }
+        if var t = saved { tcsetattr(STDIN_FILENO, TCSANOW, &t) }
+    }
+
+    /// Draws `frame`: in place on a TTY (only lines that changed; cut to the terminal's size),
+    /// else as a frame block on its own.
+    func draw(_ frame: Frame, plain: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard fullScreen else {
+            printFrame(frame, plain: plain)
+            fflush(nil)
+            return
+        }
+        guard active else { return }
+        let (rows, columns) = size
+        let lines = frame.text.split(separator: "\n", omittingEmptySubsequences: false).prefix(rows).map {
+            String($0.prefix(columns))
+        }
+        var out = ""
+        for (row, line) in lines.enumerated() where row >= lastDrawn.count || lastDrawn[row] != line {
+            out += "\u{1B}[\(row + 1);1H" + line + "\u{1B}[K"
+        }
+        if lines.count < lastDrawn.count { out += "\u{1B}[\(lines.count + 1);1H\u{1B}[J" }
+        lastDrawn = Array(lines)
+        write(out)
+    }
+
+    /// Forgets what is on screen (after a resize or a return from the background): the next draw
+    /// repaints everything.
+    func invalidate() {
+        lock.lock()
+        defer { lock.unlock() }
+        lastDrawn = []
+        if fullScreen, active { write("\u{1B}[H\u{1B}[2J") }
+    }
+
+    private func write(_ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                #if canImport(Glibc)
+                    let n = Glibc.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                #else
+                    let n = Darwin.write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                #endif
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+
+    /// The keys typed, as they arrive; ends when input ends (EOF).
+    func keys() -> AsyncStream<Key> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Key.self)
+        let raw = rawInput
+        let thread = Thread {
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while true {
+                let n = read(STDIN_FILENO, &buffer, buffer.count)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                if raw {
+                    for key in Key.decode(Array(buffer[0..<n])) { continuation.yield(key) }
+                    continue
+                }
+                pending += buffer[0..<n]
+                while let newline = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending.removeSubrange(...newline)
+                    for key in Key.script(Substring(line.trimmingCharacters(in: .init(charactersIn: "\r")))) {
+                        continuation.yield(key)
+                    }
+                }
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+}

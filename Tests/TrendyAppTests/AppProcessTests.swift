@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import TrendyTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `trendy app` as a person uses it: the real binary on the embedded backend, driven by keys on
+/// its input (a pipe, or a pseudo-terminal) and by signals, judged by what it draws and logs.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct AppProcessTests {
+    /// An install with an onboarded account, one type and one event, set up with the CLI.
+    static func onboarded(_ dir: TemporaryDirectory) throws {
+        let d = ["--data-dir", dir.path]
+        for (args, stdin) in [
+            (
+                ["signup", "--email", "app-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"],
+                "password-1\n"
+            ),
+            (["onboarding", "next", "--type", "Coffee"], nil), (["onboarding", "next", "--log", "Coffee"], nil),
+            (["onboarding", "skip"], nil), (["onboarding", "next"], nil),
+        ] as [([String], String?)] {
+            let r = try TrendyProcess.run(args + d, stdin: stdin)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
+    }
+
+    /// The app's log lines so far.
+    static func logs(_ dir: TemporaryDirectory) -> String {
+        let logs = dir.url.appendingPathComponent("logs")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? []
+        return files.sorted().compactMap {
+            try? String(contentsOfFile: logs.appendingPathComponent($0).path, encoding: .utf8)
+        }
+        .joined()
+    }
+
+    @Test func aFreshInstallGoesThroughOnboardingInsideTheApp() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("onboarding.welcome"))
+        app.type("<enter>")
+        #expect(await app.waitForScreen("onboarding.auth"))
+        app.type("u")
+        app.type("fresh-\(UUID().uuidString.prefix(6))@example.com<enter>password-1<enter>")
+        #expect(await app.waitForScreen("onboarding.create_event_type"), "signing up moved past the account step")
+        app.type("<enter>Coffee<enter>")
+        #expect(await app.waitForScreen("onboarding.log_first_event"))
+        app.type("<enter>1")
+        #expect(await app.waitForScreen("onboarding.permissions"))
+        app.type("s")
+        #expect(await app.waitForScreen("onboarding.finish"))
+        app.type("<enter>")
+        #expect(await app.waitForScreen("dashboard"))
+        #expect(app.text.contains("Today: 1 event(s) · 1 type(s)"))
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    @Test func aReturningUserLogsAnEventSeesItAndItSyncsShortlyAfter() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"), "a returning user's first screen is the dashboard")
+        let before = RunningApp.screens(app.text).count
+        app.type("l")
+        #expect(await app.waitForScreen("dashboard.pick", after: before))
+        app.type("1")
+        #expect(await app.waitFor { $0.contains("Logged Coffee.") && $0.contains("Today: 2 event(s)") })
+        // The local write starts a sync half a second later, while the app runs: nothing is left
+        // to send, and the banner says so.
+        var pending = -1
+        for _ in 0..<100 where pending != 0 {
+            let status = try TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
+            pending = status.stdout.contains("\"pending\" : 0") ? 0 : 1
+            if pending != 0 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(pending == 0, "the event was pushed by the app's own sync")
+        #expect(await app.waitFor(20) { $0.components(separatedBy: "── frame").last?.contains("Up to date") == true })
+        app.type("2")
+        #expect(await app.waitForScreen("events", after: before))
+        let rows = (app.text.components(separatedBy: "── frame").last ?? "").split(separator: "\n").filter {
+            $0.hasSuffix("  Coffee")
+        }
+        #expect(rows.count == 2, "both events on the events page")
+        app.type("3")
+        #expect(await app.waitForScreen("calendar", after: before))
+        app.type("4")
+        #expect(await app.waitForScreen("analytics", after: before))
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    @Test func ctrlZSuspendsAfterTheBackgroundHooksAndFgComesBack() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        app.send(SIGTSTP)
+        // Suspended for real, and the background hooks ran first: the log line is on disk while
+        // the process is stopped (logs flushed on background).
+        #expect(await app.waitFor { _ in app.state == "T" })
+        #expect(Self.logs(dir).contains(#""phase":"background","reason":"SIGTSTP""#))
+        app.send(SIGCONT)
+        #expect(await app.waitFor { _ in app.state != "T" })
+        app.type("2")
+        #expect(await app.waitForScreen("events"), "keys work again after fg")
+        app.send(SIGTERM)
+        #expect(await app.exitStatus() == 0, "SIGTERM is a clean exit")
+        let logs = Self.logs(dir)
+        #expect(logs.contains(#""message":"Scene phase","phase":"foreground""#), "the foreground hooks ran")
+        #expect(logs.contains(#""phase":"background","reason":"exit""#))
+        #expect(logs.contains(#""message":"App exited""#))
+    }
+
+    @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 70)
+        #expect(await app.waitFor { $0.contains("\u{1B}[?1049h") && $0.contains("Dashboard") })
+        app.type("2")
+        #expect(await app.waitFor { $0.contains("[2 Events]") })
+        // A smaller window: the next frame repaints everything, cut to 40 columns.
+        var size = winsize(ws_row: 20, ws_col: 40, ws_xpixel: 0, ws_ypixel: 0)
+        _ = ioctl(app.master!, UInt(TIOCSWINSZ), &size)
+        let mark = app.text.count
+        app.send(SIGWINCH)
+        #expect(await app.waitFor { String($0.dropFirst(mark)).contains("\u{1B}[2J") })
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        #expect(app.text.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "the terminal is given back as it was")
+    }
+}

@@ -1,0 +1,120 @@
+import Testing
+import TrendyModels
+import TrendyRouting
+
+@testable import TrendyApp
+
+/// Every key path of the running app's state, without a terminal.
+@Suite struct AppUITests {
+    static let ids = UUIDv7Generator()
+    static let coffee = EventType(id: ids.next(), name: "Coffee")
+    static let tea = EventType(id: ids.next(), name: "Tea")
+    static let page = (0..<3).map { _ in ids.next() }
+
+    func context(_ route: AppRoute = .authenticated, hasMore: Bool = true) -> AppUI.Context {
+        AppUI.Context(route: route, types: [Self.coffee, Self.tea], page: Self.page, hasMore: hasMore)
+    }
+
+    @Test func tabsQuitAndSync() {
+        var ui = AppUI()
+        #expect(ui.handle(.char("3"), context()) == .redraw && ui.tab == .calendar)
+        #expect(ui.handle(.char("\t"), context()) == .redraw && ui.tab == .analytics)
+        #expect(ui.handle(.char("\t"), context()) == .redraw && ui.tab == .dashboard)
+        #expect(ui.handle(.char("s"), context()) == .syncNow)
+        #expect(ui.handle(.char("q"), context()) == .quit)
+        #expect(ui.handle(.char("x"), context()) == nil, "an unknown key changes nothing")
+    }
+
+    @Test func loggingPicksATypeByNumberOrSelection() {
+        var ui = AppUI()
+        #expect(ui.handle(.char("l"), context()) == .redraw && ui.mode == .pickType(.log))
+        #expect(ui.handle(.char("2"), context()) == .log(typeId: Self.tea.id) && ui.mode == .browse)
+        _ = ui.handle(.char("l"), context())
+        _ = ui.handle(.down, context())
+        _ = ui.handle(.down, context())
+        #expect(ui.selection == 1, "the selection stops at the last type")
+        _ = ui.handle(.up, context())
+        #expect(ui.handle(.enter, context()) == .log(typeId: Self.coffee.id))
+        _ = ui.handle(.char("l"), context())
+        #expect(ui.handle(.char("9"), context()) == nil, "no ninth type")
+        #expect(ui.handle(.escape, context()) == .redraw && ui.mode == .browse)
+        var empty = AppUI()
+        let none = AppUI.Context(route: .authenticated, types: [], page: [], hasMore: false)
+        #expect(empty.handle(.char("l"), none) == .redraw && empty.mode == .browse && empty.message != nil)
+    }
+
+    @Test func theEventsPageSelectsPagesFiltersEditsAndDeletesWithConfirmation() {
+        var ui = AppUI()
+        _ = ui.handle(.char("2"), context())
+        #expect(ui.handle(.char("k"), context()) == nil, "already at the top")
+        _ = ui.handle(.char("j"), context())
+        _ = ui.handle(.char("j"), context())
+        #expect(ui.handle(.char("j"), context()) == nil && ui.selection == 2, "stops at the last row")
+        #expect(ui.handle(.char("n"), context()) == .redraw && ui.page == 1 && ui.selection == 0)
+        #expect(ui.handle(.char("n"), context(hasMore: false)) == nil, "no page after the last")
+        _ = ui.handle(.char("p"), context())
+        #expect(ui.handle(.char("p"), context()) == nil && ui.page == 0)
+        _ = ui.handle(.char("f"), context())
+        #expect(ui.filter == Self.coffee.id)
+        _ = ui.handle(.char("f"), context())
+        #expect(ui.filter == Self.tea.id)
+        _ = ui.handle(.char("f"), context())
+        #expect(ui.filter == nil, "then all types again")
+        _ = ui.handle(.char("d"), context())
+        #expect(ui.mode == .confirmDelete(Self.page[0]))
+        #expect(ui.handle(.char("n"), context()) == .redraw && ui.mode == .browse, "anything but y keeps it")
+        _ = ui.handle(.char("d"), context())
+        #expect(ui.handle(.char("y"), context()) == .delete(eventId: Self.page[0]))
+        _ = ui.handle(.char("e"), context())
+        #expect(ui.handle(.char("2"), context()) == .retype(eventId: Self.page[0], typeId: Self.tea.id))
+    }
+
+    @Test func theCalendarMovesBackAndNotPastThisMonth() {
+        var ui = AppUI()
+        _ = ui.handle(.char("3"), context())
+        #expect(ui.handle(.char("]"), context()) == nil)
+        _ = ui.handle(.char("["), context())
+        _ = ui.handle(.left, context())
+        #expect(ui.monthOffset == 2)
+        _ = ui.handle(.right, context())
+        #expect(ui.monthOffset == 1)
+    }
+
+    @Test func formsTypeEditAndSubmit() {
+        var ui = AppUI()
+        #expect(ui.handle(.enter, context(.login)) == .redraw)
+        for c in "ana@x.io" { _ = ui.handle(.char(c), context(.login)) }
+        _ = ui.handle(.backspace, context(.login))
+        _ = ui.handle(.char("o"), context(.login))
+        _ = ui.handle(.enter, context(.login))
+        for c in "pw q" { _ = ui.handle(.char(c), context(.login)) }
+        #expect(ui.handle(.enter, context(.login)) == .signIn(email: "ana@x.io", password: "pw q"))
+        #expect(ui.mode == .browse)
+        _ = ui.handle(.char("l"), context(.login))
+        #expect(ui.handle(.escape, context(.login)) == .redraw && ui.mode == .browse)
+    }
+
+    @Test func onboardingKeysFollowTheStep() {
+        var ui = AppUI()
+        #expect(ui.handle(.enter, context(.onboarding(.welcome))) == .onboardingNext)
+        #expect(ui.handle(.char("u"), context(.onboarding(.auth))) == .redraw)
+        #expect(ui.mode == .form(AppUI.Form(.signUp)))
+        _ = ui.handle(.escape, context(.onboarding(.auth)))
+        _ = ui.handle(.enter, context(.onboarding(.createEventType)))
+        for c in "Tea" { _ = ui.handle(.char(c), context(.onboarding(.createEventType))) }
+        #expect(ui.handle(.enter, context(.onboarding(.createEventType))) == .firstType(name: "Tea"))
+        _ = ui.handle(.enter, context(.onboarding(.logFirstEvent)))
+        #expect(ui.handle(.char("1"), context(.onboarding(.logFirstEvent))) == .firstEvent(typeName: "Coffee"))
+        #expect(ui.handle(.char("a"), context(.onboarding(.permissions))) == .permissions(allow: true))
+        #expect(ui.handle(.char("s"), context(.onboarding(.permissions))) == .onboardingSkip)
+        #expect(ui.handle(.char("b"), context(.onboarding(.permissions))) == .onboardingBack)
+        #expect(ui.handle(.enter, context(.onboarding(.finish))) == .onboardingNext)
+    }
+
+    @Test func keysDecodeFromATerminalAndFromAScript() {
+        #expect(Key.decode(Array("a\u{1B}[A\r\u{7F}\u{1B}".utf8)) == [.char("a"), .up, .enter, .backspace, .escape])
+        #expect(Key.decode(Array("é".utf8)) == [.char("é")])
+        #expect(
+            Key.script("ab<enter><esc><nope>") == [.char("a"), .char("b"), .enter, .escape] + "<nope>".map(Key.char))
+    }
+}
