@@ -11,11 +11,13 @@ import TrendyTestSupport
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct AppProcessTests {
     /// An install with an onboarded account, one type and one event, set up with the CLI.
-    static func onboarded(_ dir: TemporaryDirectory) throws {
+    static func onboarded(
+        _ dir: TemporaryDirectory, email: String = "app-\(UUID().uuidString.prefix(6))@example.com"
+    ) throws {
         let d = ["--data-dir", dir.path]
         for (args, stdin) in [
             (
-                ["signup", "--email", "app-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"],
+                ["signup", "--email", email, "--password-stdin"],
                 "password-1\n"
             ),
             (["onboarding", "next", "--type", "Coffee"], nil), (["onboarding", "next", "--log", "Coffee"], nil),
@@ -131,4 +133,74 @@ struct AppProcessTests {
         #expect(await app.exitStatus() == 0)
         #expect(app.text.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "the terminal is given back as it was")
     }
+}
+
+/// Deep links and location moves reach the running app through its socket; a second app for the
+/// same data directory is refused.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct AppControlTests {
+    @Test func aDeepLinkOpensTheEventInTheRunningApp() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let list = try TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path])
+        let events = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
+        let id = try #require(events?.first?["id"] as? String)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        let again = try TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
+        #expect(again.status == 75, "one app per data directory: \(again.stderr)")
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent("app.sock").path)[
+                .posixPermissions] as? Int == 0o600, "the control socket is owner-only")
+        let open = try TrendyProcess.run(["open", "trendy://events/\(id)", "--data-dir", dir.path])
+        #expect(open.status == 0 && open.stdout.contains("opened"), "\(open.stdout)\(open.stderr)")
+        #expect(await app.waitForScreen("events"))
+        #expect(app.text.components(separatedBy: "── frame").last?.contains("› ") == true, "the event is selected")
+        let bad = try TrendyProcess.run(["open", "https://example.com", "--data-dir", dir.path])
+        #expect(bad.status == 64)
+        let unknown = try TrendyProcess.run(["open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path])
+        #expect(unknown.status == 0)
+        #expect(await app.waitFor { $0.contains("No event") })
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("app.sock").path))
+    }
+
+    @Test func aLinkWhileSignedOutWaitsUntilSignInThenOpens() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let email = "wait-\(UUID().uuidString.prefix(6))@example.com"
+        try AppProcessTests.onboarded(dir, email: email)
+        #expect(try TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("login"))
+        let open = try TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
+        #expect(open.status == 0 && open.stdout.contains("waiting"), "\(open.stdout)")
+        app.type("<enter>\(email)<enter>password-1<enter>")
+        #expect(await app.waitForScreen("calendar"), "the link opened after sign-in")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    @Test func aLocationMoveIsHandledByTheRunningAppAndTheVisitShows() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let d = ["--data-dir", dir.path]
+        #expect(try TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
+        #expect(try TrendyProcess.run(["location", "set", "52.53", "13.405"] + d).status == 0)
+        #expect(
+            try TrendyProcess.run(["geofence", "add", "Café", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+        let app = try RunningApp(["--sync-interval", "0"] + d)
+        #expect(await app.waitForScreen("dashboard"))
+        let move = try TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
+        #expect(move.status == 0, "\(move.stderr)")
+        #expect(
+            move.stdout.contains("The running app handled it") && move.stdout.contains("enter Café"), "\(move.stdout)")
+        #expect(await app.waitFor { $0.contains("enter Café") && $0.contains("Today: 2 event(s)") }, "the visit shows")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+}
+
+enum UUIDv7Text {
+    static let sample = "01930000-0000-7000-8000-000000000000"
 }

@@ -30,18 +30,58 @@ struct AppCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await Self.run(global: global, tab: tab, syncInterval: syncInterval, links: [])
+    }
+
+    /// Runs the app until it exits; `links` open once the person is signed in and onboarded.
+    static func run(global: GlobalOptions, tab: MainTab, syncInterval: Double, links: [DeepLink]) async throws {
         let start = LaunchClock.mainStarted ?? .now
         let environment = ProcessInfo.processInfo.environment
         let paths = global.paths(environment: environment)
         let decision = AppLaunch.decide(paths: paths, start: start)
-        let interval = syncInterval
         var status: Int32 = 0
         try await CommandRunner(global).run { env, out in
             let runner = AppRunner(
                 env: env, terminal: Terminal(), plain: out.style.plain,
-                syncInterval: interval > 0 ? .milliseconds(Int(interval * 1_000)) : nil, start: start)
-            status = await runner.run(decision: decision, tab: tab)
+                syncInterval: syncInterval > 0 ? .milliseconds(Int(syncInterval * 1_000)) : nil, start: start)
+            status = await runner.run(decision: decision, tab: tab, links: links)
         }
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// `trendy open <link>`: hands a deep link to the running app, or starts the app with it.
+struct OpenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "open",
+        abstract: "Open a trendy:// link in the running app (or start the app with it).",
+        discussion: """
+            Links: trendy://events/<id> (the events page at that event), trendy://events, trendy://dashboard, \
+            trendy://calendar, trendy://analytics, trendy://log/<type> (log an event of that type now). The link \
+            reaches a running `trendy app` for the same data directory through its owner-only socket; with no \
+            app running, this starts one. A link waits until you are signed in and onboarded.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The link, e.g. trendy://events/<id>.") var link: String
+    @Option(
+        name: .customLong("sync-interval"),
+        help: ArgumentHelp(
+            "When this starts the app: seconds between background syncs; 0 turns them off.", valueName: "seconds"))
+    var syncInterval: Double = 60
+
+    func validate() throws {
+        guard DeepLink(link) != nil else {
+            throw ValidationError("not a Trendy link: \(link) (see `trendy open --help` for the links)")
+        }
+    }
+
+    func run() async throws {
+        let paths = global.paths(environment: ProcessInfo.processInfo.environment)
+        if let answer = ControlClient.send("open \(link)", to: paths.controlSocket) {
+            try handOver(answer, json: global.json)
+            return
+        }
+        guard let deepLink = DeepLink(link) else { return }
+        try await AppCommand.run(global: global, tab: .dashboard, syncInterval: syncInterval, links: [deepLink])
     }
 }

@@ -60,25 +60,57 @@ struct LocationResult: Encodable {
 /// Feeds fixes into the simulated monitor with the geofence manager running, waiting after each
 /// fix that produced events until they are handled, then prints what happened.
 func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?, out: Output) async throws {
+    let moved = try await moveDevice(env, fixes: fixes, speed: speed)
+    printCrossings(moved.result.crossings, names: moved.names, out: out)
+    out.line(moved.line)
+    out.document(moved.result)
+}
+
+/// What a move did: the result, the geofences' names, and the summary line.
+struct DeviceMove {
+    var result: LocationResult
+    var names: [UUIDv7: String]
+
+    var line: String {
+        let visits = result.crossings.map { "\($0.crossing.kind.rawValue) \(names[$0.crossing.geofenceId] ?? "?")" }
+        return String(
+            format: "%d fix(es) in %.2f s · %d crossing(s): %d event(s) logged, %d closed", result.fixes,
+            result.seconds, result.crossings.count, result.created, result.closed)
+            + (visits.isEmpty ? "" : " (\(visits.joined(separator: ", ")))")
+    }
+}
+
+/// Moves the device (see the other `moveDevice`) and returns what happened, printing nothing.
+func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?) async throws -> DeviceMove {
     let (geofence, location) = try env.requireGeofence()
     await geofence.start()
+    let earlier = await geofence.handledThisRun().count
     let summary = try await LocationReplayer(speed: speed).replay(
         fixes, into: location, afterEvents: { _ in await location.settled(by: geofence) })
     await location.settled(by: geofence)
-    let crossings = await geofence.handledThisRun()
+    // Only this move's crossings (a running app handles many moves).
+    let crossings = Array(await geofence.handledThisRun().dropFirst(earlier))
     let names = Dictionary(
         try await env.store.geofences().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
-    printCrossings(crossings, names: names, out: out)
     let created = crossings.filter { $0.outcome == .created }.count
     let closed = crossings.filter { $0.outcome == .closed }.count
-    out.line(
-        String(
-            format: "%d fix(es) in %.2f s · %d crossing(s): %d event(s) logged, %d closed", summary.fixes,
-            summary.seconds, crossings.count, created, closed))
-    out.document(
-        LocationResult(
+    return DeviceMove(
+        result: LocationResult(
             fixes: summary.fixes, events: summary.events, seconds: summary.seconds, crossings: crossings,
-            created: created, closed: closed))
+            created: created, closed: closed),
+        names: names)
+}
+
+/// Prints what the running app answered to a handed-over request; an error answer exits 1.
+func handOver(_ answer: String, json: Bool) throws {
+    let failed = answer.hasPrefix("error")
+    let output = Output(json: json)
+    if failed {
+        output.fail(CLIError(code: "app_refused", message: "the running app: \(answer)", exitCode: .failure))
+        throw ExitCode(TrendyExitCode.failure.rawValue)
+    }
+    output.line("The running app handled it: \(answer)")
+    output.document(["handled_by": "app", "answer": answer])
 }
 
 struct LocationCommand: AsyncParsableCommand {
@@ -104,6 +136,14 @@ struct LocationCommand: AsyncParsableCommand {
         var point: [String] = []
 
         func run() async throws {
+            // A running app is the one monitor: it moves the device, not this process.
+            let paths = global.paths(environment: ProcessInfo.processInfo.environment)
+            if let answer = ControlClient.send(
+                "location " + (point + (at.map { [$0] } ?? [])).joined(separator: " "), to: paths.controlSocket)
+            {
+                try handOver(answer, json: global.json)
+                return
+            }
             try await CommandRunner(global).run { env, out in
                 let point = try parseCoordinate(point)
                 let time = try parseTime(at, now: env.now())
@@ -121,6 +161,15 @@ struct LocationCommand: AsyncParsableCommand {
         var speed = ReplaySpeed(factor: nil)
 
         func run() async throws {
+            let paths = global.paths(environment: ProcessInfo.processInfo.environment)
+            let file = URL(fileURLWithPath: track).standardizedFileURL.path
+            if FileManager.default.isReadableFile(atPath: file),
+                let answer = ControlClient.send(
+                    "replay \(file) \(speed.factor.map { String($0) } ?? "max")", to: paths.controlSocket)
+            {
+                try handOver(answer, json: global.json)
+                return
+            }
             try await CommandRunner(global).run { env, out in
                 guard let data = FileManager.default.contents(atPath: track) else {
                     throw CLIError(code: "no_input", message: "cannot read \(track)", exitCode: .noInput)

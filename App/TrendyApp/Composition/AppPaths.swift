@@ -47,6 +47,8 @@ public struct AppPaths: Sendable, Equatable {
     public var regionInbox: URL { dataDirectory.appendingPathComponent("region-inbox") }
     /// The simulated platform's location state: permission, last location, monitored regions.
     public var locationFile: URL { dataDirectory.appendingPathComponent("location.json") }
+    /// The running app's control socket (`trendy open`, `trendy location` while `trendy app` runs).
+    public var controlSocket: URL { dataDirectory.appendingPathComponent("app.sock") }
 
     /// Held shared by every command for its whole run and exclusively by `trendy repair`, which
     /// replaces the database file under everyone else.

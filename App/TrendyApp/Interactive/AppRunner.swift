@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import TrendyAuth
+import TrendyGeofence
+import TrendyGeofenceLive
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -35,6 +37,8 @@ final class AppRunner: Sendable {
         case syncDue
         case synced(SyncRun)
         case message(String)
+        /// A line on the control socket and the function that answers it.
+        case control(String, @Sendable (String) -> Void)
     }
 
     /// The scene phase.
@@ -65,8 +69,24 @@ final class AppRunner: Sendable {
     var log: Logger { env.logger(.app) }
 
     /// Runs until the person quits, input ends, or SIGTERM/SIGINT; returns the exit status.
-    func run(decision: AppLaunch.Decision, tab: MainTab) async -> Int32 {
+    /// `links` open as soon as the person is signed in and onboarded.
+    func run(decision: AppLaunch.Decision, tab: MainTab, links: [DeepLink] = []) async -> Int32 {
         let (events, sink) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
+        let control: ControlServer?
+        do {
+            control = try ControlServer(at: env.paths.controlSocket) { line, answer in
+                sink.yield(.control(line, answer))
+            }
+        } catch ControlServer.Failure.alreadyRunning {
+            let message =
+                "trendy: the app is already running for this data directory; `trendy open <link>` reaches it\n"
+            FileHandle.standardError.write(Data(message.utf8))
+            return TrendyExitCode.temporaryFailure.rawValue
+        } catch {
+            log.warning("The app runs without its control socket", metadata: ["error": .string("\(error)")])
+            control = nil
+        }
+        var pendingLinks = links
         let signals = SignalWatcher([SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGWINCH]) { sink.yield(.signal($0)) }
         var ui = AppUI()
         ui.tab = tab
@@ -170,6 +190,32 @@ final class AppRunner: Sendable {
                 ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             case .message(let text):
                 if !text.isEmpty { ui.message = text }
+            case .control(let line, let answer):
+                let (verb, rest) = Self.split(line)
+                switch verb {
+                case "ping": answer("pong")
+                case "open":
+                    guard let link = DeepLink(rest) else {
+                        answer("error: not a Trendy link: \(rest)")
+                        continue
+                    }
+                    log.info("Deep link received", metadata: ["link": .string(link.description)])
+                    if route == .authenticated {
+                        await open(link, ui: &ui)
+                        answer("opened \(link)")
+                    } else {
+                        pendingLinks.append(link)
+                        answer("waiting: \(link) opens once you are signed in and onboarded")
+                    }
+                case "location", "replay":
+                    let env = env
+                    Task {
+                        let result = await Self.move(env, verb: verb, arguments: rest)
+                        answer(result)
+                        sink.yield(.message(result))
+                    }
+                default: answer("error: unknown request \(verb)")
+                }
             case .signal(SIGTSTP):
                 await enterBackground(reason: "SIGTSTP", phase: &phase)
                 terminal.leave()
@@ -190,6 +236,10 @@ final class AppRunner: Sendable {
                 status = other == SIGINT ? 130 : 0
                 break loop
             }
+            if route == .authenticated, !pendingLinks.isEmpty {
+                for link in pendingLinks { await open(link, ui: &ui) }
+                pendingLinks = []
+            }
             await draw()
         }
 
@@ -200,9 +250,76 @@ final class AppRunner: Sendable {
         debounce?.cancel()
         env.routing.stop()
         signals.stop()
+        control?.stop()
         terminal.leave()
         log.info("App exited", metadata: ["frames": .int(frames)])
         return status
+    }
+
+    /// The verb of a control line and the rest.
+    static func split(_ line: String) -> (String, String) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        guard let space = trimmed.firstIndex(of: " ") else { return (trimmed, "") }
+        return (
+            String(trimmed[..<space]),
+            String(trimmed[trimmed.index(after: space)...]).trimmingCharacters(in: .whitespaces)
+        )
+    }
+
+    /// Opens `link`: a tab, an event on its page, or a new event of a type.
+    func open(_ link: DeepLink, ui: inout AppUI) async {
+        env.routing.send(.deepLink(link.description))
+        ui.mode = .browse
+        switch link {
+        case .tab(let tab):
+            ui.tab = tab
+            ui.selection = 0
+        case .event(let id):
+            let newest = (try? await env.store.events(limit: 1_000_000, since: nil).map(\.value.id)) ?? []
+            guard let index = newest.firstIndex(of: id) else {
+                ui.message = "No event \(id) on this device."
+                return
+            }
+            ui.tab = .events
+            ui.filter = nil
+            ui.page = index / AppUI.pageSize
+            ui.selection = index % AppUI.pageSize
+        case .log(let name):
+            guard let type = try? await env.store.eventType(named: name)?.value else {
+                ui.message = "No event type named \(name)."
+                return
+            }
+            _ = await perform(.log(typeId: type.id), ui: &ui, route: .authenticated, sink: nil)
+        }
+    }
+
+    /// Moves the simulated device for a `trendy location set|replay` another process handed over
+    /// (`location <lat> <lon> [<time>]`, `replay <file.gpx> <speed|max>`); one line of what happened.
+    static func move(_ env: AppEnvironment, verb: String, arguments: String) async -> String {
+        do {
+            let words = arguments.split(separator: " ").map(String.init)
+            let fixes: [LocationFix]
+            var speed: Double?
+            if verb == "location" {
+                guard words.count >= 2 else { return "error: location needs a latitude and a longitude" }
+                let point = try parseCoordinate(Array(words.prefix(2)))
+                let time = try parseTime(words.count > 2 ? words[2] : nil, now: env.now())
+                fixes = [LocationFix(point, time: time)]
+            } else {
+                guard let path = words.first, let data = FileManager.default.contents(atPath: path) else {
+                    return "error: cannot read \(words.first ?? "the track")"
+                }
+                fixes = try GPXTrack.parse([UInt8](data))
+                speed = words.count > 1 ? Double(words[1]) : nil
+            }
+            let summary = try await moveDevice(env, fixes: fixes, speed: speed)
+            await env.sync.localWriteHappened()
+            return summary.line
+        } catch let error as CLIError {
+            return "error: \(error.message)"
+        } catch {
+            return "error: \(error)"
+        }
     }
 
     func enterBackground(reason: String, phase: inout Phase) async {
@@ -219,7 +336,7 @@ final class AppRunner: Sendable {
     }
 
     /// Does what a key asked; returns whether it wrote locally (a sync should follow).
-    func perform(_ command: AppUI.Command, ui: inout AppUI, route: AppRoute, sink: AsyncStream<Input>.Continuation)
+    func perform(_ command: AppUI.Command, ui: inout AppUI, route: AppRoute, sink: AsyncStream<Input>.Continuation?)
         async -> Bool
     {
         do {

@@ -25,7 +25,8 @@ public enum AppPlugins {
 
     /// Commands that belong to the program, not to a feature.
     static let programCommands: [any ParsableCommand.Type] = [
-        AppCommand.self, LaunchCommand.self, TourCommand.self, RepairCommand.self, PluginsCommand.self,
+        AppCommand.self, OpenCommand.self, LaunchCommand.self, TourCommand.self, RepairCommand.self,
+        PluginsCommand.self,
     ]
 
     /// The order help lists features in (a person's order, not the lifecycle's); others follow.

@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The running app's control socket: a Unix-domain socket in the data directory (`app.sock`,
+/// owner-only), one line in and one line out per connection. `trendy open` hands it a deep link,
+/// `trendy location set|replay` a move of the simulated device, so the running app — the one
+/// monitor — handles them instead of a second process racing it.
+final class ControlServer: @unchecked Sendable {
+    let path: String
+    let fd: Int32
+
+    /// Why the socket could not be opened.
+    enum Failure: Error, CustomStringConvertible {
+        /// Another app already listens here.
+        case alreadyRunning
+        /// The path does not fit a socket address, or the system refused.
+        case unavailable(String)
+
+        var description: String {
+            switch self {
+            case .alreadyRunning: "the app is already running for this data directory"
+            case .unavailable(let why): "no control socket: \(why)"
+            }
+        }
+    }
+
+    /// Listens at `url`; each line received goes to `handler` with a function for the one-line
+    /// answer. A socket file left by an app that died is replaced; a live one is `alreadyRunning`.
+    init(at url: URL, handler: @escaping @Sendable (String, @escaping @Sendable (String) -> Void) -> Void) throws {
+        path = url.path
+        guard path.utf8.count < 104 else { throw Failure.unavailable("the data directory's path is too long") }
+        if ControlClient.send("ping", to: url, timeout: 1) != nil { throw Failure.alreadyRunning }
+        unlink(path)
+        #if canImport(Glibc)
+            let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let socketFD = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard socketFD >= 0 else { throw Failure.unavailable(String(cString: strerror(errno))) }
+        var address = Self.address(path)
+        // Owner-only from the start: the socket file is created under this mask.
+        let mask = umask(0o077)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        umask(mask)
+        guard bound == 0, listen(socketFD, 8) == 0 else {
+            let why = String(cString: strerror(errno))
+            close(socketFD)
+            throw Failure.unavailable(why)
+        }
+        chmod(path, 0o600)
+        fd = socketFD
+        Thread.detachNewThread {
+            while true {
+                let client = accept(socketFD, nil, nil)
+                if client < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                guard let line = Self.readLine(client) else {
+                    close(client)
+                    continue
+                }
+                handler(line) { answer in
+                    Self.writeAll(client, answer + "\n")
+                    close(client)
+                }
+            }
+        }
+    }
+
+    /// Stops listening and removes the socket file.
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+        unlink(path)
+    }
+
+    static func address(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// One line (at most 16 KiB) from `fd`, without its line break.
+    static func readLine(_ fd: Int32) -> String? {
+        var data: [UInt8] = []
+        var byte: UInt8 = 0
+        while data.count < 16_384 {
+            let n = read(fd, &byte, 1)
+            if n < 0, errno == EINTR { continue }
+            guard n == 1 else { break }
+            if byte == 0x0A { return String(decoding: data, as: UTF8.self) }
+            data.append(byte)
+        }
+        return data.isEmpty ? nil : String(decoding: data, as: UTF8.self)
+    }
+
+    static func writeAll(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}
+
+/// The other end: what `trendy open` and `trendy location` use to reach a running app.
+enum ControlClient {
+    /// Sends `line` to the app listening at `url` and returns its answer; nil when no app
+    /// listens there (no socket, or a socket left by an app that died).
+    static func send(_ line: String, to url: URL, timeout: Double = 120) -> String? {
+        let path = url.path
+        guard path.utf8.count < 104, FileManager.default.fileExists(atPath: path) else { return nil }
+        #if canImport(Glibc)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var address = ControlServer.address(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else { return nil }
+        ControlServer.writeAll(fd, line + "\n")
+        return ControlServer.readLine(fd) ?? ""
+    }
+}
