@@ -104,6 +104,7 @@ struct AppProcessTests {
         // the process is stopped (logs flushed on background).
         #expect(await app.waitFor { _ in app.state == "T" })
         #expect(Self.logs(dir).contains(#""phase":"background","reason":"SIGTSTP""#))
+        let checksBefore = Self.logs(dir).components(separatedBy: "GET /auth/v1/user").count
         app.send(SIGCONT)
         #expect(await app.waitFor { _ in app.state != "T" })
         app.type("2")
@@ -114,6 +115,9 @@ struct AppProcessTests {
         #expect(logs.contains(#""message":"Scene phase","phase":"foreground""#), "the foreground hooks ran")
         #expect(logs.contains(#""phase":"background","reason":"exit""#))
         #expect(logs.contains(#""message":"App exited""#))
+        #expect(
+            logs.components(separatedBy: "GET /auth/v1/user").count > checksBefore,
+            "back in the foreground, the session was validated with the server")
     }
 
     @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
