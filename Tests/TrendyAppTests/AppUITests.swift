@@ -67,6 +67,11 @@ import TrendyRouting
         #expect(ui.handle(.char("y"), context()) == .delete(eventId: Self.page[0]))
         _ = ui.handle(.char("e"), context())
         #expect(ui.handle(.char("2"), context()) == .retype(eventId: Self.page[0], typeId: Self.tea.id))
+        _ = ui.handle(.char("c"), context())
+        for c in "flat white" { _ = ui.handle(.char(c), context()) }
+        #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: "flat white"))
+        _ = ui.handle(.char("c"), context())
+        #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: nil), "empty clears")
     }
 
     @Test func theCalendarMovesBackAndNotPastThisMonth() {

@@ -358,6 +358,12 @@ final class AppRunner: Sendable {
                 try await env.store.updateEvent(event)
                 ui.message = "Moved."
                 return true
+            case .editNote(let id, let note):
+                guard var event = try await env.store.event(id: id)?.value else { return false }
+                event.notes = note
+                try await env.store.updateEvent(event)
+                ui.message = note == nil ? "Note cleared." : "Note saved."
+                return true
             case .signIn(let email, let password), .signUp(let email, let password):
                 let session: AuthSession
                 do throws(AuthError) {

@@ -153,7 +153,7 @@ enum AppScreens {
                 let row = Screen.row(event, facts, timeZone)
                 lines.append(i == ui.selection ? (screen.plain ? "Selected:" + row : "›" + row.dropFirst()) : row)
             }
-            return (lines, ["j/k select", "n/p page", "f filter", "e move to type", "d delete"])
+            return (lines, ["j/k select", "n/p page", "f filter", "c note", "e move to type", "d delete"])
         case .calendar:
             var f = facts
             f.month = data.month

@@ -32,6 +32,7 @@ struct AppUI: Sendable, Equatable {
             case signIn
             case signUp
             case firstType
+            case note(UUIDv7)
         }
 
         var kind: Kind
@@ -40,11 +41,18 @@ struct AppUI: Sendable, Equatable {
 
         init(_ kind: Kind) {
             self.kind = kind
-            values = Array(repeating: "", count: kind == .firstType ? 1 : 2)
+            values = []
+            values = Array(repeating: "", count: labels.count)
         }
 
         /// The fields' labels.
-        var labels: [String] { kind == .firstType ? ["Name"] : ["Email", "Password"] }
+        var labels: [String] {
+            switch kind {
+            case .firstType: ["Name"]
+            case .note: ["Note (empty clears it)"]
+            case .signIn, .signUp: ["Email", "Password"]
+            }
+        }
     }
 
     /// What a key asks the runner to do.
@@ -54,6 +62,7 @@ struct AppUI: Sendable, Equatable {
         case log(typeId: UUIDv7)
         case delete(eventId: UUIDv7)
         case retype(eventId: UUIDv7, typeId: UUIDv7)
+        case editNote(eventId: UUIDv7, note: String?)
         case signIn(email: String, password: String)
         case signUp(email: String, password: String)
         case onboardingNext
@@ -200,6 +209,9 @@ struct AppUI: Sendable, Equatable {
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))
             selection = 0
+        case .char("c"):
+            guard context.page.indices.contains(selection) else { return nil }
+            mode = .form(Form(.note(context.page[selection])))
         default: return nil
         }
         return .redraw
@@ -255,6 +267,7 @@ struct AppUI: Sendable, Equatable {
                 case .signIn: return .signIn(email: values[0], password: form.values[1])
                 case .signUp: return .signUp(email: values[0], password: form.values[1])
                 case .firstType: return .firstType(name: values[0])
+                case .note(let id): return .editNote(eventId: id, note: values[0].isEmpty ? nil : values[0])
                 }
             }
         case .up:
