@@ -94,6 +94,18 @@ struct AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    @Test func anEventLoggedByAnotherProcessShowsInTheRunningApp() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        let log = try TrendyProcess.run(["log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path])
+        #expect(log.status == 0)
+        #expect(await app.waitFor(10) { $0.contains("from the other terminal") && $0.contains("Today: 2 event(s)") })
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     @Test func ctrlZSuspendsAfterTheBackgroundHooksAndFgComesBack() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         try Self.onboarded(dir)

@@ -37,6 +37,8 @@ final class AppRunner: Sendable {
         case syncDue
         case synced(SyncRun)
         case message(String)
+        /// Time to look at the store again (another process may have written).
+        case refresh
         /// A line on the control socket and the function that answers it.
         case control(String, @Sendable (String) -> Void)
     }
@@ -133,6 +135,14 @@ final class AppRunner: Sendable {
                 sink.yield(.syncDue)
             }
         }
+        // Other processes write to the same install (`trendy log` in another terminal, an import):
+        // the screen is read again every two seconds and drawn only when it changed.
+        let refresher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(2))
+                sink.yield(.refresh)
+            }
+        }
         let modules = env.modules
         let launchHooks = Task {
             for module in modules { await module.didLaunch() }
@@ -190,6 +200,8 @@ final class AppRunner: Sendable {
                 ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             case .message(let text):
                 if !text.isEmpty { ui.message = text }
+            case .refresh:
+                guard phase == .foreground else { continue }
             case .control(let line, let answer):
                 let (verb, rest) = Self.split(line)
                 switch verb {
@@ -246,7 +258,7 @@ final class AppRunner: Sendable {
         // A clean exit: the background hooks (persist, flush), then the terminal as it was.
         var ended = phase
         if ended == .foreground { await enterBackground(reason: "exit", phase: &ended) }
-        for task in [input, routeTask, statusTask, timer, launchHooks] { task.cancel() }
+        for task in [input, routeTask, statusTask, timer, refresher, launchHooks] { task.cancel() }
         debounce?.cancel()
         env.routing.stop()
         signals.stop()
