@@ -175,11 +175,60 @@ struct AppControlTests {
         let bad = try TrendyProcess.run(["open", "https://example.com", "--data-dir", dir.path])
         #expect(bad.status == 64)
         let unknown = try TrendyProcess.run(["open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path])
-        #expect(unknown.status == 0)
+        #expect(unknown.status == 1 && unknown.stderr.contains("No event"), "\(unknown.stderr)")
         #expect(await app.waitFor { $0.contains("No event") })
         app.type("q")
         #expect(await app.exitStatus() == 0)
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("app.sock").path))
+    }
+
+    @Test func anIdleOrHostileClientNeitherBlocksLinksNorReachesTheTerminal() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        // A client that connects and says nothing.
+        let idle = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(idle) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array(dir.url.appendingPathComponent("app.sock").path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path)
+            raw[path.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(idle, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(connected == 0)
+        let started = Date()
+        let open = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        #expect(open.status == 0 && Date().timeIntervalSince(started) < 5, "not held up by the idle client")
+        #expect(await app.waitForScreen("calendar"))
+        // A link whose text carries terminal escapes: shown as text, never sent to the terminal.
+        let hostile = try TrendyProcess.run(["open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path])
+        #expect(hostile.status == 1 && hostile.stderr.contains("No event type named X"), "\(hostile.stderr)")
+        #expect(!hostile.stderr.contains("\u{1B}"), "nor to the terminal of the command that sent it")
+        #expect(await app.waitFor { $0.contains("No event type named X") })
+        #expect(!app.text.contains("\u{1B}[2J") && !app.text.contains("\u{1B}]0;"), "no escape reached the terminal")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    @Test func quittingRightAfterAWriteStillSendsIt() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        app.type("l")
+        app.type("1")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        let status = try TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
+        #expect(status.stdout.contains("\"pending\" : 0"), "the event went out before the app exited: \(status.stdout)")
+        #expect(AppProcessTests.logs(dir).contains("Synced before exit"))
     }
 
     @Test func aLinkWhileSignedOutWaitsUntilSignInThenOpens() async throws {

@@ -32,7 +32,7 @@ import TrendyRouting
         _ = ui.handle(.char("l"), context())
         _ = ui.handle(.down, context())
         _ = ui.handle(.down, context())
-        #expect(ui.selection == 1, "the selection stops at the last type")
+        #expect(ui.pick == 1, "the selection stops at the last type")
         _ = ui.handle(.up, context())
         #expect(ui.handle(.enter, context()) == .log(typeId: Self.coffee.id))
         _ = ui.handle(.char("l"), context())

@@ -41,8 +41,11 @@ struct AppCommand: AsyncParsableCommand {
         let decision = AppLaunch.decide(paths: paths, start: start)
         var status: Int32 = 0
         try await CommandRunner(global).run { env, out in
+            // Plain output (screen readers, TERM=dumb) is frames one after another: no alternate
+            // screen, no cursor movement.
+            let dumb = environment["TERM"] == "dumb"
             let runner = AppRunner(
-                env: env, terminal: Terminal(), plain: out.style.plain,
+                env: env, terminal: Terminal(fullScreen: out.style.plain || dumb ? false : nil), plain: out.style.plain,
                 syncInterval: syncInterval > 0 ? .milliseconds(Int(syncInterval * 1_000)) : nil, start: start)
             status = await runner.run(decision: decision, tab: tab, links: links)
         }

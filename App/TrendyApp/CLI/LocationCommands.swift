@@ -103,6 +103,9 @@ func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?) asy
 
 /// Prints what the running app answered to a handed-over request; an error answer exits 1.
 func handOver(_ answer: String, json: Bool) throws {
+    // The answer is shown as text: whatever the request carried, no control character reaches
+    // this terminal.
+    let answer = oneLine(answer)
     let failed = answer.hasPrefix("error")
     let output = Output(json: json)
     if failed {

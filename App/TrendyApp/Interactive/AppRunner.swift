@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TrendyAuth
+import TrendyFiles
 import TrendyGeofence
 import TrendyGeofenceLive
 import TrendyLogging
@@ -74,6 +75,19 @@ final class AppRunner: Sendable {
     /// `links` open as soon as the person is signed in and onboarded.
     func run(decision: AppLaunch.Decision, tab: MainTab, links: [DeepLink] = []) async -> Int32 {
         let (events, sink) = AsyncStream.makeStream(of: Input.self, bufferingPolicy: .unbounded)
+        // One app per data directory, whether or not its socket could be made (a path too long
+        // for a socket address): an exclusive lock held for the app's life.
+        let running: ProcessLock.Hold
+        do {
+            running = try ProcessLock(file: env.paths.dataDirectory.appendingPathComponent("app.lock"))
+                .acquire(.exclusive, timeout: .zero)
+        } catch {
+            let message =
+                "trendy: the app is already running for this data directory; `trendy open <link>` reaches it\n"
+            FileHandle.standardError.write(Data(message.utf8))
+            return TrendyExitCode.temporaryFailure.rawValue
+        }
+        defer { running.release() }
         let control: ControlServer?
         do {
             control = try ControlServer(at: env.paths.controlSocket) { line, answer in
@@ -89,22 +103,38 @@ final class AppRunner: Sendable {
             control = nil
         }
         var pendingLinks = links
-        let signals = SignalWatcher([SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGWINCH]) { sink.yield(.signal($0)) }
+        let signals = SignalWatcher([SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH]) {
+            sink.yield(.signal($0))
+        }
         var ui = AppUI()
         ui.tab = tab
         var route = env.routing.launch(with: decision.snapshot)
+        await env.sync.refreshCounts()
         var banner = env.sync.status.bannerText
         var frames = 0
         var lastText = ""
         var phase = Phase.foreground
-        var syncing = false
+        var syncing: Task<Void, Never>?
+        var writesSinceSync = false
         var debounce: Task<Void, Never>?
         log.info("App started", metadata: ["route": .string(route.description), "phase": "foreground"])
 
         terminal.enter()
         var context = await self.context(route: route, ui: ui)
         func draw() async {
-            let data = await viewData(route: route, ui: ui)
+            let selected = context.page.indices.contains(ui.selection) ? context.page[ui.selection] : nil
+            var data = await viewData(route: route, ui: ui)
+            // The selection stays on its event when rows above it came or went.
+            if let selected, let row = data.page.firstIndex(where: { $0.id == selected }), row != ui.selection {
+                ui.selection = row
+            } else if ui.selection >= data.page.count, !data.page.isEmpty {
+                ui.selection = data.page.count - 1
+            } else if data.page.isEmpty, ui.page > 0, data.hasMore == false, ui.tab == .events, route == .authenticated
+            {
+                // The last page emptied (its only event deleted): show the one before.
+                ui.page -= 1
+                data = await viewData(route: route, ui: ui)
+            }
             context = AppUI.Context(
                 route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore)
             let (id, text) = AppScreens.render(ui, route: route, data: data, banner: banner, plain: plain)
@@ -150,10 +180,10 @@ final class AppRunner: Sendable {
         }
 
         func startSync() {
-            guard !syncing, phase == .foreground, route == .authenticated else { return }
-            syncing = true
+            guard syncing == nil, phase == .foreground, route == .authenticated else { return }
+            writesSinceSync = false
             let env = env
-            Task {
+            syncing = Task {
                 let run = await env.sync.sync(full: false)
                 await env.syncFinished(run)
                 sink.yield(.synced(run))
@@ -167,6 +197,7 @@ final class AppRunner: Sendable {
                 guard let command = ui.handle(key, context) else { continue }
                 if command == .quit { break loop }
                 if await perform(command, ui: &ui, route: route, sink: sink) {
+                    writesSinceSync = true
                     await env.sync.refreshCounts()
                     // A local write: sync shortly after, once, however many writes come meanwhile.
                     debounce?.cancel()
@@ -196,7 +227,7 @@ final class AppRunner: Sendable {
             case .syncDue:
                 startSync()
             case .synced(let run):
-                syncing = false
+                syncing = nil
                 ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             case .message(let text):
                 if !text.isEmpty { ui.message = text }
@@ -213,8 +244,8 @@ final class AppRunner: Sendable {
                     }
                     log.info("Deep link received", metadata: ["link": .string(link.description)])
                     if route == .authenticated {
-                        await open(link, ui: &ui)
-                        answer("opened \(link)")
+                        let failure = await open(link, ui: &ui)
+                        answer(failure.map { "error: \($0)" } ?? "opened \(link)")
                     } else {
                         pendingLinks.append(link)
                         answer("waiting: \(link) opens once you are signed in and onboarded")
@@ -229,6 +260,11 @@ final class AppRunner: Sendable {
                 default: answer("error: unknown request \(verb)")
                 }
             case .signal(SIGTSTP):
+                // A session leader has no shell to resume it: suspending would only bounce back.
+                guard getsid(0) != getpid() else {
+                    ui.message = "Cannot suspend here (no job control); q quits."
+                    break
+                }
                 await enterBackground(reason: "SIGTSTP", phase: &phase)
                 terminal.leave()
                 // Suspend for real: the default action, raised at ourselves; `fg` continues here.
@@ -249,13 +285,23 @@ final class AppRunner: Sendable {
                 break loop
             }
             if route == .authenticated, !pendingLinks.isEmpty {
-                for link in pendingLinks { await open(link, ui: &ui) }
+                for link in pendingLinks { _ = await open(link, ui: &ui) }
                 pendingLinks = []
             }
             await draw()
         }
 
-        // A clean exit: the background hooks (persist, flush), then the terminal as it was.
+        // A clean exit: a pass running is let finish (cancelling it would record a failure), and
+        // changes made since the last pass are sent (bounded by the network budget like any
+        // pass); then the background hooks (persist, flush), then the terminal as it was.
+        debounce?.cancel()
+        if let running = syncing { await running.value }
+        if writesSinceSync, phase == .foreground, route == .authenticated {
+            let run = await env.sync.sync(full: false)
+            await env.syncFinished(run)
+            log.info(
+                "Synced before exit", metadata: ["outcome": .string(run.outcome.rawValue), "pushed": .int(run.pushed)])
+        }
         var ended = phase
         if ended == .foreground { await enterBackground(reason: "exit", phase: &ended) }
         for task in [input, routeTask, statusTask, timer, refresher, launchHooks] { task.cancel() }
@@ -278,31 +324,34 @@ final class AppRunner: Sendable {
         )
     }
 
-    /// Opens `link`: a tab, an event on its page, or a new event of a type.
-    func open(_ link: DeepLink, ui: inout AppUI) async {
+    /// Opens `link`: a tab, an event on its page, or a new event of a type; why not, if it could not.
+    func open(_ link: DeepLink, ui: inout AppUI) async -> String? {
         env.routing.send(.deepLink(link.description))
         ui.mode = .browse
         switch link {
         case .tab(let tab):
             ui.tab = tab
             ui.selection = 0
+            return nil
         case .event(let id):
             let newest = (try? await env.store.events(limit: 1_000_000, since: nil).map(\.value.id)) ?? []
             guard let index = newest.firstIndex(of: id) else {
                 ui.message = "No event \(id) on this device."
-                return
+                return ui.message
             }
             ui.tab = .events
             ui.filter = nil
             ui.page = index / AppUI.pageSize
             ui.selection = index % AppUI.pageSize
+            return nil
         case .log(let name):
             guard let type = try? await env.store.eventType(named: name)?.value else {
                 ui.message = "No event type named \(name)."
-                return
+                return ui.message
             }
             _ = await perform(.log(typeId: type.id), ui: &ui, route: .authenticated, sink: nil)
         }
+        return nil
     }
 
     /// Moves the simulated device for a `trendy location set|replay` another process handed over

@@ -75,7 +75,7 @@ enum AppScreens {
                 purpose == .log || purpose == .firstEvent ? "Log an event of which type?" : "Move it to which type?",
             ]
             for (i, type) in data.types.enumerated() {
-                lines.append("\(i == ui.selection ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
+                lines.append("\(i == ui.pick ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
             }
             keys = ["1-9 or j/k + Enter choose", "Esc cancel"]
         case .form(let form):
@@ -91,8 +91,10 @@ enum AppScreens {
             lines += ["", "Delete the selected event? y deletes, any other key keeps it."]
         }
         if let message = ui.message { lines += ["", message] }
-        lines += ["", (plain ? "Keys: " : "Keys: ") + keys.joined(separator: " · ")]
-        return (id, screen.box(title, lines))
+        lines += ["", "Keys: " + keys.joined(separator: " · ")]
+        // Whatever a line holds (a note, a type name, a link someone sent), it draws as one line
+        // of text: control characters are shown as escapes, never sent to the terminal.
+        return (id, screen.box(oneLine(title), lines.map(oneLine)))
     }
 
     static func onboarding(_ step: OnboardingStep, _ data: AppViewData) -> (lines: [String], keys: [String]) {

@@ -88,8 +88,10 @@ struct AppUI: Sendable, Equatable {
 
     var tab: MainTab = .dashboard
     var mode: Mode = .browse
-    /// The selected row (events page, picker).
+    /// The selected row of the events page.
     var selection = 0
+    /// The selected row of an open type picker.
+    var pick = 0
     /// The events page (0: newest).
     var page = 0
     /// Only events of this type (events tab).
@@ -149,7 +151,7 @@ struct AppUI: Sendable, Equatable {
                 return .redraw
             }
             mode = .pickType(.log)
-            selection = 0
+            pick = 0
             return .redraw
         default: break
         }
@@ -208,7 +210,7 @@ struct AppUI: Sendable, Equatable {
         case .char("e"):
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))
-            selection = 0
+            pick = 0
         case .char("c"):
             guard context.page.indices.contains(selection) else { return nil }
             mode = .form(Form(.note(context.page[selection])))
@@ -223,16 +225,16 @@ struct AppUI: Sendable, Equatable {
         switch key {
         case .escape, .char("q"):
             mode = .browse
-            selection = 0
+            pick = 0
             return .redraw
         case .char("j"), .down:
-            selection = min(selection + 1, max(types.count - 1, 0))
+            pick = min(pick + 1, max(types.count - 1, 0))
             return .redraw
         case .char("k"), .up:
-            selection = max(selection - 1, 0)
+            pick = max(pick - 1, 0)
             return .redraw
         case .enter:
-            chosen = types.indices.contains(selection) ? types[selection] : nil
+            chosen = types.indices.contains(pick) ? types[pick] : nil
         case .char(let c):
             guard let n = c.wholeNumberValue, n >= 1, types.indices.contains(n - 1) else { return nil }
             chosen = types[n - 1]
@@ -240,7 +242,7 @@ struct AppUI: Sendable, Equatable {
         }
         guard let chosen else { return nil }
         mode = .browse
-        selection = 0
+        pick = 0
         switch purpose {
         case .log: return .log(typeId: chosen.id)
         case .retype(let event): return .retype(eventId: event, typeId: chosen.id)
@@ -292,7 +294,7 @@ struct AppUI: Sendable, Equatable {
             return .redraw
         case (.logFirstEvent, .enter):
             mode = .pickType(.firstEvent)
-            selection = 0
+            pick = 0
             return .redraw
         case (.permissions, .char("a")): return .permissions(allow: true)
         case (.permissions, .enter), (.permissions, .char("s")): return .onboardingSkip

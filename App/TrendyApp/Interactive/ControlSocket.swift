@@ -65,13 +65,19 @@ final class ControlServer: @unchecked Sendable {
                     if errno == EINTR { continue }
                     return
                 }
-                guard let line = Self.readLine(client) else {
-                    close(client)
-                    continue
-                }
-                handler(line) { answer in
-                    Self.writeAll(client, answer + "\n")
-                    close(client)
+                // Each connection on its own thread with a short read deadline: a client that
+                // connects and sends nothing neither blocks the others nor lingers.
+                var deadline = timeval(tv_sec: 2, tv_usec: 0)
+                setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &deadline, socklen_t(MemoryLayout<timeval>.size))
+                Thread.detachNewThread {
+                    guard let line = Self.readLine(client) else {
+                        close(client)
+                        return
+                    }
+                    handler(line) { answer in
+                        Self.writeAll(client, answer + "\n")
+                        close(client)
+                    }
                 }
             }
         }

@@ -196,6 +196,11 @@ final class Terminal: @unchecked Sendable {
             while true {
                 let n = read(STDIN_FILENO, &buffer, buffer.count)
                 if n < 0, errno == EINTR { continue }
+                // A background job (`bg`) reading its terminal gets EIO: wait to be in front again.
+                if n < 0, errno == EIO, raw {
+                    usleep(100_000)
+                    continue
+                }
                 guard n > 0 else { break }
                 if raw {
                     for key in Key.decode(Array(buffer[0..<n])) { continuation.yield(key) }
