@@ -58,7 +58,9 @@ public final class InMemoryAuthServer: AuthGateway {
         let at = now()
         return try state.withLock { s throws(AuthError) in
             let key = Self.normalized(email)
-            guard Self.isPlausibleEmail(key) else { throw .invalidEmail }
+            // The app's own plausibility rule, plus the characters the server also refuses.
+            try CredentialRules.check(email: key)
+            guard !key.contains(where: { ",<>".contains($0) }) else { throw .invalidEmail }
             try Self.checkStrength(password)
             guard s.accounts[key] == nil else { throw .userAlreadyExists }
             let user = AuthUser(id: UUID().uuidString.lowercased(), email: key)
@@ -151,15 +153,6 @@ public final class InMemoryAuthServer: AuthGateway {
 
     /// Emails as the server keeps them: trimmed, lower case.
     static func normalized(_ email: String) -> String { email.trimmingCharacters(in: .whitespaces).lowercased() }
-
-    /// The server's plausibility rule: one `@`, a dot in the domain, no spaces, at most 254.
-    static func isPlausibleEmail(_ email: String) -> Bool {
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."),
-            !parts[1].hasSuffix("."), email.count <= 254
-        else { return false }
-        return !email.contains(where: { $0.isWhitespace || $0 == "," || $0 == "<" || $0 == ">" })
-    }
 
     /// At most 72 bytes (bcrypt's limit, which GoTrue enforces), at least the minimum length.
     static func checkStrength(_ password: String) throws(AuthError) {
