@@ -261,6 +261,12 @@ struct AppControlTests {
         #expect(
             move.stdout.contains("The running app handled it") && move.stdout.contains("enter Café"), "\(move.stdout)")
         #expect(await app.waitFor { $0.contains("enter Café") && $0.contains("Today: 2 event(s)") }, "the visit shows")
+        // Moves handed over at once are handled one after another, each reporting its own crossing.
+        async let away = TrendyProcess.runAsync(["location", "set", "52.53", "13.405"] + d)
+        async let back = TrendyProcess.runAsync(["location", "set", "52.53", "13.406"] + d)
+        let answers = try await [away, back].map(\.stdout)
+        #expect(answers.filter { $0.contains("1 crossing(s)") }.count == 1, "\(answers)")
+        #expect(answers.filter { $0.contains("0 crossing(s)") }.count == 1, "\(answers)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TrendyModels
 import TrendyRouting
@@ -114,6 +115,15 @@ import TrendyRouting
         #expect(ui.handle(.char("s"), context(.onboarding(.permissions))) == .onboardingSkip)
         #expect(ui.handle(.char("b"), context(.onboarding(.permissions))) == .onboardingBack)
         #expect(ui.handle(.enter, context(.onboarding(.finish))) == .onboardingNext)
+    }
+
+    @Test func linesFitTheTerminalByCellsAndKeysWrap() {
+        #expect(Terminal.fitting("abcdef", columns: 4) == "abcd")
+        #expect(Terminal.fitting("日本語テキスト", columns: 5) == "日本", "wide characters take two cells")
+        #expect(Terminal.fitting("e\u{301}x", columns: 2) == "e\u{301}x", "a combining mark takes none")
+        let lines = AppScreens.keyLines(Array(repeating: "j/k select", count: 12))
+        #expect(lines.count > 1 && lines.allSatisfy { $0.count <= 72 })
+        #expect(lines.joined().components(separatedBy: "j/k select").count == 13, "no key lost")
     }
 
     @Test func keysDecodeFromATerminalAndFromAScript() {

@@ -103,6 +103,7 @@ final class AppRunner: Sendable {
             control = nil
         }
         var pendingLinks = links
+        var moves: Task<Void, Never>?
         let signals = SignalWatcher([SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGWINCH]) {
             sink.yield(.signal($0))
         }
@@ -251,8 +252,11 @@ final class AppRunner: Sendable {
                         answer("waiting: \(link) opens once you are signed in and onboarded")
                     }
                 case "location", "replay":
+                    // One move at a time, in the order they came: each reports its own crossings.
                     let env = env
-                    Task {
+                    let previous = moves
+                    moves = Task {
+                        await previous?.value
                         let result = await Self.move(env, verb: verb, arguments: rest)
                         answer(result)
                         sink.yield(.message(result))
@@ -296,6 +300,7 @@ final class AppRunner: Sendable {
         // pass); then the background hooks (persist, flush), then the terminal as it was.
         debounce?.cancel()
         if let running = syncing { await running.value }
+        await moves?.value
         if writesSinceSync, phase == .foreground, route == .authenticated {
             let run = await env.sync.sync(full: false)
             await env.syncFinished(run)

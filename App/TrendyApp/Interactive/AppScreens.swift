@@ -61,6 +61,8 @@ enum AppScreens {
                 }
                 .joined(separator: "  ")
             title = "Trendy · \(tabs)"
+            // In the app, a retry is a key away.
+            let banner = banner.replacingOccurrences(of: "run `trendy sync` to retry", with: "press s to retry")
             lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
             let (body, tabKeys) = main(ui, data, timeZone, screen)
             lines += body
@@ -91,10 +93,26 @@ enum AppScreens {
             lines += ["", "Delete the selected event? y deletes, any other key keeps it."]
         }
         if let message = ui.message { lines += ["", message] }
-        lines += ["", "Keys: " + keys.joined(separator: " · ")]
+        lines += [""] + Self.keyLines(keys)
         // Whatever a line holds (a note, a type name, a link someone sent), it draws as one line
         // of text: control characters are shown as escapes, never sent to the terminal.
         return (id, screen.box(oneLine(title), lines.map(oneLine)))
+    }
+
+    /// The keys, as lines of at most 72 characters (a narrow terminal still shows them all).
+    static func keyLines(_ keys: [String]) -> [String] {
+        var lines: [String] = []
+        var line = "Keys:"
+        for key in keys {
+            let next = line == "Keys:" ? "\(line) \(key)" : "\(line) · \(key)"
+            if next.count > 72, line != "Keys:" {
+                lines.append(line)
+                line = "      \(key)"
+            } else {
+                line = next
+            }
+        }
+        return lines + [line]
     }
 
     static func onboarding(_ step: OnboardingStep, _ data: AppViewData) -> (lines: [String], keys: [String]) {

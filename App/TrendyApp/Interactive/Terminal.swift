@@ -150,7 +150,7 @@ final class Terminal: @unchecked Sendable {
         guard active else { return }
         let (rows, columns) = size
         let lines = frame.text.split(separator: "\n", omittingEmptySubsequences: false).prefix(rows).map {
-            String($0.prefix(columns))
+            Self.fitting(String($0), columns: columns)
         }
         var out = ""
         for (row, line) in lines.enumerated() where row >= lastDrawn.count || lastDrawn[row] != line {
@@ -159,6 +159,33 @@ final class Terminal: @unchecked Sendable {
         if lines.count < lastDrawn.count { out += "\u{1B}[\(lines.count + 1);1H\u{1B}[J" }
         lastDrawn = Array(lines)
         write(out)
+    }
+
+    /// The longest start of `line` that fits `columns` terminal cells: wide characters (CJK,
+    /// most emoji) take two, combining marks none.
+    static func fitting(_ line: String, columns: Int) -> String {
+        var width = 0
+        var out = ""
+        for character in line {
+            let w = cells(character)
+            guard width + w <= columns else { break }
+            width += w
+            out.append(character)
+        }
+        return out
+    }
+
+    /// How many cells `character` takes on a terminal.
+    static func cells(_ character: Character) -> Int {
+        guard let scalar = character.unicodeScalars.first else { return 0 }
+        let v = scalar.value
+        if scalar.properties.generalCategory == .nonspacingMark { return 0 }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD,
+        ]
+        return wide.contains { $0.contains(v) } ? 2 : 1
     }
 
     /// Forgets what is on screen (after a resize or a return from the background): the next draw
