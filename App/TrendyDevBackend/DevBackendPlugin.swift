@@ -31,10 +31,12 @@ public struct DevBackendPlugin: TrendyPlugin {
     public func install(into app: inout AppAssembly) {}
 
     /// The embedded backend for the install at `paths`.
-    public func localBackend(paths: AppPaths, logs: LogSystem) -> (any LocalBackend)? {
-        EmbeddedBackend(
-            database: paths.dataDirectory.appendingPathComponent("server.sqlite"),
-            lock: ProcessLock(file: paths.serverLock), logs: logs)
+    public func localBackend(paths: AppPaths) -> LocalBackendFactory? {
+        { logs in
+            EmbeddedBackend(
+                database: paths.dataDirectory.appendingPathComponent("server.sqlite"),
+                lock: ProcessLock(file: paths.serverLock), logs: logs)
+        }
     }
 }
 

@@ -146,3 +146,21 @@ extension OnboardingUpdate {
         return m
     }
 }
+
+/// What the launch decision needs from onboarding, read before anything is built: the user's
+/// cached position, whether the device saw a completed user, and the signed-out person's step.
+public struct OnboardingLaunchFacts: Sendable, Equatable {
+    /// The user's cached position, if any.
+    public var position: CachedOnboarding?
+    /// Whether any user completed onboarding on this device.
+    public var deviceSawCompletedUser: Bool
+    /// The signed-out person's step.
+    public var signedOutStep: OnboardingStep
+
+    /// Creates facts.
+    public init(position: CachedOnboarding?, deviceSawCompletedUser: Bool, signedOutStep: OnboardingStep) {
+        self.position = position
+        self.deviceSawCompletedUser = deviceSawCompletedUser
+        self.signedOutStep = signedOutStep
+    }
+}

@@ -70,21 +70,7 @@ public final class FileOnboardingCache: OnboardingCache {
     }
 
     /// The cache's part of the launch decision.
-    public struct LaunchFacts: Sendable, Equatable {
-        /// The user's cached position, if any.
-        public var position: CachedOnboarding?
-        /// Whether any user completed onboarding on this device.
-        public var deviceSawCompletedUser: Bool
-        /// The signed-out person's step.
-        public var signedOutStep: OnboardingStep
-
-        /// Creates facts.
-        public init(position: CachedOnboarding?, deviceSawCompletedUser: Bool, signedOutStep: OnboardingStep) {
-            self.position = position
-            self.deviceSawCompletedUser = deviceSawCompletedUser
-            self.signedOutStep = signedOutStep
-        }
-    }
+    public typealias LaunchFacts = OnboardingLaunchFacts
 
     /// Writes the whole state atomically (0600).
     public func save(_ state: OnboardingCacheState) throws {

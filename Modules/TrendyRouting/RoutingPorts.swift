@@ -45,6 +45,13 @@ public struct NoOnboarding: RoutingOnboarding {
     public func refresh(userId: String) async -> OnboardingFetch { .fresh(Self.completedStatus) }
     /// Always fresh and completed.
     public func signedIn(userId: String) async -> OnboardingFetch { .fresh(Self.completedStatus) }
+
+    /// What the launch reads for `userId` from an app without onboarding.
+    public func launchFacts(for userId: String?) -> OnboardingLaunchFacts {
+        OnboardingLaunchFacts(
+            position: userId.flatMap(cachedPosition(for:)), deviceSawCompletedUser: deviceSawCompletedUser,
+            signedOutStep: signedOutStep)
+    }
 }
 
 /// Which screen the app shows: the first route decided synchronously, then every change as a

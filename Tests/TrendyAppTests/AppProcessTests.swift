@@ -231,6 +231,28 @@ struct AppControlTests {
         #expect(AppProcessTests.logs(dir).contains("Synced before exit"))
     }
 
+    @Test func aBadSyncIntervalIsAUsageErrorForTheAppAndForOpen() throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        for args in [["app", "--sync-interval", "0.5"], ["open", "trendy://calendar", "--sync-interval", "-1"]] {
+            let r = try TrendyProcess.run(args + ["--data-dir", dir.path], stdin: "q\n")
+            #expect(r.status == 64 && r.stderr.contains("--sync-interval"), "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path), "nothing was started")
+    }
+
+    @Test func withoutASocketAPathTooLongStillAllowsOneAppOnly() async throws {
+        let dir = TemporaryDirectory("trendy-app-" + String(repeating: "x", count: 90), create: false)
+        try AppProcessTests.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("app.sock").path))
+        let again = try TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
+        #expect(again.status == 75, "the lock still keeps a second app out: \(again.stderr)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        #expect(AppProcessTests.logs(dir).contains("runs without its control socket"))
+    }
+
     @Test func aLinkWhileSignedOutWaitsUntilSignInThenOpens() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         let email = "wait-\(UUID().uuidString.prefix(6))@example.com"

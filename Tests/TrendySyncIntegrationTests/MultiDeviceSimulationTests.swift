@@ -173,6 +173,14 @@ struct Simulation {
     static func fields(_ g: Geofence) -> [(String, String)] { [("name", g.name), ("radius", String(g.radius))] }
 
     /// The device writes `value` to `entity/field`, knowingly replacing what it has seen there.
+    /// Records the fields an update changed (from `before` to `after`) as `d`'s writes.
+    mutating func wroteChanges(
+        _ d: Device, _ entity: String, from before: [(String, String)], to after: [(String, String)]
+    ) {
+        let old = Dictionary(uniqueKeysWithValues: before)
+        for (field, value) in after where old[field] != value { wrote(d, entity, field, value) }
+    }
+
     mutating func wrote(_ d: Device, _ entity: String, _ field: String, _ value: String) {
         let key = "\(entity)/\(field)"
         supersedeSeen(by: d, key)
@@ -198,16 +206,14 @@ struct Simulation {
             for (field, value) in Self.fields(e) { wrote(d, e.id.description, field, value) }
         case 18..<45:
             guard var e = events.randomElement(using: &rng) else { return }
-            let before = Dictionary(uniqueKeysWithValues: Self.fields(e))
+            let before = Self.fields(e)
             let which = int(3)
             if which != 1 { e.notes = chance(0.1) ? nil : "\(d.name)-\(step)-\(int(100))" }
             if which != 0 {
                 e.timestamp = Date(timeIntervalSince1970: 1.7e9 + Double(int(1 << 30)) / 1000)
             }
             try await d.store.updateEvent(e)
-            for (field, value) in Self.fields(e) where before[field] != value {
-                wrote(d, e.id.description, field, value)
-            }
+            wroteChanges(d, e.id.description, from: before, to: Self.fields(e))
         case 45..<52:
             guard let e = events.randomElement(using: &rng) else { return }
             try await d.store.deleteEvent(id: e.id)
@@ -233,12 +239,10 @@ struct Simulation {
             for (field, value) in Self.fields(g) { wrote(d, g.id.description, field, value) }
         case 62..<67:
             guard var g = geofences.randomElement(using: &rng) else { return }
-            let before = Dictionary(uniqueKeysWithValues: Self.fields(g))
+            let before = Self.fields(g)
             if chance(0.5) { g.name = "\(d.name)-g\(step)" } else { g.radius = Double(100 + int(400)) }
             try await d.store.updateGeofence(g)
-            for (field, value) in Self.fields(g) where before[field] != value {
-                wrote(d, g.id.description, field, value)
-            }
+            wroteChanges(d, g.id.description, from: before, to: Self.fields(g))
         case 67..<69:
             guard let g = geofences.randomElement(using: &rng) else { return }
             try await d.store.deleteGeofence(id: g.id)

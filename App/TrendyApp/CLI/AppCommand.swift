@@ -17,20 +17,10 @@ struct AppCommand: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Option(help: "The main tab to show first: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
-    @Option(
-        name: .customLong("sync-interval"),
-        help: ArgumentHelp(
-            "Seconds between background syncs while in the foreground; 0 turns them off.", valueName: "seconds"))
-    var syncInterval: Double = 60
-
-    func validate() throws {
-        guard syncInterval.isFinite, syncInterval == 0 || (syncInterval >= 1 && syncInterval <= 86_400) else {
-            throw ValidationError("--sync-interval must be 0 (off) or 1…86400 seconds")
-        }
-    }
+    @OptionGroup var sync: SyncIntervalOption
 
     func run() async throws {
-        try await Self.run(global: global, tab: tab, syncInterval: syncInterval, links: [])
+        try await Self.run(global: global, tab: tab, syncInterval: sync.seconds, links: [])
     }
 
     /// Runs the app until it exits; `links` open once the person is signed in and onboarded.
@@ -53,6 +43,22 @@ struct AppCommand: AsyncParsableCommand {
     }
 }
 
+/// `--sync-interval`, for `trendy app` and for `trendy open` when it starts the app.
+struct SyncIntervalOption: ParsableArguments {
+    @Option(
+        name: .customLong("sync-interval"),
+        help: ArgumentHelp(
+            "Seconds between background syncs while the app is in the foreground; 0 turns them off.",
+            valueName: "seconds"))
+    var seconds: Double = 60
+
+    func validate() throws {
+        guard seconds.isFinite, seconds == 0 || (seconds >= 1 && seconds <= 86_400) else {
+            throw ValidationError("--sync-interval must be 0 (off) or 1…86400 seconds")
+        }
+    }
+}
+
 /// `trendy open <link>`: hands a deep link to the running app, or starts the app with it.
 struct OpenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -66,11 +72,7 @@ struct OpenCommand: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The link, e.g. trendy://events/<id>.") var link: String
-    @Option(
-        name: .customLong("sync-interval"),
-        help: ArgumentHelp(
-            "When this starts the app: seconds between background syncs; 0 turns them off.", valueName: "seconds"))
-    var syncInterval: Double = 60
+    @OptionGroup var sync: SyncIntervalOption
 
     func validate() throws {
         guard DeepLink(link) != nil else {
@@ -85,6 +87,6 @@ struct OpenCommand: AsyncParsableCommand {
             return
         }
         guard let deepLink = DeepLink(link) else { return }
-        try await AppCommand.run(global: global, tab: .dashboard, syncInterval: syncInterval, links: [deepLink])
+        try await AppCommand.run(global: global, tab: .dashboard, syncInterval: sync.seconds, links: [deepLink])
     }
 }

@@ -50,10 +50,8 @@ struct LaunchCommand: AsyncParsableCommand {
         let paths = global.paths(environment: ProcessInfo.processInfo.environment)
         // A crossing nobody would handle is refused, not stored and forgotten.
         if !regionEvent.isEmpty, !AppPlugins.has("geofence", in: AppPlugins.active) {
-            let cli = CLIError(
-                code: "feature_unavailable",
-                message: "this program is built without geofencing: it cannot handle region events",
-                exitCode: .configuration)
+            let cli = CLIError.featureUnavailable(
+                "this program is built without geofencing: it cannot handle region events")
             Output(json: global.json).fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
         }

@@ -114,7 +114,7 @@ func printPosition(_ env: AppEnvironment, _ position: OnboardingPosition, _ out:
     case .completed:
         out.line("Onboarding is complete. → trendy launch")
     case .signedOut(let step), .step(_, let step):
-        let facts = try await AppShell(env: env, start: .now, tab: .dashboard, onFrame: { _ in }).onboardingFacts()
+        let facts = try await AppShell.onboardingFacts(env)
         out.line(ScreenRenderer.render(.onboarding(step, facts), plain: out.style.plain))
     }
 }

@@ -31,11 +31,8 @@ struct TourCommand: AsyncParsableCommand {
         let json = global.json
         let missing = Self.needs.filter { !AppPlugins.has($0, in: AppPlugins.active) }
         guard missing.isEmpty else {
-            let cli = CLIError(
-                code: "feature_unavailable",
-                message:
-                    "the tour needs the \(missing.joined(separator: ", ")) plugin(s), which this program is built without",
-                exitCode: .configuration)
+            let cli = CLIError.featureUnavailable(
+                "the tour needs the \(missing.joined(separator: ", ")) plugin(s), which this program is built without")
             Output(json: json).fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
         }

@@ -51,3 +51,10 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     /// The message.
     public var description: String { message }
 }
+
+extension CLIError {
+    /// A command needs a feature this program is built without (exit 78).
+    static func featureUnavailable(_ message: String) -> CLIError {
+        CLIError(code: "feature_unavailable", message: message, exitCode: .configuration)
+    }
+}

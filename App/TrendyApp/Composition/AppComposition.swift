@@ -62,9 +62,18 @@ public enum AppComposition {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
         }
-        // Nothing is created for a program that could not reach any server.
-        if backend.apiURL == nil, !plugins.contains(where: { $0.localBackend(paths: paths, logs: .disabled()) != nil })
-        {
+        // Without a server URL, a plugin runs the backend in this process (started on first use);
+        // nothing is created for a program that could not reach any server.
+        enum Server {
+            case remote(URL)
+            case local(LocalBackendFactory)
+        }
+        let server: Server
+        if let url = backend.apiURL {
+            server = .remote(url)
+        } else if let make = plugins.lazy.compactMap({ $0.localBackend(paths: paths) }).first {
+            server = .local(make)
+        } else {
             throw NoServerConfigured()
         }
         try paths.prepare()
@@ -74,19 +83,19 @@ public enum AppComposition {
         let console = ConsoleSink(
             format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour)
         let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
-        // Without a server URL, a plugin runs the backend in this process (started on first use).
-        var embedded: (any LocalBackend)?
+        let embedded: (any LocalBackend)?
         let apiEndpoint: ServiceEndpoint
         let authEndpoint: ServiceEndpoint
-        if let apiURL = backend.apiURL {
+        switch server {
+        case .remote(let apiURL):
+            embedded = nil
             apiEndpoint = .fixed(apiURL)
             authEndpoint = .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1"))
-        } else if let server = plugins.lazy.compactMap({ $0.localBackend(paths: paths, logs: logs) }).first {
-            embedded = server
-            apiEndpoint = ServiceEndpoint { try await server.baseURL() }
-            authEndpoint = ServiceEndpoint { try await server.baseURL().appendingPathComponent("auth/v1") }
-        } else {
-            throw NoServerConfigured()
+        case .local(let make):
+            let local = make(logs)
+            embedded = local
+            apiEndpoint = ServiceEndpoint { try await local.baseURL() }
+            authEndpoint = ServiceEndpoint { try await local.baseURL().appendingPathComponent("auth/v1") }
         }
 
         // Everything that can throw comes before the HTTP client, which must be shut down
@@ -128,7 +137,6 @@ public enum AppComposition {
         var app = AppAssembly(platform: platform)
         for plugin in plugins { plugin.install(into: &app) }
         let onClose = app.onClose
-        let local = embedded
         return AppEnvironment(
             paths: paths, logs: logs, ids: platform.ids, now: Date.init, plugins: plugins, modules: app.modules,
             auth: auth, api: api, store: store, sync: engine, reachability: reachability, onboarding: app.onboarding,
@@ -138,7 +146,7 @@ public enum AppComposition {
             close: {
                 for close in onClose.reversed() { await close() }
                 try? await http.shutdown()
-                await local?.stop()
+                await embedded?.stop()
                 install.release()
             })
     }
@@ -170,8 +178,7 @@ public enum AppComposition {
         let user = sessionStore(paths, logs).load()?.user.id
         let facts =
             plugins.lazy.compactMap { $0.launchFacts(paths: paths, userId: user) }.first
-            ?? FileOnboardingCache.LaunchFacts(
-                position: user.map { _ in .completed }, deviceSawCompletedUser: true, signedOutStep: .auth)
+            ?? NoOnboarding().launchFacts(for: user)
         // Only on a cache miss for a signed-in user: does the device hold this account's data?
         let hasData = user.map { facts.position == nil && AppDatabase.holdsData(of: $0, at: paths.database) } ?? false
         return LaunchSnapshot(

@@ -28,7 +28,7 @@ public struct BackendOptions: Sendable, Equatable {
 }
 
 /// A backend this process runs itself when no server URL is given (the dev backend, started on
-/// first use). A plugin provides it (``TrendyPlugin/localBackend(paths:logs:)``); the `trendy`
+/// first use). A plugin provides it (``TrendyPlugin/localBackend(paths:)``); the `trendy`
 /// executable links the dev server only through that plugin, so an app without it links no
 /// server code and needs `--api-url`.
 public protocol LocalBackend: Sendable {
@@ -37,6 +37,9 @@ public protocol LocalBackend: Sendable {
     /// Stops it if it was started.
     func stop() async
 }
+
+/// Makes a ``LocalBackend`` that logs to the given system.
+public typealias LocalBackendFactory = @Sendable (LogSystem) -> any LocalBackend
 
 /// No server URL was given and no plugin runs a local backend.
 public struct NoServerConfigured: Error, CustomStringConvertible {

@@ -88,16 +88,12 @@ final class AppRunner: Sendable {
             return TrendyExitCode.temporaryFailure.rawValue
         }
         defer { running.release() }
+        // Holding the lock, this is the only app: a socket file there is one a dead app left.
         let control: ControlServer?
         do {
             control = try ControlServer(at: env.paths.controlSocket) { line, answer in
                 sink.yield(.control(line, answer))
             }
-        } catch ControlServer.Failure.alreadyRunning {
-            let message =
-                "trendy: the app is already running for this data directory; `trendy open <link>` reaches it\n"
-            FileHandle.standardError.write(Data(message.utf8))
-            return TrendyExitCode.temporaryFailure.rawValue
         } catch {
             log.warning("The app runs without its control socket", metadata: ["error": .string("\(error)")])
             control = nil
@@ -121,7 +117,13 @@ final class AppRunner: Sendable {
         log.info("App started", metadata: ["route": .string(route.description), "phase": "foreground"])
 
         terminal.enter()
-        var context = await self.context(route: route, ui: ui)
+        // What the keys are judged against: set by every draw from what it showed.
+        var context = AppUI.Context(route: route, types: [], page: [], hasMore: false)
+        /// Forgets what is on the terminal: the next draw paints everything.
+        func repaint() {
+            terminal.invalidate()
+            lastText = ""
+        }
         func draw() async {
             let selected = context.page.indices.contains(ui.selection) ? context.page[ui.selection] : nil
             var data = await viewData(route: route, ui: ui)
@@ -177,7 +179,7 @@ final class AppRunner: Sendable {
         let modules = env.modules
         let launchHooks = Task {
             for module in modules { await module.didLaunch() }
-            sink.yield(.message(""))
+            sink.yield(.refresh)
         }
 
         func startSync() {
@@ -231,13 +233,12 @@ final class AppRunner: Sendable {
                 syncing = nil
                 ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             case .message(let text):
-                if !text.isEmpty { ui.message = text }
+                ui.message = text
             case .refresh:
                 guard phase == .foreground else { continue }
             case .control(let line, let answer):
                 let (verb, rest) = Self.split(line)
                 switch verb {
-                case "ping": answer("pong")
                 case "open":
                     guard let link = DeepLink(rest) else {
                         answer("error: not a Trendy link: \(rest)")
@@ -274,15 +275,11 @@ final class AppRunner: Sendable {
                 // Suspend for real: the default action, raised at ourselves; `fg` continues here.
                 signals.suspend()
                 terminal.enter()
-                lastText = ""
+                repaint()
                 await enterForeground(phase: &phase)
-            case .signal(SIGCONT):
-                // Continued after a stop we did not ask for (SIGSTOP): repaint.
-                terminal.invalidate()
-                lastText = ""
-            case .signal(SIGWINCH):
-                terminal.invalidate()
-                lastText = ""
+            case .signal(SIGCONT), .signal(SIGWINCH):
+                // Continued after a stop we did not ask for (SIGSTOP), or resized: repaint.
+                repaint()
             case .signal(let other):
                 log.info("Signal", metadata: ["signal": .int(Int(other))])
                 status = other == SIGINT ? 130 : 0
@@ -310,7 +307,6 @@ final class AppRunner: Sendable {
         var ended = phase
         if ended == .foreground { await enterBackground(reason: "exit", phase: &ended) }
         for task in [input, routeTask, statusTask, timer, refresher, launchHooks] { task.cancel() }
-        debounce?.cancel()
         env.routing.stop()
         signals.stop()
         control?.stop()
@@ -483,11 +479,6 @@ final class AppRunner: Sendable {
         }
     }
 
-    func context(route: AppRoute, ui: AppUI) async -> AppUI.Context {
-        let data = await viewData(route: route, ui: ui)
-        return AppUI.Context(route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore)
-    }
-
     /// Reads what the current screen shows from the local store.
     func viewData(route: AppRoute, ui: AppUI) async -> AppViewData {
         var data = AppViewData()
@@ -498,8 +489,7 @@ final class AppRunner: Sendable {
             }
             switch route {
             case .onboarding:
-                data.onboarding = try await AppShell(env: env, start: start, tab: .dashboard, onFrame: { _ in })
-                    .onboardingFacts()
+                data.onboarding = try await AppShell.onboardingFacts(env)
             case .authenticated:
                 try await mainData(&data, ui)
             case .loading, .login, .error: break

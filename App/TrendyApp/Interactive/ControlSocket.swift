@@ -14,34 +14,26 @@ final class ControlServer: @unchecked Sendable {
     let path: String
     let fd: Int32
 
-    /// Why the socket could not be opened.
-    enum Failure: Error, CustomStringConvertible {
-        /// Another app already listens here.
-        case alreadyRunning
-        /// The path does not fit a socket address, or the system refused.
-        case unavailable(String)
-
-        var description: String {
-            switch self {
-            case .alreadyRunning: "the app is already running for this data directory"
-            case .unavailable(let why): "no control socket: \(why)"
-            }
-        }
+    /// Why the socket could not be opened: the path does not fit a socket address, or the
+    /// system refused.
+    struct Unavailable: Error, CustomStringConvertible {
+        let why: String
+        var description: String { "no control socket: \(why)" }
     }
 
     /// Listens at `url`; each line received goes to `handler` with a function for the one-line
-    /// answer. A socket file left by an app that died is replaced; a live one is `alreadyRunning`.
+    /// answer. The caller is the only app for this data directory (it holds `app.lock`), so a
+    /// socket file already there was left by an app that died and is replaced.
     init(at url: URL, handler: @escaping @Sendable (String, @escaping @Sendable (String) -> Void) -> Void) throws {
         path = url.path
-        guard path.utf8.count < 104 else { throw Failure.unavailable("the data directory's path is too long") }
-        if ControlClient.send("ping", to: url, timeout: 1) != nil { throw Failure.alreadyRunning }
+        guard path.utf8.count < 104 else { throw Unavailable(why: "the data directory's path is too long") }
         unlink(path)
         #if canImport(Glibc)
             let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         #else
             let socketFD = socket(AF_UNIX, SOCK_STREAM, 0)
         #endif
-        guard socketFD >= 0 else { throw Failure.unavailable(String(cString: strerror(errno))) }
+        guard socketFD >= 0 else { throw Unavailable(why: String(cString: strerror(errno))) }
         var address = Self.address(path)
         // Owner-only from the start: the socket file is created under this mask.
         let mask = umask(0o077)
@@ -54,7 +46,7 @@ final class ControlServer: @unchecked Sendable {
         guard bound == 0, listen(socketFD, 8) == 0 else {
             let why = String(cString: strerror(errno))
             close(socketFD)
-            throw Failure.unavailable(why)
+            throw Unavailable(why: why)
         }
         chmod(path, 0o600)
         fd = socketFD

@@ -29,7 +29,7 @@ public struct OnboardingPlugin: TrendyPlugin {
     }
 
     /// The cached onboarding position the launch decides from.
-    public func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts? {
+    public func launchFacts(paths: AppPaths, userId: String?) -> OnboardingLaunchFacts? {
         Self.cache(paths, logger: LogSystem.disabled().logger(.onboarding)).launchFacts(for: userId)
     }
 

@@ -34,10 +34,10 @@ public protocol TrendyPlugin: Sendable {
     func registerMigrations(in migrator: inout DatabaseMigrator)
     /// The onboarding position the first route is decided from, read synchronously before
     /// anything is built; nil when the feature has no say (only onboarding has).
-    func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts?
-    /// A backend this process runs itself when no server URL is given; nil when the feature has
-    /// none (only the dev backend has).
-    func localBackend(paths: AppPaths, logs: LogSystem) -> (any LocalBackend)?
+    func launchFacts(paths: AppPaths, userId: String?) -> OnboardingLaunchFacts?
+    /// How to make the backend this process runs itself when no server URL is given (once the
+    /// logs exist); nil when the feature has none (only the dev backend has).
+    func localBackend(paths: AppPaths) -> LocalBackendFactory?
     /// Builds the feature's live parts on the platform and adds them to `app`.
     /// Cannot fail: anything that can fail happens when the feature is first used.
     func install(into app: inout AppAssembly)
@@ -51,9 +51,9 @@ extension TrendyPlugin {
     /// No migrations by default.
     public func registerMigrations(in migrator: inout DatabaseMigrator) {}
     /// No local backend by default.
-    public func localBackend(paths: AppPaths, logs: LogSystem) -> (any LocalBackend)? { nil }
+    public func localBackend(paths: AppPaths) -> LocalBackendFactory? { nil }
     /// No say in the launch by default.
-    public func launchFacts(paths: AppPaths, userId: String?) -> FileOnboardingCache.LaunchFacts? { nil }
+    public func launchFacts(paths: AppPaths, userId: String?) -> OnboardingLaunchFacts? { nil }
 }
 
 /// Something a feature reads: a file in the data directory, an environment variable or an option.

@@ -92,14 +92,15 @@ actor AppShell {
         case .loading: return .loading
         case .login: return .login(email: nil)
         case .error(let message): return .error(message)
-        case .onboarding(let step): return .onboarding(step, try await onboardingFacts())
+        case .onboarding(let step): return .onboarding(step, try await Self.onboardingFacts(env))
         case .authenticated:
             if banner == nil { banner = env.sync.status.bannerText }
             return .main(tab, try await mainFacts(), banner: banner ?? "")
         }
     }
 
-    func onboardingFacts() async throws -> OnboardingFacts {
+    /// What the onboarding screens mention, from the local store and the onboarding cache.
+    static func onboardingFacts(_ env: AppEnvironment) async throws -> OnboardingFacts {
         let types = try await env.store.eventTypes()
         let events = try await env.store.events(limit: 1_000, since: nil)
         var permissions: [PermissionKind: PermissionOutcome] = [:]

@@ -55,9 +55,7 @@ extension AppEnvironment {
     /// Onboarding's status service, or a clear error when this program is built without it.
     func requireOnboarding() throws(CLIError) -> any OnboardingStatusService {
         guard let onboarding else {
-            throw CLIError(
-                code: "feature_unavailable", message: "this program is built without onboarding",
-                exitCode: .configuration)
+            throw .featureUnavailable("this program is built without onboarding")
         }
         return onboarding
     }
@@ -66,9 +64,7 @@ extension AppEnvironment {
     /// without them.
     func requireGeofence() throws(CLIError) -> (service: any GeofenceService, location: any LocationSimulator) {
         guard let geofence, let location else {
-            throw CLIError(
-                code: "feature_unavailable", message: "this program is built without geofencing",
-                exitCode: .configuration)
+            throw .featureUnavailable("this program is built without geofencing")
         }
         return (geofence, location)
     }
