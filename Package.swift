@@ -399,7 +399,8 @@ let package = Package(
         .testTarget(
             name: "TrendyOnboardingTests",
             dependencies: [
-                "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI", "TrendyModels",
+                "TrendyTestSupport", "TrendyOnboarding", "TrendyOnboardingLive", "TrendyOnboardingTesting", "TrendyAPI",
+                "TrendyModels",
                 "TrendyLogging", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TrendyOnboardingTests",

@@ -28,6 +28,16 @@ struct AppProcessTests {
         }
     }
 
+    /// An onboarded install and `trendy app` running on it, showing the dashboard (a returning
+    /// user's first screen).
+    static func onboardedApp() async throws -> (TemporaryDirectory, RunningApp) {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"), "a returning user's first screen is the dashboard")
+        return (dir, app)
+    }
+
     /// The app's log lines so far.
     static func logs(_ dir: TemporaryDirectory) -> String {
         let logs = dir.url.appendingPathComponent("logs")
@@ -61,10 +71,7 @@ struct AppProcessTests {
     }
 
     @Test func aReturningUserLogsAnEventSeesItAndItSyncsShortlyAfter() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try Self.onboarded(dir)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"), "a returning user's first screen is the dashboard")
+        let (dir, app) = try await AppProcessTests.onboardedApp()
         let before = RunningApp.screens(app.text).count
         app.type("l")
         #expect(await app.waitForScreen("dashboard.pick", after: before))
@@ -95,10 +102,7 @@ struct AppProcessTests {
     }
 
     @Test func anEventLoggedByAnotherProcessShowsInTheRunningApp() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try Self.onboarded(dir)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
+        let (dir, app) = try await AppProcessTests.onboardedApp()
         let log = try TrendyProcess.run(["log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path])
         #expect(log.status == 0)
         #expect(await app.waitFor(10) { $0.contains("from the other terminal") && $0.contains("Today: 2 event(s)") })
@@ -107,10 +111,7 @@ struct AppProcessTests {
     }
 
     @Test func ctrlZSuspendsAfterTheBackgroundHooksAndFgComesBack() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try Self.onboarded(dir)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
+        let (dir, app) = try await AppProcessTests.onboardedApp()
         app.send(SIGTSTP)
         // Suspended for real, and the background hooks ran first: the log line is on disk while
         // the process is stopped (logs flushed on background).
@@ -183,10 +184,7 @@ struct AppControlTests {
     }
 
     @Test func anIdleOrHostileClientNeitherBlocksLinksNorReachesTheTerminal() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
+        let (dir, app) = try await AppProcessTests.onboardedApp()
         // A client that connects and says nothing.
         let idle = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(idle) }
@@ -218,10 +216,7 @@ struct AppControlTests {
     }
 
     @Test func quittingRightAfterAWriteStillSendsIt() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
+        let (dir, app) = try await AppProcessTests.onboardedApp()
         app.type("l")
         app.type("1")
         app.type("q")

@@ -4,6 +4,7 @@ import TrendyAuth
 import TrendyAuthLive
 import TrendyAuthTesting
 import TrendyLogging
+import TrendyTestSupport
 
 /// Both session stores keep the contract every store must keep (docs/porting.md).
 @Suite struct SessionStoreContractTests {
@@ -12,9 +13,8 @@ import TrendyLogging
     }
 
     @Test func theFileStoreKeepsTheContract() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("session-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("session.json")
+        let directory = TemporaryDirectory("session", create: false)
+        let file = directory.url.appendingPathComponent("session.json")
         let logger = LogSystem.disabled().logger(.auth)
         try SessionStoreContract.verify(
             fresh: { FileSessionStore(file: file, logger: logger) },

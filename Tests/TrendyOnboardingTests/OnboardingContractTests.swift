@@ -4,6 +4,7 @@ import TrendyLogging
 import TrendyOnboarding
 import TrendyOnboardingLive
 import TrendyOnboardingTesting
+import TrendyTestSupport
 
 /// Each implementation of onboarding's ports keeps its contract (docs/porting.md); the
 /// in-memory backend keeps the same one as the live client on the real server.
@@ -11,9 +12,8 @@ import TrendyOnboardingTesting
 struct OnboardingContractTests {
     @Test func bothCachesKeepTheContract() throws {
         try OnboardingCacheContract.verify(fresh: { InMemoryOnboardingCache() })
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("onboarding.json")
+        let directory = TemporaryDirectory("cache", create: false)
+        let file = directory.url.appendingPathComponent("onboarding.json")
         let logger = LogSystem.disabled().logger(.onboarding)
         try OnboardingCacheContract.verify(
             fresh: { FileOnboardingCache(file: file, logger: logger) },
