@@ -126,6 +126,23 @@ import TrendyRouting
         #expect(lines.joined().components(separatedBy: "j/k select").count == 13, "no key lost")
     }
 
+    @Test func noScreenSendsControlCharactersToTheTerminal() {
+        let note = "line1\nline2 \u{1B}[2J\u{1B}]0;PWNED\u{07}"
+        let event = Event(id: Self.ids.next(), eventTypeId: Self.coffee.id, timestamp: Date(), notes: note)
+        let facts = MainFacts(typeNames: [Self.coffee.id: "Coffee\u{1B}[31m"], recent: [event], today: 1)
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        data.recent = [event]
+        for plain in [false, true] {
+            let launch = ScreenRenderer.render(.main(.dashboard, facts, banner: "x"), plain: plain)
+            let app = AppScreens.render(AppUI(), route: .authenticated, data: data, banner: "x", plain: plain).text
+            for text in [launch, app] {
+                #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F })
+                #expect(text.contains("\\u{1b}[2J"), "shown as an escape")
+            }
+        }
+    }
+
     @Test func keysDecodeFromATerminalAndFromAScript() {
         #expect(Key.decode(Array("a\u{1B}[A\r\u{7F}\u{1B}".utf8)) == [.char("a"), .up, .enter, .backspace, .escape])
         #expect(Key.decode(Array("é".utf8)) == [.char("é")])

@@ -94,9 +94,7 @@ enum AppScreens {
         }
         if let message = ui.message { lines += ["", message] }
         lines += [""] + Self.keyLines(keys)
-        // Whatever a line holds (a note, a type name, a link someone sent), it draws as one line
-        // of text: control characters are shown as escapes, never sent to the terminal.
-        return (id, screen.box(oneLine(title), lines.map(oneLine)))
+        return (id, screen.box(title, lines))
     }
 
     /// The keys, as lines of at most 72 characters (a narrow terminal still shows them all).

@@ -223,7 +223,11 @@ struct Screen {
         return lines
     }
 
+    /// Every screen's frame. Whatever a line holds (a note, a type name, a link someone sent), it
+    /// draws as one line of text: control characters show as escapes, never reach the terminal.
     func box(_ title: String, _ lines: [String]) -> String {
+        let title = oneLine(title)
+        let lines = lines.map(oneLine)
         if plain {
             // A title and the lines; no frame, no runs of blank lines, no symbols.
             var out = [ScreenRenderer.plainWords(title), ""]
