@@ -34,7 +34,7 @@ public struct RunningTestServer: Sendable {
         _ configuration: ServerConfiguration, logs: LogSystem = .disabled(),
         now: @escaping @Sendable () -> Date = Date.init, _ body: (RunningTestServer) async throws -> T
     ) async throws -> T {
-        let server = try await TrendyServer(configuration: configuration, logs: logs, now: now)
+        let server = try await TrendyServer(configuration: configuration.onTestStore(), logs: logs, now: now)
         let running = try await server.start()
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let result: T

@@ -6,8 +6,13 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port; 0 picks a free one.
     public var port: Int = 8_080
-    /// SQLite file; nil keeps everything in memory (tests).
+    /// SQLite file; nil keeps everything in memory (tests). Unused when `databaseURL` is set.
     public var databasePath: String?
+    /// A PostgreSQL database (`postgres://user@host:5432/db`): the production store, which several
+    /// instances can share. Nil uses SQLite (`databasePath`).
+    public var databaseURL: String?
+    /// Most connections this instance opens to PostgreSQL.
+    public var databasePoolSize = 10
     /// HMAC secret for access tokens (at least 32 bytes); nil means generated (and stored next
     /// to the database when there is one).
     public var jwtSecret: String?

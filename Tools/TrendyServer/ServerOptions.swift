@@ -16,6 +16,15 @@ public struct ServerOptions: ParsableArguments, Sendable {
     /// SQLite file.
     @Option(name: .customLong("db"), help: "SQLite database file, or :memory: (default: trendy-server.sqlite here).")
     public var database: String?
+    /// PostgreSQL URL.
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "PostgreSQL database URL (postgres://user@host:5432/db[?sslmode=...&schema=...]); also TRENDY_DATABASE_URL.",
+            discussion: "Several instances may share one database. Without it, the server uses SQLite (--db)."))
+    public var databaseURL: String?
+    /// Pool size.
+    @Option(help: "Most connections to PostgreSQL this instance opens (1-1000).") public var databasePoolSize = 10
     /// Access token lifetime.
     @Option(help: "Access token lifetime in seconds.") public var tokenLifetime = 3_600
     /// Refresh reuse window.
@@ -63,6 +72,17 @@ public struct ServerOptions: ParsableArguments, Sendable {
     /// Rejects impossible values before anything starts.
     public func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0-65535") }
+        guard (1...1_000).contains(databasePoolSize) else {
+            throw ValidationError("--database-pool-size must be 1-1000")
+        }
+        if databaseURL != nil && database != nil {
+            throw ValidationError("give either --database (PostgreSQL) or --db (SQLite), not both")
+        }
+        if let databaseURL {
+            do throws(ConfigurationError) { _ = try PostgresLocation(url: databaseURL) } catch {
+                throw ValidationError("--database: \(error.description)")
+            }
+        }
         guard (4...16).contains(bcryptCost) else { throw ValidationError("--bcrypt-cost must be 4-16") }
         guard tokenLifetime > 0 else { throw ValidationError("--token-lifetime must be positive") }
         for (name, rate) in [("--fault-error-rate", faultErrorRate), ("--fault-drop-rate", faultDropRate)]
@@ -88,6 +108,10 @@ public struct ServerOptions: ParsableArguments, Sendable {
         c.port = port
         let path = database ?? defaultDatabase
         c.databasePath = path == ":memory:" ? nil : path
+        c.databaseURL =
+            databaseURL
+            ?? (database == nil ? environment["TRENDY_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } : nil)
+        c.databasePoolSize = databasePoolSize
         c.jwtSecret = environment["TRENDY_JWT_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         c.adminToken = environment["TRENDY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         c.accessTokenLifetime = .seconds(tokenLifetime)
@@ -123,6 +147,12 @@ public struct ServerOptions: ParsableArguments, Sendable {
         let group = ServiceGroup(
             configuration: .init(
                 services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logs.logger(.server)))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await server.store.close()
+            throw error
+        }
+        await server.store.close()
     }
 }

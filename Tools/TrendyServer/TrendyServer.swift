@@ -53,12 +53,25 @@ public final class TrendyServer: Sendable {
         self.configuration = configuration
         self.now = now
         logger = logs.logger(.server)
-        store = try SQLiteServerStore(path: configuration.databasePath)
+        store = try await Self.openStore(configuration, logger: logger)
         faults = FaultInjector(configuration.faults)
         apiLimiter = RateLimiter(configuration.apiRateLimit, now: { now().timeIntervalSince1970 })
         authLimiter = RateLimiter(configuration.authRateLimit, now: { now().timeIntervalSince1970 })
         let secret = try await Self.signingSecret(configuration, store: store)
         tokens = await TokenIssuer(secret: secret, issuer: configuration.issuer)
+    }
+
+    /// PostgreSQL when a database URL is configured, else SQLite.
+    static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any ServerStore {
+        guard let url = configuration.databaseURL else {
+            return try SQLiteServerStore(path: configuration.databasePath)
+        }
+        guard (1...1_000).contains(configuration.databasePoolSize) else {
+            throw ConfigurationError("the database pool size must be 1-1000")
+        }
+        return try await PostgresServerStore(
+            location: try PostgresLocation(url: url), maximumConnections: configuration.databasePoolSize,
+            logger: logger)
     }
 
     /// The configured secret, else the one stored in the database, else a new one (stored).
@@ -68,9 +81,8 @@ public final class TrendyServer: Sendable {
             return secret
         }
         if let stored = try await store.setting("jwt_secret") { return stored }
-        let fresh = AuthRoutes.randomToken() + AuthRoutes.randomToken()
-        try await store.setSetting("jwt_secret", value: fresh)
-        return fresh
+        return try await store.initialSetting(
+            "jwt_secret", value: AuthRoutes.randomToken() + AuthRoutes.randomToken())
     }
 
     /// Builds the router with every route.
@@ -124,7 +136,7 @@ public final class TrendyServer: Sendable {
         guard let port = await iterator.next() else { throw ServerSetupError.didNotStart }
         continuation.finish()
         logger.notice("Serving", metadata: ["host": .string(configuration.host), "port": .int(port)])
-        return RunningServer(port: port, host: configuration.host, group: group, task: task)
+        return RunningServer(port: port, host: configuration.host, group: group, task: task, store: store)
     }
 }
 
@@ -136,14 +148,17 @@ public struct RunningServer: Sendable {
     public let host: String
     let group: ServiceGroup
     let task: Task<Void, any Error>
+    let store: any ServerStore
 
     /// `http://host:port`.
     public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
 
-    /// Stops accepting requests, lets in-flight requests finish, and waits for the server to end.
+    /// Stops accepting requests, lets in-flight requests finish, waits for the server to end,
+    /// and releases the database.
     public func stop() async {
         await group.triggerGracefulShutdown()
         _ = await task.result
+        await store.close()
     }
 }
 

@@ -14,28 +14,24 @@ extension SQLiteServerStore {
     static func fieldConflicts(
         _ db: Database, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
         patch: [String: Any], base: ChangeBase?, now: Date
-    ) throws -> [(SyncConflict, lostVersion: Int64)] {
+    ) throws -> [KeptConflict] {
         guard let base else { return [] }
-        let rows = try Row.fetchAll(
+        return try StoreRules.fieldConflicts(
+            changedFields(db, entity: entity, id: id, since: base), entity: entity, id: id, current: current,
+            patch: patch, base: base, now: now)
+    }
+
+    /// The fields of the entity other devices set after `base`, oldest first.
+    static func changedFields(_ db: Database, entity: ChangeEntity, id: String, since base: ChangeBase) throws
+        -> [FieldVersion]
+    {
+        try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT field, device, changed_at, version FROM field_versions
-                    WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ?
-                    """), arguments: [entity.rawValue, id, base.version, base.deviceId])
-        guard !rows.isEmpty else { return [] }
-        let current = try current()
-        return rows.compactMap { row -> (SyncConflict, lostVersion: Int64)? in
-            let field: String = row["field"]
-            guard let incoming = patch[field] else { return nil }
-            let kept = FieldPatch.canonical(incoming)
-            let lost = FieldPatch.canonical(current[field])
-            guard kept != lost else { return nil }
-            let conflict = SyncConflict(
-                id: UUID().uuidString.lowercased(), kind: .field, entityType: entity, entityId: id, field: field,
-                keptValue: kept, lostValue: lost, keptBy: base.deviceId, keptAt: now, lostBy: row["device"],
-                lostAt: Date(timeIntervalSince1970: row["changed_at"]), detectedAt: now)
-            return (conflict, row["version"])
-        }
+                    WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ? ORDER BY version
+                    """), arguments: [entity.rawValue, id, base.version, base.deviceId]
+        ).map { FieldVersion(field: $0[0], device: $0[1], changedAt: $0[2], version: $0[3]) }
     }
 
     /// Records that the change at feed cursor `version` set `fields` of the entity.
@@ -60,7 +56,7 @@ extension SQLiteServerStore {
     /// a retried request records nothing new, while the same value losing again later (after a
     /// restore, say) is a new conflict.
     static func record(
-        _ conflicts: [(SyncConflict, lostVersion: Int64)], _ db: Database, userId: String, now: Date
+        _ conflicts: [KeptConflict], _ db: Database, userId: String, now: Date
     ) throws {
         for (conflict, lostVersion) in conflicts {
             let body = try encode(conflict)
@@ -96,30 +92,12 @@ extension SQLiteServerStore {
         _ db: Database, userId: String, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
         body: String, base: ChangeBase?, now: Date
     ) throws {
-        if let base {
-            let rows = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT field, device, changed_at, version FROM field_versions
-                        WHERE entity_type = ? AND entity_id = ? AND version > ? AND device != ? ORDER BY version
-                        """), arguments: [entity.rawValue, id, base.version, base.deviceId])
-            if let last = rows.last {
-                let current = try current()
-                var lost: [String: Any] = [:]
-                for row in rows { lost[row["field"] as String] = current[row["field"] as String] ?? NSNull() }
-                try record(
-                    [
-                        (
-                            SyncConflict(
-                                id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id,
-                                field: nil, keptValue: nil, lostValue: FieldPatch.text(lost), keptBy: base.deviceId,
-                                keptAt: now, lostBy: last["device"],
-                                lostAt: Date(timeIntervalSince1970: last["changed_at"]),
-                                detectedAt: now, entity: body),
-                            last["version"] as Int64
-                        )
-                    ], db, userId: userId, now: now)
-            }
+        if let base,
+            let conflict = try StoreRules.deletionConflict(
+                changedFields(db, entity: entity, id: id, since: base), entity: entity, id: id, current: current,
+                body: body, base: base, now: now)
+        {
+            try record([conflict], db, userId: userId, now: now)
         }
         try db.execute(
             sql: "DELETE FROM field_versions WHERE entity_type = ? AND entity_id = ?", arguments: [entity.rawValue, id])
@@ -156,18 +134,10 @@ extension SQLiteServerStore {
                     WHERE entity_type = ? AND entity_id = ? AND user_id = ?
                     """, arguments: [entity.rawValue, id, userId])
         else { return .notFound(what) }
-        // The edit's base tells a retry (same base: recorded once) from a later edit of the same values.
-        try record(
-            [
-                (
-                    SyncConflict(
-                        id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id,
-                        field: nil, keptValue: nil, lostValue: FieldPatch.text(patch), keptBy: row["device"],
-                        keptAt: Date(timeIntervalSince1970: row["deleted_at"]), lostBy: base?.deviceId ?? "unknown",
-                        lostAt: now, detectedAt: now, entity: try apply(row["body"])),
-                    base?.version ?? 0
-                )
-            ], db, userId: userId, now: now)
+        let conflict = StoreRules.editOfDeletedConflict(
+            entity: entity, id: id, patch: patch, base: base, deletedBy: row["device"], deletedAt: row["deleted_at"],
+            entityAfterEdit: try apply(row["body"]), now: now)
+        try record([conflict], db, userId: userId, now: now)
         return .gone(what)
     }
 }

@@ -44,10 +44,7 @@ extension SQLiteServerStore {
                 guard owner == userId, let stored = try Self.fetchEventType(db, userId: userId, id: id) else {
                     throw StoreError.conflict("the id \(id) is already in use")
                 }
-                let same =
-                    stored.value.name.caseInsensitiveCompare(type.name) == .orderedSame
-                    && stored.value.color == type.color && stored.value.icon == type.icon
-                if same { return (stored, false) }
+                if StoreRules.sameEventType(stored.value, type) { return (stored, false) }
                 throw StoreError.conflict("an event type with id \(id) already exists with other values")
             }
             if let body = try Self.deletedBody(db, userId: userId, entity: .eventType, id: id) {
@@ -150,15 +147,7 @@ extension SQLiteServerStore {
             for row in try Row.fetchAll(
                 db, sql: "SELECT id, body FROM geofences WHERE user_id = ?", arguments: [userId])
             {
-                var geofence = try Self.decode(Timestamped<Geofence>.self, row["body"])
-                guard
-                    geofence.value.entryEventTypeId?.description == id
-                        || geofence.value.exitEventTypeId?.description == id
-                else { continue }
-                if geofence.value.entryEventTypeId?.description == id { geofence.value.entryEventTypeId = nil }
-                if geofence.value.exitEventTypeId?.description == id { geofence.value.exitEventTypeId = nil }
-                geofence.updatedAt = now
-                let body = try Self.encode(geofence)
+                guard let body = try StoreRules.geofence(row["body"], clearing: id, now: now) else { continue }
                 try db.execute(
                     sql: "UPDATE geofences SET body = ?, updated_at = ? WHERE id = ?",
                     arguments: [body, now.timeIntervalSince1970, row["id"] as String])

@@ -4,7 +4,7 @@ import TrendyAPI
 import TrendyModels
 
 extension SQLiteServerStore {
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func milliseconds(_ date: Date) -> Int64 { StoreRules.milliseconds(date) }
 
     static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
         guard

@@ -15,20 +15,11 @@ public final class SQLiteServerStore: ServerStore {
         db = try ServerDatabase.open(path: path)
     }
 
-    static func encode<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
-    }
+    static func encode<T: Encodable>(_ value: T) throws -> String { try StoreRules.encode(value) }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
-    }
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try StoreRules.decode(type, text) }
 
-    /// `value` if it keeps its model's rules; else their issues as a store error (422). Every edit
-    /// is checked with it, of a live entity and of a deleted one's last content alike.
-    static func valid<T: Validating>(_ value: T) throws -> T {
-        do throws(ValidationError) { try value.validate() } catch { throw StoreError.validation(error.issues) }
-        return value
-    }
+    static func valid<T: Validating>(_ value: T) throws -> T { try StoreRules.valid(value) }
 
     /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per
     /// user (the next is one more than the user's last), so a cursor says nothing about what
@@ -84,17 +75,8 @@ public final class SQLiteServerStore: ServerStore {
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [userId]) else {
                 return nil
             }
-            var user = Self.user(from: row)
-            for (key, value) in data {
-                if value == .null { user.userMetadata[key] = nil } else { user.userMetadata[key] = value }
-            }
-            user.updatedAt = now
-            let merged = try Self.encode(user.userMetadata)
-            guard merged.utf8.count <= maximumBytes else {
-                throw StoreError.validation([
-                    FieldIssue(field: "data", reason: "user metadata cannot be larger than \(maximumBytes) bytes")
-                ])
-            }
+            let (user, merged) = try StoreRules.mergedMetadata(
+                Self.user(from: row), data, maximumBytes: maximumBytes, now: now)
             try db.execute(
                 sql: "UPDATE users SET user_metadata = ?, updated_at = ? WHERE id = ?",
                 arguments: [merged, now.timeIntervalSince1970, userId])
@@ -117,9 +99,8 @@ public final class SQLiteServerStore: ServerStore {
         try await db.write { db in
             let sent = try Double.fetchOne(
                 db, sql: "SELECT reauthentication_sent_at FROM users WHERE id = ?", arguments: [userId])
-            if let sent, now.timeIntervalSince1970 - sent < minimumInterval {
-                let wait = minimumInterval - (now.timeIntervalSince1970 - sent)
-                return .tooSoon(retryAfter: max(1, Int(wait.rounded(.up))))
+            if let wait = StoreRules.reauthenticationWait(sentAt: sent, now: now, minimumInterval: minimumInterval) {
+                return .tooSoon(retryAfter: wait)
             }
             try db.execute(
                 sql: """
@@ -154,22 +135,16 @@ public final class SQLiteServerStore: ServerStore {
                         """, arguments: [userId]),
                 let stored = row[0] as String?, let sent = row[1] as Double?
             else { return false }
-            let fresh = now.timeIntervalSince1970 - sent < lifetime
-            let matches = Passwords.constantTimeEqual(stored, codeHash)
-            if fresh && matches {
-                try db.execute(
-                    sql: "UPDATE users SET reauthentication_hash = NULL, reauthentication_failures = 0 WHERE id = ?",
-                    arguments: [userId])
-                return true
-            }
-            let failures = (row[2] as Int? ?? 0) + 1
+            let decision = StoreRules.reauthentication(
+                stored: stored, sentAt: sent, failures: row[2] as Int? ?? 0, presented: codeHash, now: now,
+                lifetime: lifetime, maximumFailures: maximumFailures)
             try db.execute(
                 sql: """
                     UPDATE users SET reauthentication_failures = ?,
                     reauthentication_hash = CASE WHEN ? THEN NULL ELSE reauthentication_hash END WHERE id = ?
                     """,
-                arguments: [failures, failures >= maximumFailures || !fresh, userId])
-            return false
+                arguments: [decision.failures, decision.clearCode, userId])
+            return decision.accepted
         }
     }
 
@@ -308,6 +283,19 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
+    // MARK: Operations
+
+    /// Implements `ServerStore.isReady`: the file can be read.
+    public func isReady() async -> Bool {
+        (try? await db.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
+    }
+
+    /// Implements `ServerStore.poolUsage`: SQLite has no connection pool to watch.
+    public var poolUsage: (inUse: Int, capacity: Int)? { nil }
+
+    /// Implements `ServerStore.close`: GRDB closes the file when the store is released.
+    public func close() async {}
+
     // MARK: Settings
 
     /// Implements `ServerStore.setting`.
@@ -317,11 +305,13 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.setSetting`.
-    public func setSetting(_ key: String, value: String) async throws {
+    /// Implements `ServerStore.initialSetting`.
+    public func initialSetting(_ key: String, value: String) async throws -> String {
         try await db.write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+                sql: "INSERT OR IGNORE INTO server_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+            return try String.fetchOne(db, sql: "SELECT value FROM server_settings WHERE key = ?", arguments: [key])
+                ?? value
         }
     }
 

@@ -262,6 +262,15 @@ public protocol ServerStore: Sendable {
     // MARK: Settings
     /// A stored server setting.
     func setting(_ key: String) async throws -> String?
-    /// Stores a server setting.
-    func setSetting(_ key: String, value: String) async throws
+    // MARK: Operations
+    /// Whether the database answers (the readiness check asks before each answer).
+    func isReady() async -> Bool
+    /// Connections in use and the pool's size; nil when the store has no pool.
+    var poolUsage: (inUse: Int, capacity: Int)? { get }
+    /// Releases the database (the pool's connections); the store is not used after.
+    func close() async
+
+    /// Stores `value` under `key` unless a value is stored already; answers the stored one. Several
+    /// instances starting at once agree on one value (the first stored).
+    func initialSetting(_ key: String, value: String) async throws -> String
 }

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// A connection leased from the pool, with the few ways the store talks over it.
+struct PostgresSession: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Every row of `query`.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await connection.query(query, logger: logger).collect()
+    }
+
+    /// Runs a statement; answers how many rows it returned (`RETURNING` makes that its count).
+    @discardableResult
+    func run(_ query: PostgresQuery) async throws -> Int {
+        try await rows(query).count
+    }
+
+    /// The first row's columns, decoded; nil when there is no row.
+    func one<each Column: PostgresDecodable>(_ query: PostgresQuery, as type: (repeat each Column).Type)
+        async throws -> (repeat each Column)?
+    {
+        guard let row = try await rows(query).first else { return nil }
+        return try row.decode(type)
+    }
+
+    /// Every row's columns, decoded.
+    func all<each Column: PostgresDecodable>(_ query: PostgresQuery, as type: (repeat each Column).Type)
+        async throws -> [(repeat each Column)]
+    {
+        try await rows(query).map { try $0.decode(type) }
+    }
+
+    /// Every row's single column.
+    func column<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) async throws -> [T] {
+        try await rows(query).map { try $0.decode(T.self) }
+    }
+
+    /// The first row's single column; nil when there is no row (or it is NULL, for optionals).
+    func value<T: PostgresDecodable>(_ query: PostgresQuery, as type: T.Type) async throws -> T? {
+        guard let row = try await rows(query).first else { return nil }
+        return try row.decode(T.self)
+    }
+}
+
+/// The PostgreSQL side of ``PostgresServerStore``: the pool (PostgresNIO's `PostgresClient`, run
+/// by a task this object owns), transactions, and the migrations.
+final class PostgresDatabase: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    let location: PostgresLocation
+    let maximumConnections: Int
+    private let runner: Task<Void, Never>
+    private let leases = Mutex(0)
+
+    /// SQLSTATEs worth running a transaction again for: serialization failure, deadlock.
+    static let retryable: Set<String> = ["40001", "40P01"]
+
+    init(location: PostgresLocation, maximumConnections: Int, logger: Logger) {
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: Self.tls(location.tls))
+        configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .seconds(10)
+        // Every statement names its tables unqualified: the connection's search path picks the schema.
+        configuration.options.additionalStartupParameters = [
+            ("search_path", location.schema), ("application_name", "trendy-server"),
+        ]
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = client
+        self.logger = logger
+        self.location = location
+        self.maximumConnections = maximumConnections
+        runner = Task { await client.run() }
+    }
+
+    static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(.makeClientConfiguration())
+        case .require: return .require(.makeClientConfiguration())
+        }
+    }
+
+    /// Connections leased right now (pool usage).
+    var leased: Int { leases.withLock { $0 } }
+
+    /// Stops the pool (running queries end first).
+    func close() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// Runs `body` on a leased connection, outside a transaction (each statement sees what is
+    /// committed when it starts).
+    @discardableResult
+    func read<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
+        leases.withLock { $0 += 1 }
+        defer { leases.withLock { $0 -= 1 } }
+        return try await client.withConnection { connection in
+            try await body(PostgresSession(connection: connection, logger: logger))
+        }
+    }
+
+    /// Runs `body` in a transaction (READ COMMITTED), committed when it returns and rolled back
+    /// when it throws; run again (at most three times) when PostgreSQL reports a deadlock or a
+    /// serialization failure.
+    ///
+    /// With `feedOf`, the transaction first takes that user's feed lock: every transaction that
+    /// appends to a user's change feed does, so they run one after another per user and the
+    /// cursors they number become visible in order — a reader that saw cursor N has seen every
+    /// cursor below it (the feed never skips; D46).
+    @discardableResult
+    func transaction<T: Sendable>(feedOf userId: String?, _ body: (PostgresSession) async throws -> T)
+        async throws -> T
+    {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await read { session in
+                    try await session.run("BEGIN")
+                    do {
+                        if let userId {
+                            try await session.run("SELECT pg_advisory_xact_lock(hashtextextended(\(userId), 46))")
+                        }
+                        let value = try await body(session)
+                        try await session.run("COMMIT")
+                        return value
+                    } catch {
+                        _ = try? await session.run("ROLLBACK")
+                        throw error
+                    }
+                }
+            } catch let error as PSQLError
+                where attempt < 3 && Self.retryable.contains(error.serverInfo?[.sqlState] ?? "")
+            {
+                logger.notice("Retrying a transaction", metadata: ["sqlstate": "\(error.serverInfo?[.sqlState] ?? "")"])
+            }
+        }
+    }
+
+    /// Brings the schema up to date. Several instances may start at once: the migrations run
+    /// under a lock, so each runs once and the others find it applied.
+    func migrate() async throws {
+        let schema = location.schema
+        try await transaction(feedOf: nil) { session in
+            try await session.run("SELECT pg_advisory_xact_lock(hashtextextended(\("trendy-migrate:" + schema), 46))")
+            try await session.run(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"))
+            try await session.run(
+                PostgresQuery(
+                    unsafeSQL: """
+                        CREATE TABLE IF NOT EXISTS \(schema).trendy_migrations (
+                            name TEXT PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
+                        """))
+            let applied = Set(
+                try await session.column("SELECT name FROM trendy_migrations", as: String.self))
+            for (name, statements) in PostgresSchema.migrations where !applied.contains(name) {
+                for statement in statements { try await session.run(PostgresQuery(unsafeSQL: statement)) }
+                try await session.run(
+                    "INSERT INTO trendy_migrations (name, applied_at) VALUES (\(name), \(Date().timeIntervalSince1970))"
+                )
+            }
+        }
+    }
+
+    /// Whether the database answers (readiness).
+    func ping() async -> Bool {
+        (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
+    }
+}
+
+extension PSQLError {
+    /// The SQLSTATE PostgreSQL answered with, if it answered.
+    var sqlState: String? { serverInfo?[.sqlState] }
+}

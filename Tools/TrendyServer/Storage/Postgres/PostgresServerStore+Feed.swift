@@ -1,0 +1,135 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import TrendyAPI
+import TrendyModels
+
+extension PostgresServerStore {
+    // MARK: Onboarding
+
+    static func fetchOnboarding(_ s: PostgresSession, userId: String) async throws -> OnboardingStatus? {
+        try await s.value("SELECT body FROM onboarding WHERE user_id = \(userId)", as: String.self)
+            .map { try StoreRules.decode(OnboardingStatus.self, $0) }
+    }
+
+    static func saveOnboarding(_ s: PostgresSession, userId: String, _ status: OnboardingStatus, now: Date, log: Bool)
+        async throws
+    {
+        let body = try StoreRules.encode(status)
+        try await s.run(
+            """
+            INSERT INTO onboarding (user_id, body, updated_at) VALUES (\(userId), \(body), \(now.timeIntervalSince1970))
+            ON CONFLICT (user_id) DO UPDATE SET body = EXCLUDED.body, updated_at = EXCLUDED.updated_at
+            """)
+        if log {
+            try await appendChange(
+                s, userId: userId, entity: .onboarding, id: userId, operation: .update, data: body, now: now)
+        }
+    }
+
+    /// Implements `ServerStore.onboarding`.
+    public func onboarding(userId: String, now: Date) async throws -> OnboardingStatus {
+        try await database.transaction(feedOf: userId) { s in
+            if let stored = try await Self.fetchOnboarding(s, userId: userId) { return stored }
+            var initial = OnboardingStatus.initial
+            initial.updatedAt = now
+            try await Self.saveOnboarding(s, userId: userId, initial, now: now, log: false)
+            return initial
+        }
+    }
+
+    /// Implements `ServerStore.updateOnboarding`.
+    public func updateOnboarding(userId: String, _ update: OnboardingUpdate, now: Date) async throws
+        -> OnboardingStatus
+    {
+        try await database.transaction(feedOf: userId) { s in
+            let current = try await Self.fetchOnboarding(s, userId: userId) ?? .initial
+            let updated = update.apply(to: current, now: now)
+            try await Self.saveOnboarding(s, userId: userId, updated, now: now, log: true)
+            return updated
+        }
+    }
+
+    /// Implements `ServerStore.resetOnboarding`.
+    public func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus {
+        try await database.transaction(feedOf: userId) { s in
+            var initial = OnboardingStatus.initial
+            initial.updatedAt = now
+            try await Self.saveOnboarding(s, userId: userId, initial, now: now, log: true)
+            return initial
+        }
+    }
+
+    // MARK: Change feed
+
+    /// Implements `ServerStore.changesPage`: the body is written from the rows' bytes (entity
+    /// JSON is stored ready to send), as the SQLite store does.
+    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8] {
+        let rows = try await database.read { s in
+            try await s.all(
+                """
+                SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
+                WHERE user_id = \(userId) AND seq > \(since) ORDER BY seq LIMIT \(limit + 1)
+                """, as: (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?).self)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(min(rows.count, limit) * 480 + 64)
+        out.append(contentsOf: #"{"changes":["#.utf8)
+        var last = since
+        for (index, row) in rows.prefix(limit).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            last = row.0
+            out.append(contentsOf: #"{"cursor":"#.utf8)
+            out.append(contentsOf: String(last).utf8)
+            for (key, text) in [(#","entity_type":"#, row.1), (#","entity_id":"#, row.2), (#","operation":"#, row.3)] {
+                out.append(contentsOf: key.utf8)
+                text.withUnsafeReadableBytes { WireText.appendString($0, to: &out) }
+            }
+            out.append(contentsOf: #","created_at":""#.utf8)
+            out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: row.4)).utf8)
+            out.append(contentsOf: #"","data":"#.utf8)
+            if let data = row.5 {
+                out.append(contentsOf: data.readableBytesView)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #"],"next_cursor":"#.utf8)
+        out.append(contentsOf: String(last).utf8)
+        out.append(contentsOf: #","has_more":"#.utf8)
+        out.append(contentsOf: (rows.count > limit ? "true}" : "false}").utf8)
+        return out
+    }
+
+    /// Implements `ServerStore.latestCursor`.
+    public func latestCursor(userId: String) async throws -> Int64 {
+        try await database.read { s in
+            try await s.value("SELECT MAX(seq) FROM change_log WHERE user_id = \(userId)", as: Int64?.self) ?? nil
+        } ?? 0
+    }
+
+    /// Implements `ServerStore.syncSummary`: the counts and the newest change from one snapshot.
+    public func syncSummary(userId: String) async throws -> SyncSummary {
+        try await database.read { s in
+            guard
+                let (events, types, geofences, seq, at) = try await s.one(
+                    """
+                    SELECT (SELECT COUNT(*) FROM events WHERE user_id = \(userId)),
+                    (SELECT COUNT(*) FROM event_types WHERE user_id = \(userId)),
+                    (SELECT COUNT(*) FROM geofences WHERE user_id = \(userId)),
+                    last.seq, last.created_at
+                    FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+                        SELECT seq, created_at FROM change_log WHERE user_id = \(userId) ORDER BY seq DESC LIMIT 1
+                    ) AS last ON TRUE
+                    """, as: (Int, Int, Int, Int64?, Double?).self)
+            else {
+                return SyncSummary(
+                    eventCount: 0, eventTypeCount: 0, geofenceCount: 0, latestCursor: 0, lastChangeAt: nil)
+            }
+            return SyncSummary(
+                eventCount: events, eventTypeCount: types, geofenceCount: geofences, latestCursor: seq ?? 0,
+                lastChangeAt: at.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+}

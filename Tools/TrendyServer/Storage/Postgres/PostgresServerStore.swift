@@ -1,0 +1,381 @@
+import Foundation
+import Logging
+import PostgresNIO
+import TrendyAPI
+import TrendyModels
+
+/// ``ServerStore`` over PostgreSQL (PostgresNIO): the production backend, which several server
+/// instances can share (D46).
+///
+/// The rules are the SQLite store's (``StoreRules`` holds what both apply); what differs is how
+/// concurrent writers are kept apart. SQLite has one writer; here each transaction that writes a
+/// user's data first takes that user's feed lock (``PostgresDatabase/transaction(feedOf:_:)``),
+/// so one user's writes run one after another, whichever instance they reach, and their feed
+/// cursors become visible in order. Auth rows are locked row by row (`FOR UPDATE`), and inserts
+/// that may race another user's use `ON CONFLICT DO NOTHING`.
+public final class PostgresServerStore: ServerStore {
+    let database: PostgresDatabase
+
+    /// Connects (lazily: the pool opens connections as they are needed) and migrates.
+    public init(location: PostgresLocation, maximumConnections: Int = 10, logger: Logger) async throws {
+        database = PostgresDatabase(location: location, maximumConnections: maximumConnections, logger: logger)
+        do {
+            try await database.migrate()
+        } catch {
+            await database.close()
+            throw StoreSetupError(location: location, underlying: error)
+        }
+    }
+
+    /// Implements `ServerStore.close`.
+    public func close() async { await database.close() }
+
+    /// Implements `ServerStore.isReady`.
+    public func isReady() async -> Bool { await database.ping() }
+
+    /// Implements `ServerStore.poolUsage`.
+    public var poolUsage: (inUse: Int, capacity: Int)? { (database.leased, database.maximumConnections) }
+
+    /// Appends a change to the user's feed and answers its cursor: one more than the user's last.
+    /// The caller's transaction holds the user's feed lock, so no other transaction numbers a
+    /// change of this user until it commits.
+    @discardableResult
+    static func appendChange(
+        _ s: PostgresSession, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation,
+        data: String?, now: Date
+    ) async throws -> Int64 {
+        let cursor = try await s.value(
+            """
+            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
+            VALUES (\(userId), (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = \(userId)),
+            \(entity.rawValue), \(id), \(operation.rawValue), \(data), \(now.timeIntervalSince1970))
+            RETURNING seq
+            """, as: Int64.self)
+        guard let cursor else { throw StoreError.conflict("the change feed did not number a change") }
+        return cursor
+    }
+
+    // MARK: Users and sessions
+
+    static let userColumns: PostgresQuery = """
+        SELECT id, email, password_hash, created_at, updated_at, last_sign_in_at, user_metadata FROM users
+        """
+
+    static func user(_ s: PostgresSession, _ condition: PostgresQuery) async throws -> StoredUser? {
+        var query = userColumns
+        query.sql += " " + condition.sql
+        query.binds = condition.binds
+        guard
+            let (id, email, hash, created, updated, lastSignIn, metadata) = try await s.one(
+                query, as: (String, String, String, Double, Double, Double?, String).self)
+        else { return nil }
+        return StoredUser(
+            id: id, email: email, passwordHash: hash, createdAt: Date(timeIntervalSince1970: created),
+            updatedAt: Date(timeIntervalSince1970: updated),
+            lastSignInAt: lastSignIn.map(Date.init(timeIntervalSince1970:)),
+            userMetadata: (try? StoreRules.decode([String: JSONValue].self, metadata)) ?? [:])
+    }
+
+    /// Implements `ServerStore.createUser`.
+    public func createUser(
+        id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
+    ) async throws -> StoredUser {
+        let metadata = try StoreRules.encode(userMetadata)
+        let seconds = now.timeIntervalSince1970
+        // Two sign-ups with one email on two instances: the unique index lets one in.
+        let inserted = try await database.read { s in
+            try await s.run(
+                """
+                INSERT INTO users (id, email, password_hash, created_at, updated_at, user_metadata)
+                VALUES (\(id), \(email), \(passwordHash), \(seconds), \(seconds), \(metadata))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """)
+        }
+        guard inserted == 1 else { throw StoreError.emailTaken }
+        return StoredUser(
+            id: id, email: email, passwordHash: passwordHash, createdAt: now, updatedAt: now, lastSignInAt: nil,
+            userMetadata: userMetadata)
+    }
+
+    /// Implements `ServerStore.updateUserMetadata`.
+    public func updateUserMetadata(userId: String, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
+        async throws -> StoredUser?
+    {
+        try await database.transaction(feedOf: nil) { s in
+            guard let user = try await Self.user(s, "WHERE id = \(userId) FOR UPDATE") else { return nil }
+            let (merged, json) = try StoreRules.mergedMetadata(user, data, maximumBytes: maximumBytes, now: now)
+            try await s.run(
+                "UPDATE users SET user_metadata = \(json), updated_at = \(now.timeIntervalSince1970) WHERE id = \(userId)"
+            )
+            return merged
+        }
+    }
+
+    /// Implements `ServerStore.sessionStart`.
+    public func sessionStart(_ sessionId: String) async throws -> Date? {
+        try await database.read { s in
+            try await s.value("SELECT created_at FROM sessions WHERE id = \(sessionId)", as: Double.self)
+                .map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
+    /// Implements `ServerStore.startReauthentication`.
+    public func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
+        async throws -> ReauthenticationStart
+    {
+        try await database.transaction(feedOf: nil) { s in
+            let sent = try await s.value(
+                "SELECT reauthentication_sent_at FROM users WHERE id = \(userId) FOR UPDATE", as: Double?.self)
+            if let wait = StoreRules.reauthenticationWait(
+                sentAt: sent ?? nil, now: now, minimumInterval: minimumInterval)
+            {
+                return .tooSoon(retryAfter: wait)
+            }
+            try await s.run(
+                """
+                UPDATE users SET reauthentication_hash = \(codeHash),
+                reauthentication_sent_at = \(now.timeIntervalSince1970), reauthentication_failures = 0
+                WHERE id = \(userId)
+                """)
+            return .started
+        }
+    }
+
+    /// Implements `ServerStore.cancelReauthentication`.
+    public func cancelReauthentication(userId: String) async throws {
+        try await database.read { s in
+            try await s.run(
+                """
+                UPDATE users SET reauthentication_hash = NULL, reauthentication_sent_at = NULL WHERE id = \(userId)
+                """)
+        }
+    }
+
+    /// Implements `ServerStore.consumeReauthentication`.
+    public func consumeReauthentication(
+        userId: String, codeHash: String, now: Date, lifetime: TimeInterval, maximumFailures: Int
+    ) async throws -> Bool {
+        try await database.transaction(feedOf: nil) { s in
+            guard
+                let (stored, sent, failures) = try await s.one(
+                    """
+                    SELECT reauthentication_hash, reauthentication_sent_at, reauthentication_failures
+                    FROM users WHERE id = \(userId) FOR UPDATE
+                    """, as: (String?, Double?, Int).self),
+                let stored, let sent
+            else { return false }
+            let decision = StoreRules.reauthentication(
+                stored: stored, sentAt: sent, failures: failures, presented: codeHash, now: now, lifetime: lifetime,
+                maximumFailures: maximumFailures)
+            try await s.run(
+                """
+                UPDATE users SET reauthentication_failures = \(decision.failures),
+                reauthentication_hash = CASE WHEN \(decision.clearCode) THEN NULL ELSE reauthentication_hash END
+                WHERE id = \(userId)
+                """)
+            return decision.accepted
+        }
+    }
+
+    /// Implements `ServerStore.updatePassword`.
+    public func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser? {
+        try await database.read { s in
+            try await s.run(
+                """
+                UPDATE users SET password_hash = \(passwordHash), updated_at = \(now.timeIntervalSince1970)
+                WHERE id = \(userId)
+                """)
+            return try await Self.user(s, "WHERE id = \(userId)")
+        }
+    }
+
+    /// Implements `ServerStore.user`.
+    public func user(email: String) async throws -> StoredUser? {
+        try await database.read { s in try await Self.user(s, "WHERE lower(email) = lower(\(email))") }
+    }
+
+    /// Implements `ServerStore.user`.
+    public func user(id: String) async throws -> StoredUser? {
+        try await database.read { s in try await Self.user(s, "WHERE id = \(id)") }
+    }
+
+    /// Implements `ServerStore.recordSignIn`.
+    public func recordSignIn(userId: String, now: Date) async throws {
+        try await database.read { s in
+            try await s.run("UPDATE users SET last_sign_in_at = \(now.timeIntervalSince1970) WHERE id = \(userId)")
+        }
+    }
+
+    /// Implements `ServerStore.createSession`.
+    public func createSession(userId: String, refreshToken: String, now: Date) async throws -> String {
+        let sessionId = UUID().uuidString.lowercased()
+        let seconds = now.timeIntervalSince1970
+        try await database.transaction(feedOf: nil) { s in
+            try await s.run(
+                "INSERT INTO sessions (id, user_id, created_at) VALUES (\(sessionId), \(userId), \(seconds))")
+            try await s.run(
+                """
+                INSERT INTO refresh_tokens (token, session_id, created_at) VALUES (\(refreshToken), \(sessionId), \(seconds))
+                """)
+        }
+        return sessionId
+    }
+
+    /// Implements `ServerStore.rotateRefreshToken`. The token's row is locked: the same token
+    /// presented to two instances at once is rotated by one; the other waits, then finds it
+    /// rotated moments ago and answers the session's current token (the reuse window).
+    public func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date)
+        async throws -> RefreshOutcome
+    {
+        let seconds = now.timeIntervalSince1970
+        return try await database.transaction(feedOf: nil) { s in
+            guard
+                let (sessionId, revoked, revokedAt, userId, sessionRevoked) = try await s.one(
+                    """
+                    SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at
+                    FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = \(token)
+                    FOR UPDATE OF t, s
+                    """, as: (String, Bool, Double?, String, Double?).self)
+            else { return .notFound }
+            if sessionRevoked != nil { return .notFound }
+            if !revoked {
+                try await s.run(
+                    "UPDATE refresh_tokens SET revoked = TRUE, revoked_at = \(seconds) WHERE token = \(token)")
+                try await s.run(
+                    """
+                    INSERT INTO refresh_tokens (token, session_id, parent, created_at)
+                    VALUES (\(newToken), \(sessionId), \(token), \(seconds))
+                    """)
+                return .rotated(sessionId: sessionId, userId: userId, newToken: newToken)
+            }
+            if seconds - (revokedAt ?? 0) <= reuseInterval,
+                let current = try await s.value(
+                    """
+                    SELECT token FROM refresh_tokens WHERE session_id = \(sessionId) AND NOT revoked
+                    ORDER BY created_at DESC LIMIT 1
+                    """, as: String.self)
+            {
+                return .reused(sessionId: sessionId, userId: userId, currentToken: current)
+            }
+            // Reuse outside the window: treat as a stolen token and end the session.
+            try await s.run("UPDATE sessions SET revoked_at = \(seconds) WHERE id = \(sessionId)")
+            try await s.run(
+                """
+                UPDATE refresh_tokens SET revoked = TRUE, revoked_at = COALESCE(revoked_at, \(seconds))
+                WHERE session_id = \(sessionId)
+                """)
+            return .alreadyUsed
+        }
+    }
+
+    /// Implements `ServerStore.isSessionActive`.
+    public func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool {
+        try await database.read { s in
+            try await s.run(
+                "SELECT 1 FROM sessions WHERE id = \(sessionId) AND user_id = \(userId) AND revoked_at IS NULL") == 1
+        }
+    }
+
+    /// Implements `ServerStore.revokeSessions`.
+    public func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws {
+        let seconds = now.timeIntervalSince1970
+        try await database.transaction(feedOf: nil) { s in
+            switch scope {
+            case .global:
+                try await s.run(
+                    "UPDATE sessions SET revoked_at = \(seconds) WHERE revoked_at IS NULL AND user_id = \(userId)")
+            case .local:
+                try await s.run(
+                    """
+                    UPDATE sessions SET revoked_at = \(seconds)
+                    WHERE revoked_at IS NULL AND user_id = \(userId) AND id = \(currentSession)
+                    """)
+            case .others:
+                try await s.run(
+                    """
+                    UPDATE sessions SET revoked_at = \(seconds)
+                    WHERE revoked_at IS NULL AND user_id = \(userId) AND id <> \(currentSession)
+                    """)
+            }
+            try await s.run(
+                """
+                UPDATE refresh_tokens SET revoked = TRUE, revoked_at = COALESCE(revoked_at, \(seconds))
+                WHERE session_id IN (SELECT id FROM sessions WHERE revoked_at IS NOT NULL AND user_id = \(userId))
+                """)
+        }
+    }
+
+    // MARK: Settings
+
+    /// Implements `ServerStore.setting`.
+    public func setting(_ key: String) async throws -> String? {
+        try await database.read { s in
+            try await s.value("SELECT value FROM server_settings WHERE key = \(key)", as: String.self)
+        }
+    }
+
+    /// Implements `ServerStore.initialSetting`.
+    public func initialSetting(_ key: String, value: String) async throws -> String {
+        try await database.read { s in
+            try await s.run("INSERT INTO server_settings (key, value) VALUES (\(key), \(value)) ON CONFLICT DO NOTHING")
+            return try await s.value("SELECT value FROM server_settings WHERE key = \(key)", as: String.self) ?? value
+        }
+    }
+
+    // MARK: Idempotency
+
+    /// Implements `ServerStore.idempotentResponse`.
+    public func idempotentResponse(
+        userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval
+    ) async throws -> StoredResponse? {
+        try await database.read { s in
+            guard
+                let (hash, status, body) = try await s.one(
+                    """
+                    SELECT body_hash, status, response FROM idempotency_keys
+                    WHERE user_id = \(userId) AND method = \(method) AND path = \(path) AND key = \(key)
+                    AND created_at > \(now.timeIntervalSince1970 - maxAge)
+                    """, as: (String, Int, Data).self)
+            else { return nil }
+            return StoredResponse(bodyHash: hash, status: status, body: body)
+        }
+    }
+
+    /// Implements `ServerStore.storeIdempotentResponse`.
+    public func storeIdempotentResponse(
+        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+    ) async throws {
+        let seconds = now.timeIntervalSince1970
+        try await database.transaction(feedOf: nil) { s in
+            try await s.run("DELETE FROM idempotency_keys WHERE created_at < \(seconds - 86_400)")
+            try await s.run(
+                """
+                INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
+                VALUES (\(userId), \(method), \(path), \(key), \(response.bodyHash), \(response.status),
+                \(response.body), \(seconds))
+                ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = EXCLUDED.body_hash,
+                status = EXCLUDED.status, response = EXCLUDED.response, created_at = EXCLUDED.created_at
+                """)
+        }
+    }
+}
+
+/// The PostgreSQL store could not start: the database is unreachable, refuses the role, or the
+/// schema could not be brought up to date.
+public struct StoreSetupError: Error, CustomStringConvertible {
+    /// Where it tried.
+    public let location: PostgresLocation
+    /// What PostgreSQL or the network answered.
+    public let underlying: any Error
+
+    /// A readable explanation, without the password.
+    public var description: String {
+        let reason: String
+        if let error = underlying as? PSQLError {
+            reason = error.serverInfo?[.message] ?? "\(error.code)"
+        } else {
+            reason = "\(underlying)"
+        }
+        return "cannot use the database \(location.redacted): \(reason)"
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+
+/// Which change last set one field of an entity, and from which device (a `field_versions` row).
+struct FieldVersion: Sendable {
+    /// The field's wire name.
+    var field: String
+    /// The device that set it.
+    var device: String
+    /// When, in seconds since 1970.
+    var changedAt: Double
+    /// The feed cursor of the change.
+    var version: Int64
+}
+
+/// A conflict to keep, and the version of the change that lost (it says a retry from a new one).
+typealias KeptConflict = (conflict: SyncConflict, lostVersion: Int64)
+
+/// The rules every ``ServerStore`` applies the same way, whatever its database: JSON in and out,
+/// field-level conflicts (D37), metadata merges. Each store fetches the rows these read and writes
+/// what they answer, in its own dialect and transaction.
+enum StoreRules {
+    static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
+    }
+
+    /// `value` if it keeps its model's rules; else their issues as a store error (422). Every edit
+    /// is checked with it, of a live entity and of a deleted one's last content alike.
+    static func valid<T: Validating>(_ value: T) throws -> T {
+        do throws(ValidationError) { try value.validate() } catch { throw StoreError.validation(error.issues) }
+        return value
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The user's metadata after GoTrue's merge of `data` (a key set to `null` is removed);
+    /// ``StoreError/validation(_:)`` when the result would exceed `maximumBytes` of JSON.
+    static func mergedMetadata(_ user: StoredUser, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
+        throws -> (user: StoredUser, json: String)
+    {
+        var user = user
+        for (key, value) in data {
+            if value == .null { user.userMetadata[key] = nil } else { user.userMetadata[key] = value }
+        }
+        user.updatedAt = now
+        let merged = try encode(user.userMetadata)
+        guard merged.utf8.count <= maximumBytes else {
+            throw StoreError.validation([
+                FieldIssue(field: "data", reason: "user metadata cannot be larger than \(maximumBytes) bytes")
+            ])
+        }
+        return (user, merged)
+    }
+
+    /// The conflicts an incoming patch makes with `changed`: the versions of fields set after the
+    /// patch's base by other devices. A field the patch sets to the value it already has is none.
+    static func fieldConflicts(
+        _ changed: [FieldVersion], entity: ChangeEntity, id: String, current: () throws -> [String: Any],
+        patch: [String: Any], base: ChangeBase, now: Date
+    ) throws -> [KeptConflict] {
+        guard !changed.isEmpty else { return [] }
+        let current = try current()
+        return changed.compactMap { row -> KeptConflict? in
+            guard let incoming = patch[row.field] else { return nil }
+            let kept = FieldPatch.canonical(incoming)
+            let lost = FieldPatch.canonical(current[row.field])
+            guard kept != lost else { return nil }
+            let conflict = SyncConflict(
+                id: UUID().uuidString.lowercased(), kind: .field, entityType: entity, entityId: id, field: row.field,
+                keptValue: kept, lostValue: lost, keptBy: base.deviceId, keptAt: now, lostBy: row.device,
+                lostAt: Date(timeIntervalSince1970: row.changedAt), detectedAt: now)
+            return (conflict, row.version)
+        }
+    }
+
+    /// The conflict a delete makes with the edits its device had not seen (`changed`, oldest
+    /// first): the entity's last content is kept with it, so either side can be restored.
+    static func deletionConflict(
+        _ changed: [FieldVersion], entity: ChangeEntity, id: String, current: () throws -> [String: Any],
+        body: String, base: ChangeBase, now: Date
+    ) throws -> KeptConflict? {
+        guard let last = changed.last else { return nil }
+        let current = try current()
+        var lost: [String: Any] = [:]
+        for row in changed { lost[row.field] = current[row.field] ?? NSNull() }
+        let conflict = SyncConflict(
+            id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id, field: nil,
+            keptValue: nil, lostValue: FieldPatch.text(lost), keptBy: base.deviceId, keptAt: now, lostBy: last.device,
+            lostAt: Date(timeIntervalSince1970: last.changedAt), detectedAt: now, entity: body)
+        return (conflict, last.version)
+    }
+
+    /// The conflict an edit of a deleted entity makes: the delete stays, the edit laid over the
+    /// entity's last content (`entityAfterEdit`) is kept. The edit's base tells a retry (same
+    /// base: recorded once) from a later edit of the same values.
+    static func editOfDeletedConflict(
+        entity: ChangeEntity, id: String, patch: [String: Any], base: ChangeBase?, deletedBy: String,
+        deletedAt: Double, entityAfterEdit: String, now: Date
+    ) -> KeptConflict {
+        let conflict = SyncConflict(
+            id: UUID().uuidString.lowercased(), kind: .deleted, entityType: entity, entityId: id, field: nil,
+            keptValue: nil, lostValue: FieldPatch.text(patch), keptBy: deletedBy,
+            keptAt: Date(timeIntervalSince1970: deletedAt), lostBy: base?.deviceId ?? "unknown", lostAt: now,
+            detectedAt: now, entity: entityAfterEdit)
+        return (conflict, base?.version ?? 0)
+    }
+
+    /// A geofence's JSON without its references to the deleted event type `typeId`; nil when it
+    /// named that type in neither field.
+    static func geofence(_ body: String, clearing typeId: String, now: Date) throws -> String? {
+        var geofence = try decode(Timestamped<Geofence>.self, body)
+        let entry = geofence.value.entryEventTypeId?.description == typeId
+        let exit = geofence.value.exitEventTypeId?.description == typeId
+        guard entry || exit else { return nil }
+        if entry { geofence.value.entryEventTypeId = nil }
+        if exit { geofence.value.exitEventTypeId = nil }
+        geofence.updatedAt = now
+        return try encode(geofence)
+    }
+
+    /// Whether an event type re-posted with the same id is the one stored (an idempotent retry)
+    /// rather than another type under a taken id.
+    static func sameEventType(_ stored: EventType, _ posted: EventType) -> Bool {
+        stored.name.caseInsensitiveCompare(posted.name) == .orderedSame && stored.color == posted.color
+            && stored.icon == posted.icon
+    }
+
+    /// What a reauthentication code check decides, from the stored code, when it was sent and
+    /// how many wrong codes came before.
+    static func reauthentication(
+        stored: String, sentAt: Double, failures: Int, presented: String, now: Date, lifetime: TimeInterval,
+        maximumFailures: Int
+    ) -> (accepted: Bool, failures: Int, clearCode: Bool) {
+        let fresh = now.timeIntervalSince1970 - sentAt < lifetime
+        if fresh && Passwords.constantTimeEqual(stored, presented) { return (true, 0, true) }
+        let failures = failures + 1
+        return (false, failures, failures >= maximumFailures || !fresh)
+    }
+
+    /// The wait before another code may be sent; nil when one may be sent now.
+    static func reauthenticationWait(sentAt: Double?, now: Date, minimumInterval: TimeInterval) -> Int? {
+        guard let sentAt, now.timeIntervalSince1970 - sentAt < minimumInterval else { return nil }
+        let wait = minimumInterval - (now.timeIntervalSince1970 - sentAt)
+        return max(1, Int(wait.rounded(.up)))
+    }
+}
