@@ -50,6 +50,22 @@ public struct RunningTestServer: Sendable {
         return result
     }
 
+    /// One raw HTTP exchange with this server: for auth routes, headers and malformed bodies.
+    public func raw(
+        _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> RawResponse {
+        var request = HTTPClientRequest(url: baseURL.absoluteString + path)
+        request.method = method
+        for (k, v) in headers { request.headers.add(name: k, value: v) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bodyData { request.body = .bytes(ByteBuffer(bytes: bodyData)) }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        return RawResponse(
+            status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+
     /// Signs up a new account (a random email unless given) and returns its session.
     public func signUp(
         _ email: String = "user-\(UUID().uuidString.prefix(8).lowercased())@example.com",
@@ -80,6 +96,18 @@ public struct RunningTestServer: Sendable {
         let session = try await signUp()
         return (client(session.accessToken, request: request), session)
     }
+}
+
+/// A raw HTTP answer.
+public struct RawResponse: Sendable {
+    /// The status code.
+    public var status: Int
+    /// The headers.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Data
+    /// The body as a JSON object (empty when it is not one).
+    public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:] }
 }
 
 /// A sign-up the test server refused.

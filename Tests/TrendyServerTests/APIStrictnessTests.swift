@@ -5,6 +5,7 @@ import TrendyAPI
 import TrendyAPILive
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 import TrendyTestSupport
 
 /// Issue 20, API: `null` for a field that cannot be null is refused (it was ignored with a 200

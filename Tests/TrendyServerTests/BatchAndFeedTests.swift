@@ -4,6 +4,7 @@ import Testing
 import TrendyAPI
 import TrendyAPILive
 import TrendyModels
+import TrendyServerTestSupport
 import TrendyTestSupport
 
 @Suite(.timeLimit(.minutes(1)))

@@ -4,6 +4,7 @@ import Testing
 import TrendyAPI
 import TrendyAPILive
 import TrendyModels
+import TrendyServerTestSupport
 
 /// The server side of field-level sync (D37): per-field versions, the later change wins and the
 /// replaced value is kept in the feed, edit vs delete, and no resurrection by a retried create.

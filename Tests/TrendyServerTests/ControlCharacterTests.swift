@@ -4,6 +4,7 @@ import Testing
 import TrendyAPI
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 
 /// Issue 20: a NUL in a name was stored as sent in one place and cut off in another (SQLite's
 /// C-string reads). Control characters are refused in every name and identifier, and every

@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyAPILive
+import TrendyServerTestSupport
 
 /// Hostile request bodies: deeply nested JSON, huge arrays, binary garbage, wrong types — each a
 /// 4xx problem document, and the server keeps serving.

@@ -45,25 +45,13 @@ struct ServerHarness: Sendable {
     }
 
     /// A raw HTTP exchange (for auth routes and malformed bodies).
-    struct Raw {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: Data
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body) as? [String: Any]) ?? [:] }
-    }
+    typealias Raw = RawResponse
 
     func raw(
         _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil,
         headers: [(String, String)] = []
     ) async throws -> Raw {
-        var request = HTTPClientRequest(url: baseURL.absoluteString + path)
-        request.method = method
-        for (k, v) in headers { request.headers.add(name: k, value: v) }
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        if let bodyData { request.body = .bytes(ByteBuffer(bytes: bodyData)) }
-        let response = try await http.execute(request, timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        return Raw(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        try await test.raw(method, path, body: body, bodyData: bodyData, headers: headers)
     }
 
     /// Signs up a user and returns the session.

@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyServer
+import TrendyServerTestSupport
 import TrendyTestSupport
 
 /// Issue 20, tokens: what a hostile client can do with a token signed with the right secret but

@@ -85,26 +85,56 @@ struct Idempotency: Sendable {
         return try outcome.get()
     }
 
+    /// How long a claim holds a key before another request may take it over (its instance died).
+    static let lease: TimeInterval = 60
+    /// How long a request waits for another one holding its key before answering 409.
+    static let patience: Duration = .seconds(30)
+
     private func replayOrPerform(
         _ userId: String, _ method: String, _ path: String, _ key: String, _ hash: String,
         _ perform: () async throws -> APIResult
     ) async throws -> Response {
-        if let stored = try await store.idempotentResponse(
-            userId: userId, method: method, path: path, key: key, now: now(), maxAge: Self.maxAge)
-        {
-            guard stored.bodyHash == hash else {
-                throw ProblemError(
-                    422, ProblemCode.idempotencyKeyReused, "Idempotency key reused",
-                    detail: "This Idempotency-Key was already used with a different request body.")
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: Self.patience)
+        while true {
+            switch try await store.claimIdempotencyKey(
+                userId: userId, method: method, path: path, key: key, bodyHash: hash, now: now(), maxAge: Self.maxAge,
+                lease: Self.lease)
+            {
+            case .stored(let stored):
+                guard stored.bodyHash == hash else {
+                    throw ProblemError(
+                        422, ProblemCode.idempotencyKeyReused, "Idempotency key reused",
+                        detail: "This Idempotency-Key was already used with a different request body.")
+                }
+                return APIResult(status: stored.status, body: stored.body).response(headers: [
+                    Self.replayHeader: "true"
+                ])
+            case .busy:
+                // Another instance runs the first request with this key: its answer is replayed.
+                guard clock.now < deadline else {
+                    throw ProblemError(
+                        409, ProblemCode.conflict, "Request in progress",
+                        detail: "A request with this Idempotency-Key is still running; retry it later.")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            case .claimed:
+                let result: APIResult
+                do {
+                    result = try await perform()
+                } catch {
+                    try? await store.releaseIdempotencyKey(userId: userId, method: method, path: path, key: key)
+                    throw error
+                }
+                if (200..<300).contains(result.status) {
+                    try await store.storeIdempotentResponse(
+                        userId: userId, method: method, path: path, key: key,
+                        response: StoredResponse(bodyHash: hash, status: result.status, body: result.body), now: now())
+                } else {
+                    try await store.releaseIdempotencyKey(userId: userId, method: method, path: path, key: key)
+                }
+                return result.response()
             }
-            return APIResult(status: stored.status, body: stored.body).response(headers: [Self.replayHeader: "true"])
         }
-        let result = try await perform()
-        if (200..<300).contains(result.status) {
-            try await store.storeIdempotentResponse(
-                userId: userId, method: method, path: path, key: key,
-                response: StoredResponse(bodyHash: hash, status: result.status, body: result.body), now: now())
-        }
-        return result.response()
     }
 }

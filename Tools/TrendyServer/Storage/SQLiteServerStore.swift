@@ -317,20 +317,46 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Idempotency
 
-    /// Implements `ServerStore.idempotentResponse`.
-    public func idempotentResponse(
-        userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval
-    ) async throws -> StoredResponse? {
-        try await db.read { db in
+    /// Implements `ServerStore.claimIdempotencyKey` (the statement is PostgreSQL's too).
+    public func claimIdempotencyKey(
+        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
+        lease: TimeInterval
+    ) async throws -> IdempotencyClaim {
+        let seconds = now.timeIntervalSince1970
+        return try await db.write { db in
+            let claimed = try Row.fetchOne(
+                db,
+                sql: """
+                    INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
+                    VALUES (?, ?, ?, ?, ?, 0, x'', ?)
+                    ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = excluded.body_hash,
+                    status = 0, response = x'', created_at = excluded.created_at
+                    WHERE idempotency_keys.created_at <= ?
+                    OR (idempotency_keys.status = 0 AND idempotency_keys.created_at <= ?)
+                    RETURNING 1
+                    """, arguments: [userId, method, path, key, bodyHash, seconds, seconds - maxAge, seconds - lease])
+            if claimed != nil { return .claimed }
             guard
                 let row = try Row.fetchOne(
                     db,
                     sql: """
                         SELECT body_hash, status, response FROM idempotency_keys
-                        WHERE user_id = ? AND method = ? AND path = ? AND key = ? AND created_at > ?
-                        """, arguments: [userId, method, path, key, now.timeIntervalSince1970 - maxAge])
-            else { return nil }
-            return StoredResponse(bodyHash: row["body_hash"], status: row["status"], body: row["response"])
+                        WHERE user_id = ? AND method = ? AND path = ? AND key = ?
+                        """, arguments: [userId, method, path, key])
+            else { return .busy }
+            let status: Int = row["status"]
+            return status == 0
+                ? .busy : .stored(StoredResponse(bodyHash: row["body_hash"], status: status, body: row["response"]))
+        }
+    }
+
+    /// Implements `ServerStore.releaseIdempotencyKey`.
+    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM idempotency_keys WHERE user_id = ? AND method = ? AND path = ? AND key = ? AND status = 0
+                    """, arguments: [userId, method, path, key])
         }
     }
 

@@ -135,6 +135,16 @@ public struct EventListing: Sendable, Equatable {
     public var next: EventPageKey?
 }
 
+/// What claiming an idempotency key led to.
+public enum IdempotencyClaim: Sendable, Equatable {
+    /// This request holds the key: run it, then store its answer or release the key.
+    case claimed
+    /// A request with this key was answered: replay this (when the body matches).
+    case stored(StoredResponse)
+    /// A request with this key is running now (here or on another instance).
+    case busy
+}
+
 /// A stored response for idempotent replay.
 public struct StoredResponse: Sendable, Equatable {
     /// Hash of the request body that produced it.
@@ -251,9 +261,16 @@ public protocol ServerStore: Sendable {
     func conflicts(userId: String) async throws -> [String]
 
     // MARK: Idempotency
-    /// The stored response for a key, if younger than `maxAge`.
-    func idempotentResponse(userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval)
-        async throws -> StoredResponse?
+    /// Claims a key for one request, across every instance sharing the database: `.claimed`
+    /// when this request is to run (no answer younger than `maxAge` is stored, and no other
+    /// request holds the key, or its claim is older than `lease`: its instance died), else the
+    /// stored answer, else `.busy`.
+    func claimIdempotencyKey(
+        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
+        lease: TimeInterval
+    ) async throws -> IdempotencyClaim
+    /// Gives up a claim whose request ended without an answer to keep (it failed), so a retry runs.
+    func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws
     /// Stores a response for a key.
     func storeIdempotentResponse(
         userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date

@@ -324,20 +324,44 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Idempotency
 
-    /// Implements `ServerStore.idempotentResponse`.
-    public func idempotentResponse(
-        userId: String, method: String, path: String, key: String, now: Date, maxAge: TimeInterval
-    ) async throws -> StoredResponse? {
-        try await database.read { s in
+    /// Implements `ServerStore.claimIdempotencyKey`: the key's row is the claim, so the same key
+    /// sent to two instances at once runs once (the unique key lets one insert in; the other waits).
+    public func claimIdempotencyKey(
+        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
+        lease: TimeInterval
+    ) async throws -> IdempotencyClaim {
+        let seconds = now.timeIntervalSince1970
+        return try await database.read { s in
+            let claimed = try await s.run(
+                """
+                INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
+                VALUES (\(userId), \(method), \(path), \(key), \(bodyHash), 0, '', \(seconds))
+                ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = EXCLUDED.body_hash,
+                status = 0, response = '', created_at = EXCLUDED.created_at
+                WHERE idempotency_keys.created_at <= \(seconds - maxAge)
+                OR (idempotency_keys.status = 0 AND idempotency_keys.created_at <= \(seconds - lease))
+                RETURNING 1
+                """)
+            if claimed == 1 { return .claimed }
             guard
                 let (hash, status, body) = try await s.one(
                     """
                     SELECT body_hash, status, response FROM idempotency_keys
                     WHERE user_id = \(userId) AND method = \(method) AND path = \(path) AND key = \(key)
-                    AND created_at > \(now.timeIntervalSince1970 - maxAge)
                     """, as: (String, Int, Data).self)
-            else { return nil }
-            return StoredResponse(bodyHash: hash, status: status, body: body)
+            else { return .busy }
+            return status == 0 ? .busy : .stored(StoredResponse(bodyHash: hash, status: status, body: body))
+        }
+    }
+
+    /// Implements `ServerStore.releaseIdempotencyKey`.
+    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws {
+        try await database.read { s in
+            try await s.run(
+                """
+                DELETE FROM idempotency_keys
+                WHERE user_id = \(userId) AND method = \(method) AND path = \(path) AND key = \(key) AND status = 0
+                """)
         }
     }
 
