@@ -48,7 +48,8 @@ struct MultiInstanceTests {
     /// gets the session's current token; after the window the session is revoked everywhere.
     @Test func refreshReuseActsAsOnOneInstance() async throws {
         let clock = ManualClock(Date())
-        try await RunningTestServer.instances(2, now: { clock.now }) { servers in
+        let now: @Sendable () -> Date = { clock.now }
+        try await RunningTestServer.instances(2, now: now) { servers in
             let (a, b) = (servers[0], servers[1])
             let session = try await a.signUp()
             let rotated = try Self.session(try await Self.refresh(a, session.refreshToken))
