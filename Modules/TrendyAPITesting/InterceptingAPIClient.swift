@@ -23,16 +23,34 @@ public final class InterceptingAPIClient: TrendyAPIClient {
 
     struct State {
         var calls: [Call] = []
+        var turn = 0
         var script: [(name: String?, error: TrendyAPIError, afterSending: Bool)] = []
         var observers: [String: @Sendable (Int) async -> TrendyAPIError?] = [:]
     }
 
-    let inner: any TrendyAPIClient
+    let inners: [any TrendyAPIClient]
     let state = Mutex(State())
     let gate = CallGate()
 
     /// Wraps `inner`.
-    public init(_ inner: any TrendyAPIClient) { self.inner = inner }
+    public init(_ inner: any TrendyAPIClient) { inners = [inner] }
+
+    /// Wraps several clients and sends each call to the next one in turn: a client whose
+    /// requests land on any of several server instances, as behind a load balancer.
+    public init(rotatingAmong inners: [any TrendyAPIClient]) {
+        precondition(!inners.isEmpty, "at least one client")
+        self.inners = inners
+    }
+
+    /// The client the next call goes to.
+    var inner: any TrendyAPIClient {
+        guard inners.count > 1 else { return inners[0] }
+        return inners[
+            state.withLock { s in
+                defer { s.turn += 1 }
+                return s.turn % inners.count
+            }]
+    }
 
     /// Every call so far.
     public var calls: [Call] { state.withLock { $0.calls } }

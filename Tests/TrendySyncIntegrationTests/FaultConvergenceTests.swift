@@ -5,6 +5,7 @@ import TrendyAPILive
 import TrendyAPITesting
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 import TrendySync
 import TrendySyncLive
 import TrendyTestSupport
@@ -28,8 +29,12 @@ struct FaultConvergenceTests {
         return faults
     }
 
-    @Test func everyLocalEventReachesTheServerExactlyOnce() async throws {
-        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.05)) { h in
+    /// One server; with PostgreSQL, also two instances that the engine's calls alternate between.
+    static var instanceCounts: [Int] { TestDatabase.url == nil ? [1] : [1, 2] }
+
+    @Test(arguments: instanceCounts)
+    func everyLocalEventReachesTheServerExactlyOnce(instances: Int) async throws {
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.05), instances: instances) { h in
             let types = [try await h.type("Run"), try await h.type("Tea")]
             var created: [Event] = []
             for i in 0..<400 {
@@ -55,7 +60,7 @@ struct FaultConvergenceTests {
             // The forced 429s alone guarantee failed passes; the history keeps the last 10.
             let history = try await h.engine.history()
             #expect(passes > 10 || history.contains { $0.outcome != .ok }, "the faults never fired")
-            h.server.faults.update(FaultConfiguration())  // verify without faults
+            h.setFaults(FaultConfiguration())  // verify without faults
             let server = try await h.serverEventIds()
             #expect(server == Set(created.map(\.id.description)))
             #expect(try await h.direct.syncSummary().eventCount == 400)
@@ -68,8 +73,9 @@ struct FaultConvergenceTests {
     /// Edits and deletes made between passes under the same faults: the server and the device
     /// end with the same events holding the same notes — the last edit of each, none lost, none
     /// re-applied over a later one, nothing deleted coming back.
-    @Test func editsAndDeletesUnderFaultsConverge() async throws {
-        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.1)) { h in
+    @Test(arguments: instanceCounts)
+    func editsAndDeletesUnderFaultsConverge(instances: Int) async throws {
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.1), instances: instances) { h in
             let type = try await h.type("Run")
             var events = (0..<120).map { h.event(type, offset: Double($0), note: "v0") }
             _ = try await h.store.insertEvents(events)
@@ -96,7 +102,7 @@ struct FaultConvergenceTests {
                 h.clock.advance(65)
             }
             #expect(passes < 300, "did not converge")
-            h.server.faults.update(FaultConfiguration())
+            h.setFaults(FaultConfiguration())
             #expect(await h.engine.sync(full: false).outcome == .ok)
             var onServer: [String: String] = [:]
             var after: String?

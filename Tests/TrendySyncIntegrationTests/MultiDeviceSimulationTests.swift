@@ -5,6 +5,7 @@ import TrendyAPITesting
 import TrendyLogging
 import TrendyModels
 import TrendyServer
+import TrendyServerTestSupport
 import TrendySync
 import TrendySyncLive
 import TrendyTestSupport
@@ -30,15 +31,27 @@ struct MultiDeviceSimulationTests {
     }
 
     @Test func seededDevicesNeverLoseAnEdit() async throws {
-        try await SyncHarness.with { h in
+        try await Self.run(instances: 1)
+    }
+
+    /// The same runs with the devices on two instances of one PostgreSQL-backed server (a
+    /// restarted device reaches the other one).
+    @Test(.enabled(if: TestDatabase.url != nil, "needs TRENDY_TEST_DATABASE_URL"))
+    func seededDevicesOnTwoInstancesNeverLoseAnEdit() async throws {
+        try await Self.run(instances: 2)
+    }
+
+    static func run(instances: Int) async throws {
+        try await SyncHarness.with(instances: instances) { h in
             for seed in Self.seeds {
                 var sim = Simulation(seed: seed, harness: h)
                 do {
                     try await sim.run()
                 } catch {
-                    let replay = "TRENDY_SIM_SEED=\(seed) swift test --filter MultiDeviceSimulation"
+                    let replay =
+                        "TRENDY_SIM_SEED=\(seed) swift test --filter MultiDeviceSimulation (\(instances) instances)"
                     Issue.record("seed \(seed) failed at step \(sim.step): \(error)\nreplay: \(replay)")
-                    h.server.faults.update(FaultConfiguration())
+                    h.setFaults(FaultConfiguration())
                     return
                 }
             }
@@ -55,9 +68,12 @@ struct Simulation {
     final class Device {
         let name: String
         let store: SQLiteLocalStore
-        /// The device's way to the server; a kill makes every further call fail, as a dead
-        /// process sends nothing more.
-        let api: InterceptingAPIClient
+        /// The device's ways to the server, one per instance; a kill makes every further call
+        /// fail, as a dead process sends nothing more.
+        let apis: [InterceptingAPIClient]
+        /// The instance its connection reaches (a restarted process may reach another).
+        var home: Int
+        var api: InterceptingAPIClient { apis[home] }
         var engine: OutboxSyncEngine
         var offlineUntil = 0
         var cursors: [Int64] = []
@@ -65,10 +81,12 @@ struct Simulation {
         /// knowingly when it edits).
         var seen: [String: Set<String>] = [:]
 
-        init(name: String, store: SQLiteLocalStore, api: InterceptingAPIClient, engine: OutboxSyncEngine) {
+        init(name: String, store: SQLiteLocalStore, apis: [InterceptingAPIClient], home: Int, engine: OutboxSyncEngine)
+        {
             self.name = name
             self.store = store
-            self.api = api
+            self.apis = apis
+            self.home = home
             self.engine = engine
         }
     }
@@ -117,15 +135,18 @@ struct Simulation {
 
     mutating func run() async throws {
         let h = harness
-        h.server.faults.update(FaultConfiguration())
-        h.server.faults.seed(seed)
+        h.setFaults(FaultConfiguration())
+        h.seedFaults(seed)
         let (client, session) = try await h.account()
         api = client
         userId = session.user.id
+        let clients = h.clients(session)
         for i in 0..<(2 + int(2)) {
             let store = try SyncHarness.memoryStore(now: { h.clock.now })
-            let api = InterceptingAPIClient(client)
-            devices.append(Device(name: "d\(i)", store: store, api: api, engine: engine(on: store, api)))
+            let apis = clients.map { InterceptingAPIClient($0) }
+            let home = i % apis.count
+            devices.append(
+                Device(name: "d\(i)", store: store, apis: apis, home: home, engine: engine(on: store, apis[home])))
         }
         try await devices[0].store.createEventType(EventType(id: h.ids.next(), name: "Base"))
         let steps = 30 + int(30)
@@ -135,7 +156,7 @@ struct Simulation {
             h.clock.advance(65)
         }
         // Quiet: faults off, everyone syncs until nothing moves.
-        h.server.faults.update(FaultConfiguration())
+        h.setFaults(FaultConfiguration())
         for _ in 0..<4 {
             for d in devices {
                 _ = try await d.store.retryFailed()
@@ -260,6 +281,7 @@ struct Simulation {
             // Whatever the pass got to apply is in front of the person now.
             if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
             try await observe(d)
+            d.home = (d.home + 1) % d.apis.count
             d.engine = engine(on: d.store, d.api)
         case 73..<77:
             d.offlineUntil = step + 3 + int(8)
@@ -271,7 +293,7 @@ struct Simulation {
                 faults.cutRate = 0.1
                 faults.forced429Count = chance(0.3) ? 2 : 0
             }
-            h.server.faults.update(faults)
+            h.setFaults(faults)
             log.append("\(step) faults \(faults.errorRate > 0 ? "on" : "off")")
         default:
             guard d.offlineUntil <= step else { return }

@@ -32,27 +32,58 @@ struct SyncHarness: Sendable {
     let userId: String
     let token: String
 
+    /// Every server instance (one unless the harness was made with several).
+    let tests: [RunningTestServer]
+
+    /// A harness on one server, or on `instances` servers sharing one PostgreSQL database (the
+    /// engine's calls then go to each instance in turn).
     static func with(
-        faults: FaultConfiguration = FaultConfiguration(), _ body: (SyncHarness) async throws -> Void
+        faults: FaultConfiguration = FaultConfiguration(), instances: Int = 1,
+        _ body: (SyncHarness) async throws -> Void
     ) async throws {
         let c = ServerConfiguration.testing()
-        try await RunningTestServer.with(c) { test in
-            let (direct, session) = try await test.signedUpClient(request: .seconds(60))
-            test.server.faults.update(faults)  // after sign-up: the faults are for the sync traffic
-            let api = InterceptingAPIClient(direct)
-            let clock = ManualClock(Date())
-            let store = try memoryStore(now: { clock.now })
-            let box = IdentityBox(session.user.id)
-            let engine = OutboxSyncEngine(
-                store: store, api: api, identity: { box.current }, now: { clock.now },
-                logger: LogSystem.disabled().logger(.sync))
-            let h = SyncHarness(
-                test: test, api: api, direct: direct, store: store,
-                engine: engine,
-                identity: box, clock: clock, ids: UUIDv7Generator(), userId: session.user.id,
-                token: session.accessToken)
-            try await body(h)
+        if instances > 1 {
+            try await RunningTestServer.instances(instances, c) { tests in
+                try await run(tests, faults: faults, body)
+            }
+        } else {
+            try await RunningTestServer.with(c) { test in try await run([test], faults: faults, body) }
         }
+    }
+
+    private static func run(
+        _ tests: [RunningTestServer], faults: FaultConfiguration, _ body: (SyncHarness) async throws -> Void
+    ) async throws {
+        let test = tests[0]
+        let (direct, session) = try await test.signedUpClient(request: .seconds(60))
+        let api = InterceptingAPIClient(
+            rotatingAmong: tests.map { $0.client(session.accessToken, request: .seconds(60)) })
+        let clock = ManualClock(Date())
+        let store = try memoryStore(now: { clock.now })
+        let box = IdentityBox(session.user.id)
+        let engine = OutboxSyncEngine(
+            store: store, api: api, identity: { box.current }, now: { clock.now },
+            logger: LogSystem.disabled().logger(.sync))
+        let h = SyncHarness(
+            test: test, api: api, direct: direct, store: store, engine: engine, identity: box, clock: clock,
+            ids: UUIDv7Generator(), userId: session.user.id, token: session.accessToken, tests: tests)
+        h.setFaults(faults)  // after sign-up: the faults are for the sync traffic
+        try await body(h)
+    }
+
+    /// Sets the faults of every instance.
+    func setFaults(_ faults: FaultConfiguration) {
+        for test in tests { test.server.faults.update(faults) }
+    }
+
+    /// Seeds every instance's fault dice (each its own stream, from `seed`).
+    func seedFaults(_ seed: UInt64) {
+        for (i, test) in tests.enumerated() { test.server.faults.seed(seed &+ UInt64(i)) }
+    }
+
+    /// Clients for `session`, one per instance.
+    func clients(_ session: GoTrueSession) -> [LiveTrendyAPIClient] {
+        tests.map { $0.client(session.accessToken, request: .seconds(60)) }
     }
 
     /// Another engine for the signed-in user, on `store`, downloading `pageSize` items a page.
