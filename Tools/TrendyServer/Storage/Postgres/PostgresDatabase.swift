@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
@@ -142,6 +143,28 @@ final class PostgresDatabase: Sendable {
             {
                 logger.notice("Retrying a transaction", metadata: ["sqlstate": "\(error.serverInfo?[.sqlState] ?? "")"])
             }
+        }
+    }
+
+    /// One direct connection, opened and closed: an unreachable server, a refused role or a
+    /// missing database fails here at once with PostgreSQL's reason (the pool would keep
+    /// retrying in the background while requests wait).
+    func probe() async throws {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user, password: location.password,
+            database: location.database, tls: try Self.connectionTLS(location.tls))
+        configuration.options.connectTimeout = .seconds(10)
+        let connection = try await PostgresConnection.connect(
+            on: PostgresClient.defaultEventLoopGroup.next(), configuration: configuration, id: 0, logger: logger
+        ).get()
+        try await connection.close()
+    }
+
+    static func connectionTLS(_ mode: PostgresLocation.TLSMode) throws -> PostgresConnection.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
         }
     }
 

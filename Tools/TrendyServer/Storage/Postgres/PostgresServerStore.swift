@@ -20,6 +20,7 @@ public final class PostgresServerStore: ServerStore {
     public init(location: PostgresLocation, maximumConnections: Int = 10, logger: Logger) async throws {
         database = PostgresDatabase(location: location, maximumConnections: maximumConnections, logger: logger)
         do {
+            try await database.probe()
             try await database.migrate()
         } catch {
             await database.close()
