@@ -325,7 +325,7 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -464,6 +464,7 @@ let package = Package(
         .testTarget(
             name: "TrendyServerTests",
             dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "TrendyAuthTesting",
                 "TrendyOnboardingTesting",
                 "TrendyServerTestSupport",

@@ -7,6 +7,10 @@ public enum APIPaths {
 
     /// `/api/v1/health`.
     public static let health = "\(api)/health"
+    /// `/api/v1/ready`: readiness, including the database.
+    public static let ready = "\(api)/ready"
+    /// `/metrics`: Prometheus' text format.
+    public static let metrics = "/metrics"
     /// `/api/v1/event-types`.
     public static let eventTypes = "\(api)/event-types"
     /// `/api/v1/events`.

@@ -196,7 +196,20 @@ public struct SyncSummary: Codable, Sendable, Hashable {
     }
 }
 
-/// `GET /health`.
+/// `GET /api/v1/ready`: whether a server instance can serve requests (its database answers).
+public struct Readiness: Codable, Sendable, Hashable {
+    /// `ready` or `unavailable`.
+    public var status: String
+    /// `ok` or `unreachable`.
+    public var database: String
+    /// Creates a value.
+    public init(status: String, database: String) {
+        self.status = status
+        self.database = database
+    }
+}
+
+/// `GET /api/v1/health`: the process is up.
 public struct HealthStatus: Codable, Sendable, Hashable {
     /// `ok`.
     public var status: String

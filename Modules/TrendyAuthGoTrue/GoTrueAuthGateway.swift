@@ -69,6 +69,9 @@ public final class GoTrueAuthGateway: AuthGateway {
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "X-Supabase-Api-Version", value: "2024-01-01")
+        // One id per request, in our log and the server's: a failure is found on both sides.
+        let requestId = UUID().uuidString.lowercased()
+        request.headers.add(name: APIPaths.requestIdHeader, value: requestId)
         if let apiKey = configuration.apiKey { request.headers.add(name: "apikey", value: apiKey) }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body {
@@ -79,7 +82,9 @@ public final class GoTrueAuthGateway: AuthGateway {
             let response = try await http.execute(request, timeout: .nanoseconds(deadline.nanoseconds))
             let bytes = try await response.body.collect(upTo: 1 << 20)
             let reply = Reply(status: Int(response.status.code), body: Data(bytes.readableBytesView))
-            logger.debug("\(method.rawValue) \(path)", metadata: ["status": .int(reply.status)])
+            logger.debug(
+                "\(method.rawValue) \(path)",
+                metadata: ["request_id": .string(requestId), "status": .int(reply.status)])
             if reply.status == 429 {
                 let after = response.headers.first(name: "Retry-After").flatMap(Double.init)
                 throw AuthError.rateLimited(retryAfter: after)
@@ -88,7 +93,9 @@ public final class GoTrueAuthGateway: AuthGateway {
         } catch let error as AuthError {
             throw error
         } catch {
-            logger.debug("\(method.rawValue) \(path) failed", metadata: ["error": .string(String(describing: error))])
+            logger.debug(
+                "\(method.rawValue) \(path) failed",
+                metadata: ["request_id": .string(requestId), "error": .string(String(describing: error))])
             let failure = HTTPTransport.failure(error, url: url, deadline: deadline, budget: configuration.budget)
             throw .network(failure.description)
         }

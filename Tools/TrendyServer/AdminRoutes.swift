@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import TrendyModels
 
 /// `/admin/v1`: the fault switches, for torture tests against a separate server process.
@@ -34,5 +35,17 @@ struct AdminRoutes: Sendable {
         if !issues.isEmpty { throw ProblemError.validation(issues) }
         server.faults.update(faults)
         return try JSONIO.response(faults)
+    }
+
+    /// `GET /metrics`: Prometheus' text format. Open unless the server has a metrics token, in
+    /// which case the scraper sends it as a bearer token.
+    func metrics(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        if let expected = server.configuration.metricsToken, BearerToken.from(request) != expected {
+            throw ProblemError.unauthorized
+        }
+        let body = server.metrics.exposition(pool: server.store.poolUsage, databaseUp: await server.store.isReady())
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -24,7 +24,7 @@ extension TrendyServer {
         let guardian = APIGuard(store: store, tokens: tokens, limiter: apiLimiter, now: now)
         let api = APIRoutes(
             store: store, guardian: guardian, idempotency: Idempotency(store: store, now: now), now: now,
-            version: Self.version, ids: UUIDv7Generator(now: now))
+            version: Self.version, ids: UUIDv7Generator(now: now), metrics: metrics)
         let passwords = Passwords(cost: configuration.bcryptCost)
         // The unknown-user dummy hash is made in the background now, so the first login with an
         // unknown email does not take twice as long as one with a known email.
@@ -37,6 +37,8 @@ extension TrendyServer {
         let a = APIPaths.auth
         return [
             RouteEntry(method: .get, path: "\(v1)/health", handler: api.health),
+            RouteEntry(method: .get, path: APIPaths.ready, handler: api.ready),
+            RouteEntry(method: .get, path: APIPaths.metrics, handler: admin.metrics),
             RouteEntry(method: .get, path: "\(v1)/event-types", handler: api.listEventTypes),
             RouteEntry(method: .post, path: "\(v1)/event-types", handler: api.createEventType),
             RouteEntry(method: .get, path: "\(v1)/event-types/{id}", handler: api.getEventType),

@@ -34,6 +34,8 @@ public struct ServerConfiguration: Sendable {
     public var faults = FaultConfiguration()
     /// Bearer token for `/admin/v1` (fault switches); nil disables the admin API.
     public var adminToken: String?
+    /// Bearer token a Prometheus scraper must send to `GET /metrics`; nil leaves it open.
+    public var metricsToken: String?
     /// The issuer claim of access tokens.
     public var issuer = "trendy-dev-server/auth/v1"
     /// Where the server "sends" mail (one file per message); nil sends none.

@@ -114,6 +114,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
         c.databasePoolSize = databasePoolSize
         c.jwtSecret = environment["TRENDY_JWT_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         c.adminToken = environment["TRENDY_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        c.metricsToken = environment["TRENDY_METRICS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         c.accessTokenLifetime = .seconds(tokenLifetime)
         c.refreshReuseInterval = .seconds(refreshReuseWindow)
         c.bcryptCost = UInt8(bcryptCost)

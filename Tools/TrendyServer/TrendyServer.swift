@@ -37,6 +37,8 @@ public final class TrendyServer: Sendable {
     public let faults: FaultInjector
     /// The storage.
     public let store: any ServerStore
+    /// Requests, batches, the feed, rate limits and the pool, for `GET /metrics`.
+    public let metrics = ServerMetrics()
     let apiLimiter: RateLimiter
     let authLimiter: RateLimiter
     let logger: Logger
@@ -55,8 +57,12 @@ public final class TrendyServer: Sendable {
         logger = logs.logger(.server)
         store = try await Self.openStore(configuration, logger: logger)
         faults = FaultInjector(configuration.faults)
-        apiLimiter = RateLimiter(configuration.apiRateLimit, now: { now().timeIntervalSince1970 })
-        authLimiter = RateLimiter(configuration.authRateLimit, now: { now().timeIntervalSince1970 })
+        let metrics = self.metrics
+        apiLimiter = RateLimiter(
+            configuration.apiRateLimit, now: { now().timeIntervalSince1970 }, rejected: { metrics.rateLimited("api") })
+        authLimiter = RateLimiter(
+            configuration.authRateLimit, now: { now().timeIntervalSince1970 },
+            rejected: { metrics.rateLimited("auth") })
         let secret = try await Self.signingSecret(configuration, store: store)
         tokens = await TokenIssuer(secret: secret, issuer: configuration.issuer)
     }
@@ -95,7 +101,7 @@ public final class TrendyServer: Sendable {
                 // Admin routes that are off (no admin token) are 404 for every method, not 405.
                 methods: MethodTable(
                     table.filter { configuration.adminToken != nil || !$0.path.hasPrefix("/admin/") }
-                        .map { ($0.method.rawValue, $0.path) })))
+                        .map { ($0.method.rawValue, $0.path) }), metrics: metrics))
         router.add(middleware: FaultMiddleware(faults: faults))
         for route in table {
             router.on(RouterPath(route.hummingbirdPath), method: route.method) { request, context in

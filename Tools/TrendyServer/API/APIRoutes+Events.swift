@@ -113,6 +113,7 @@ extension APIRoutes {
                 FieldIssue(field: "events", reason: "must hold 1 to \(APIPaths.maxBatchSize) events")
             ])
         }
+        metrics.batch(batch.events.count)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             var results = [EventBatchItemResult?](repeating: nil, count: batch.events.count)
             var valid: [(index: Int, event: Event)] = []

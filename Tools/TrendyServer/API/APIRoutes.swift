@@ -16,6 +16,8 @@ struct APIRoutes: Sendable {
     let version: String
     /// Ids for event types created without one.
     let ids: UUIDv7Generator
+    /// Batch sizes and feed pages are recorded here.
+    let metrics: ServerMetrics
 
     /// An id from the path; anything that is not a UUIDv7 cannot exist, so it is a 404.
     func pathId(_ context: ServerRequestContext, _ what: String) throws -> String {
@@ -67,6 +69,15 @@ struct APIRoutes: Sendable {
 
     func health(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         try JSONIO.response(HealthStatus(status: "ok", version: version, time: now()))
+    }
+
+    /// Readiness: whether this instance can serve requests now — its database answers. 503 when
+    /// not, so a load balancer sends traffic elsewhere (`/health` only says the process is up).
+    func ready(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let up = await store.isReady()
+        return try JSONIO.response(
+            Readiness(status: up ? "ready" : "unavailable", database: up ? "ok" : "unreachable"),
+            status: up ? .ok : .serviceUnavailable)
     }
 
     // MARK: Event types
@@ -222,8 +233,9 @@ struct APIRoutes: Sendable {
         let user = try await guardian.userId(request)
         let since = try intQuery(request, "since", default: 0, range: 0...Int.max)
         let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
-        let body = try await store.changesPage(userId: user, since: Int64(since), limit: limit)
-        return JSONIO.raw(body, status: .ok)
+        let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit)
+        metrics.feedPage(page.count, newest: page.newestChangeAt, now: now())
+        return JSONIO.raw(page.body, status: .ok)
     }
 
     func latestCursor(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -14,6 +14,8 @@ struct RequestLogMiddleware: RouterMiddleware {
     let maxBodySize: Int
     /// Which methods each path has, so a wrong method is 405 with `Allow`, not 404.
     var methods = MethodTable([])
+    /// Where each answer is counted and timed, by route template.
+    var metrics: ServerMetrics?
 
     static let requestIdHeader = HTTPField.Name(APIPaths.requestIdHeader)!
 
@@ -57,6 +59,9 @@ struct RequestLogMiddleware: RouterMiddleware {
         }
         response.headers[Self.requestIdHeader] = context.requestId
         let elapsed = ContinuousClock.now - start
+        metrics?.request(
+            method: request.method.rawValue, route: methods.template(request.uri.path) ?? "unmatched",
+            status: Int(response.status.code), duration: elapsed)
         logger.info(
             "\(request.method) \(request.uri.path)",
             metadata: [
@@ -87,27 +92,37 @@ struct MethodTable: Sendable {
         self.routes = routes.map { ($0.0, $0.1.split(separator: "/")) }
     }
 
+    /// The route template that serves `path` (`/api/v1/events/{id}`): the metrics' `route` label,
+    /// whose values stay few whatever the paths clients send.
+    func template(_ path: String) -> String? {
+        best(path.split(separator: "/")).first.map { "/" + $0.segments.joined(separator: "/") }
+    }
+
     /// The methods of the route template that serves `path` (sorted; empty for no route). Like
     /// the router, a literal segment wins over a parameter: `/events/batch` is the batch route
     /// (POST only), never `/events/{id}`.
     func allowed(_ path: String) -> [String] {
-        let parts = path.split(separator: "/")
+        Set(best(path.split(separator: "/")).map(\.method)).sorted()
+    }
+
+    /// The routes of the most specific template matching `parts`: literal where the others have
+    /// a parameter, first difference first.
+    private func best(_ parts: [Substring]) -> [(method: String, segments: [Substring])] {
         func isParameter(_ segment: Substring) -> Bool { segment.hasPrefix("{") && segment.hasSuffix("}") }
         let matching = routes.filter { route in
             route.segments.count == parts.count
                 && zip(route.segments, parts).allSatisfy { template, part in isParameter(template) || template == part }
         }
-        // The most specific template: literal where the others have a parameter, first difference first.
         let specificity = { (segments: [Substring]) in segments.map { isParameter($0) ? "0" : "1" }.joined() }
         guard let best = matching.map({ specificity($0.segments) }).max() else { return [] }
-        return Set(matching.filter { specificity($0.segments) == best }.map(\.method)).sorted()
+        return matching.filter { specificity($0.segments) == best }
     }
 }
 
 /// Thrown after the connection was closed on purpose (fault injection).
 struct ConnectionDropped: Error {}
 
-/// Injects the configured faults into `/api/v1` and `/auth/v1` (not health or admin).
+/// Injects the configured faults into `/api/v1` and `/auth/v1` (not health, readiness, metrics or admin).
 struct FaultMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let faults: FaultInjector
@@ -117,7 +132,9 @@ struct FaultMiddleware: RouterMiddleware {
         next: (Request, ServerRequestContext) async throws -> Response
     ) async throws -> Response {
         let path = request.uri.path
-        guard path != APIPaths.health, !path.hasPrefix("/admin/") else { return try await next(request, context) }
+        guard ![APIPaths.health, APIPaths.ready, APIPaths.metrics].contains(path), !path.hasPrefix("/admin/") else {
+            return try await next(request, context)
+        }
         var cut = false
         for action in faults.actions() {
             switch action {

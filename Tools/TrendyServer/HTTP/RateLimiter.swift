@@ -21,13 +21,24 @@ final class RateLimiter: Sendable {
     let limit: RateLimit
     let buckets = Mutex<[String: Bucket]>([:])
     let now: @Sendable () -> Double
+    let rejected: @Sendable () -> Void
 
-    init(_ limit: RateLimit, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    init(
+        _ limit: RateLimit, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+        rejected: @escaping @Sendable () -> Void = {}
+    ) {
         self.limit = limit
         self.now = now
+        self.rejected = rejected
     }
 
     func check(_ key: String) -> Decision {
+        let decision = take(key)
+        if !decision.allowed { rejected() }
+        return decision
+    }
+
+    private func take(_ key: String) -> Decision {
         let l = limit
         let t = now()
         return buckets.withLock { all in

@@ -66,7 +66,7 @@ extension SQLiteServerStore {
 
     /// Implements `ServerStore.changesPage`: the body is written straight from SQLite's buffers
     /// (no row objects, no strings per column; entity JSON is stored ready to send).
-    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8] {
+    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
         try await db.read { db in
             let statement = try db.cachedStatement(
                 sql: """
@@ -79,6 +79,7 @@ extension SQLiteServerStore {
             var count = 0
             var last = since
             var hasMore = false
+            var newest: Double?
             let rows = try Row.fetchCursor(statement, arguments: [userId, since, limit + 1])
             while let row = try rows.next() {
                 guard count < limit else {
@@ -101,7 +102,9 @@ extension SQLiteServerStore {
                     WireText.appendString(text(index) ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
                 }
                 out.append(contentsOf: #","created_at":""#.utf8)
-                out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: row[4])).utf8)
+                let createdAt: Double = row[4]
+                newest = createdAt
+                out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: createdAt)).utf8)
                 out.append(contentsOf: #"","data":"#.utf8)
                 out.append(contentsOf: text(5) ?? UnsafeRawBufferPointer(start: nil, count: 0))
                 if sqlite3_column_type(sqlite, 5) == SQLITE_NULL { out.append(contentsOf: "null".utf8) }
@@ -111,7 +114,7 @@ extension SQLiteServerStore {
             out.append(contentsOf: String(last).utf8)
             out.append(contentsOf: #","has_more":"#.utf8)
             out.append(contentsOf: (hasMore ? "true}" : "false}").utf8)
-            return out
+            return FeedPage(body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)))
         }
     }
 

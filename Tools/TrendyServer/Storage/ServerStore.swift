@@ -145,6 +145,16 @@ public enum IdempotencyClaim: Sendable, Equatable {
     case busy
 }
 
+/// A `GET /changes` page: its body, and what the metrics record of it.
+public struct FeedPage: Sendable {
+    /// The JSON body.
+    public var body: [UInt8]
+    /// How many changes it carries.
+    public var count: Int
+    /// When the newest of them was written; nil for an empty page.
+    public var newestChangeAt: Date?
+}
+
 /// A stored response for idempotent replay.
 public struct StoredResponse: Sendable, Equatable {
     /// Hash of the request body that produced it.
@@ -252,7 +262,7 @@ public protocol ServerStore: Sendable {
     /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
     /// `next_cursor` and `has_more`. Written by the store from the stored JSON, so serving the
     /// feed decodes and re-encodes nothing (the feed is the hottest read).
-    func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8]
+    func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage
     /// The newest cursor of the user's feed (0 when empty).
     func latestCursor(userId: String) async throws -> Int64
     /// Counts and the newest cursor.

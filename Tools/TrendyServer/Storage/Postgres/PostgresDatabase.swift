@@ -192,9 +192,21 @@ final class PostgresDatabase: Sendable {
         }
     }
 
-    /// Whether the database answers (readiness).
-    func ping() async -> Bool {
-        (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
+    /// Whether the database answers within `patience` (readiness): a database that hangs or
+    /// refuses new connections makes the instance not ready, instead of a check that waits.
+    func ping(patience: Duration = .seconds(2)) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
+            }
+            group.addTask {
+                try? await Task.sleep(for: patience)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 }
 

@@ -64,7 +64,7 @@ extension PostgresServerStore {
 
     /// Implements `ServerStore.changesPage`: the body is written from the rows' bytes (entity
     /// JSON is stored ready to send), as the SQLite store does.
-    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> [UInt8] {
+    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
         let rows = try await database.read { s in
             try await s.all(
                 """
@@ -99,7 +99,9 @@ extension PostgresServerStore {
         out.append(contentsOf: String(last).utf8)
         out.append(contentsOf: #","has_more":"#.utf8)
         out.append(contentsOf: (rows.count > limit ? "true}" : "false}").utf8)
-        return out
+        let page = rows.prefix(limit)
+        return FeedPage(
+            body: out, count: page.count, newestChangeAt: page.last.map { Date(timeIntervalSince1970: $0.4) })
     }
 
     /// Implements `ServerStore.latestCursor`.
