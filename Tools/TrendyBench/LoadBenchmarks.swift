@@ -8,25 +8,55 @@ import TrendyModels
 import TrendySync
 import TrendySyncLive
 
-/// The dev server under many clients at once (server in its own process): each client has its
+/// The server under many clients at once (servers in their own processes): each client has its
 /// own account, local database and sync engine, and all push their events and pull at the same
 /// time; then all read the change feed at once, for request latencies. Any non-ok pass or wrong
-/// count is an error.
+/// count is an error. On PostgreSQL the same load runs against 1 and against 2 instances
+/// sharing the database (clients spread over them), in one run.
 enum LoadBenchmarks {
-    static func run(smoke: Bool, clients: Int?) async throws -> [BenchResult] {
+    static func run(smoke: Bool, clients: Int?, stores: [BenchStore], instances: [Int]?) async throws
+        -> [BenchResult]
+    {
         guard let binary = SyncBenchmarks.serverBinary() else {
             print("load: skipped — build the trendy-server product next to trendy-bench first")
             return []
         }
+        var results: [BenchResult] = []
+        for store in stores {
+            var throughput: [Int: Double] = [:]
+            for count in store.isSQLite ? [1] : (instances ?? [1, 2]) {
+                let measured = try await run(
+                    smoke: smoke, clients: clients, store: store, instances: count, binary: binary)
+                throughput[count] = measured.first?.value
+                results += measured
+            }
+            if let one = throughput[1], let two = throughput[2] {
+                results.append(
+                    BenchResult(
+                        suite: "load", name: "\(store) 2 instances vs 1 (same run)", value: two / one, unit: "×",
+                        baseline: nil, ratio: nil, target: "≥ 1", met: two / one >= 1))
+            }
+        }
+        return results
+    }
+
+    static func run(smoke: Bool, clients: Int?, store: BenchStore, instances: Int, binary: URL) async throws
+        -> [BenchResult]
+    {
         let n = clients ?? (smoke ? 5 : 50)
         let perClient = smoke ? 50 : 1_000
         let dir = BenchHarness.temporaryDirectory("load")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (process, url) = try SyncBenchmarks.spawnServer(binary, db: dir.appendingPathComponent("server.sqlite"))
+        let place = store.fresh(in: dir, name: "server")
+        var servers: [(process: Process, url: URL)] = []
         defer {
-            process.terminate()
-            process.waitUntilExit()
+            for server in servers {
+                server.process.terminate()
+                server.process.waitUntilExit()
+            }
         }
+        for _ in 0..<instances { servers.append(try SyncBenchmarks.spawnServer(binary, database: place.arguments)) }
+        let label = "\(store) \(instances) instance\(instances == 1 ? "" : "s")"
         return try await BenchHarness.withHTTPClient { http in
             let logger = LogSystem.disabled().logger(.sync)
 
@@ -37,6 +67,7 @@ enum LoadBenchmarks {
             }
             var built: [Client] = []
             for i in 0..<n {
+                let url = servers[i % servers.count].url
                 let session = try await ServerBenchmarks.signUp(http, url)
                 let api = LiveTrendyAPIClient(
                     configuration: .init(baseURL: url, budget: NetworkBudget(request: .seconds(120))), http: http,
@@ -90,17 +121,18 @@ enum LoadBenchmarks {
             }
             return [
                 BenchResult(
-                    suite: "load", name: "\(n)_clients_sync_\(perClient)_events_each (\(failures) failed passes)",
+                    suite: "load",
+                    name: "\(label): \(n)_clients_sync_\(perClient)_events_each (\(failures) failed passes)",
                     value: throughput, unit: "events/s", baseline: nil, ratio: nil, target: "no errors; report",
                     met: failures == 0),
                 BenchResult(
-                    suite: "load", name: "\(n)_clients_pass_duration_p99",
+                    suite: "load", name: "\(label): \(n)_clients_pass_duration_p99",
                     value: BenchHarness.percentile(passes.map(\.0), 99),
                     unit: "s", baseline: BenchHarness.median(passes.map(\.0)), ratio: nil,
                     target: "report (baseline: median)",
                     met: nil),
                 BenchResult(
-                    suite: "load", name: "\(n)_clients_feed_page_latency_p99",
+                    suite: "load", name: "\(label): \(n)_clients_feed_page_latency_p99",
                     value: BenchHarness.percentile(latencies, 99),
                     unit: "ms", baseline: BenchHarness.median(latencies), ratio: nil,
                     target: "report (baseline: median)",

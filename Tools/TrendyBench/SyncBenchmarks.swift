@@ -31,12 +31,16 @@ enum SyncBenchmarks {
 
     /// Starts `trendy-server` as a child process and waits for its "listening on" line.
     static func spawnServer(_ binary: URL, db: URL) throws -> (Process, URL) {
+        try spawnServer(binary, database: ["--db", db.path])
+    }
+
+    /// Starts `trendy-server` with `database` (`--db FILE` or `--database URL`).
+    static func spawnServer(_ binary: URL, database: [String]) throws -> (Process, URL) {
         let process = Process()
         process.executableURL = binary
-        process.arguments = [
-            "--port", "0", "--db", db.path, "--bcrypt-cost", "4", "--api-burst", "1000000", "--api-rate", "1000000",
-            "--auth-burst", "1000", "--log-level", "error",
-        ]
+        process.arguments =
+            ["--port", "0", "--bcrypt-cost", "4", "--api-burst", "1000000", "--api-rate", "1000000"]
+            + ["--auth-burst", "1000", "--log-level", "error"] + database
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

@@ -22,6 +22,18 @@ struct TrendyBench: AsyncParsableCommand {
     @Option(help: "Load: simultaneous clients (default 50).")
     var clients: Int?
 
+    @Option(help: "Server/load: sqlite, postgres or both (default: both when a PostgreSQL database is known).")
+    var store: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Server/load: a PostgreSQL database (postgres://…); each run uses a fresh schema.",
+            discussion: "Default: TRENDY_BENCH_DATABASE_URL, else TRENDY_TEST_DATABASE_URL."))
+    var database: String?
+
+    @Option(help: "Load on PostgreSQL: instance counts to compare, comma-separated (default 1,2).")
+    var instances: String?
+
     @Option(help: "Sync/launch: events in the big store (default 1,000,000); push/pull use at most 20,000.")
     var size: Int?
 
@@ -37,13 +49,22 @@ struct TrendyBench: AsyncParsableCommand {
 
     func run() async throws {
         let chosen = selected.isEmpty ? Self.suites : selected
+        let stores = try BenchStore.chosen(store, database: database)
+        let counts = try instances.map { text in
+            try text.split(separator: ",").map { part in
+                guard let n = Int(part), (1...8).contains(n) else {
+                    throw ValidationError("--instances: counts of 1 to 8, comma-separated")
+                }
+                return n
+            }
+        }
         var results: [BenchResult] = []
         for suite in chosen {
             var r: [BenchResult]
             switch suite {
             case "logging": r = LoggingBenchmarks.run(smoke: smoke)
             case "auth": r = AuthBenchmarks.run(smoke: smoke)
-            case "server": r = try await ServerBenchmarks.run(smoke: smoke)
+            case "server": r = try await ServerBenchmarks.run(smoke: smoke, stores: stores)
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             case "updates": r = try await UpdateBenchmarks.run(smoke: smoke)
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
@@ -51,7 +72,8 @@ struct TrendyBench: AsyncParsableCommand {
             case "offline": r = try await OfflineBenchmarks.run(smoke: smoke)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
-            case "load": r = try await LoadBenchmarks.run(smoke: smoke, clients: clients)
+            case "load":
+                r = try await LoadBenchmarks.run(smoke: smoke, clients: clients, stores: stores, instances: counts)
             default: r = []
             }
             if smoke {

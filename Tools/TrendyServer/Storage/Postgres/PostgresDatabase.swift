@@ -134,7 +134,13 @@ final class PostgresDatabase: Sendable {
                         try await session.run("COMMIT")
                         return value
                     } catch {
-                        _ = try? await session.run("ROLLBACK")
+                        do {
+                            try await session.run("ROLLBACK")
+                        } catch {
+                            // A connection whose transaction state is unknown must not go back to
+                            // the pool for the next request: closed, the pool opens another.
+                            try? await session.connection.close()
+                        }
                         throw error
                     }
                 }

@@ -78,6 +78,21 @@ public struct PostgresLocation: Sendable, Equatable {
         "postgres://\(user)\(password == nil ? "" : ":***")@\(host):\(port)/\(database)?schema=\(schema)"
     }
 
+    /// The URL again, password included (for a child process's `--database`).
+    public var url: String {
+        var parts = URLComponents()
+        parts.scheme = "postgres"
+        parts.user = user
+        parts.password = password
+        parts.host = host
+        parts.port = port
+        parts.path = "/" + database
+        parts.queryItems = [
+            URLQueryItem(name: "sslmode", value: tls.rawValue), URLQueryItem(name: "schema", value: schema),
+        ]
+        return parts.string ?? redacted
+    }
+
     /// The same database with the tables in another schema.
     public func inSchema(_ name: String) -> PostgresLocation {
         var copy = self
