@@ -23,18 +23,22 @@ enum LoadBenchmarks {
         }
         var results: [BenchResult] = []
         for store in stores {
-            var throughput: [Int: Double] = [:]
+            // Counts may repeat (`1,2,1,2`): the comparison is of the medians, so a noisy moment
+            // of the shared machine counts once.
+            var throughput: [Int: [Double]] = [:]
             for count in store.isSQLite ? [1] : (instances ?? [1, 2]) {
                 let measured = try await run(
                     smoke: smoke, clients: clients, store: store, instances: count, binary: binary)
-                throughput[count] = measured.first?.value
+                throughput[count, default: []] += measured.first.map { [$0.value] } ?? []
                 results += measured
             }
-            if let one = throughput[1], let two = throughput[2] {
+            if let one = throughput[1].map(BenchHarness.median), let two = throughput[2].map(BenchHarness.median) {
+                let runs = throughput[2]?.count ?? 0
                 results.append(
                     BenchResult(
-                        suite: "load", name: "\(store) 2 instances vs 1 (same run)", value: two / one, unit: "×",
-                        baseline: nil, ratio: nil, target: "≥ 1", met: two / one >= 1))
+                        suite: "load", name: "\(store) 2 instances vs 1 (same run, median of \(runs))",
+                        value: two / one,
+                        unit: "×", baseline: nil, ratio: nil, target: "≥ 1", met: two / one >= 1))
             }
         }
         return results

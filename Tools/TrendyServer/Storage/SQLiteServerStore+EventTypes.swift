@@ -85,16 +85,11 @@ extension SQLiteServerStore {
                     try Self.missing(
                         db, userId: userId, entity: .eventType, id: id, what: "event type", patch: patch, base: base,
                         now: now
-                    ) { body in
-                        // Checked like any edit: what a conflict keeps can be restored.
-                        var last = try Self.decode(Timestamped<EventType>.self, body)
-                        last.value = try Self.valid(update.apply(to: last.value))
-                        return try Self.encode(last)
-                    })
+                    ) { body in try StoreRules.edit(body, with: update) })
             }
             let conflicts = try Self.fieldConflicts(
                 db, entity: .eventType, id: id,
-                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                current: { try StoreRules.fields(of: stored.value, as: EventTypeUpdate.self) }, patch: patch,
                 base: base,
                 now: now)
             let updated = try Self.valid(update.apply(to: stored.value))
@@ -124,7 +119,7 @@ extension SQLiteServerStore {
             }
             try Self.recordDeletion(
                 db, userId: userId, entity: .eventType, id: id,
-                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: storedType.value)) },
+                current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
                 body: try Self.encode(storedType), base: base, now: now)
             let events = try Row.fetchAll(
                 db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])

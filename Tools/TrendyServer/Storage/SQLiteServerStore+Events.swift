@@ -179,7 +179,7 @@ extension SQLiteServerStore {
                     })
             }
             let conflicts = try Self.fieldConflicts(
-                db, entity: .event, id: id, current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
+                db, entity: .event, id: id, current: { try StoreRules.fields(of: stored.value, as: EventUpdate.self) },
                 patch: patch, base: base, now: now)
             let updated = try Self.edited(db, userId: userId, stored.value, update)
             if updated.eventTypeId != stored.value.eventTypeId,
@@ -218,7 +218,7 @@ extension SQLiteServerStore {
             if let stored = try Self.fetchEvent(db, userId: userId, id: id) {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .event, id: id,
-                    current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
+                    current: { try StoreRules.fields(of: stored.value, as: EventUpdate.self) },
                     body: try Self.encode(stored),
                     base: base, now: now)
             }

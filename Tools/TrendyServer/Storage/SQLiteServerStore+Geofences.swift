@@ -13,13 +13,10 @@ extension SQLiteServerStore {
     }
 
     static func checkTypes(_ db: Database, userId: String, _ g: Geofence) throws {
-        var issues: [FieldIssue] = []
-        for (field, typeId) in [("event_type_entry_id", g.entryEventTypeId), ("event_type_exit_id", g.exitEventTypeId)]
-        {
-            if let typeId, try fetchEventType(db, userId: userId, id: typeId.description) == nil {
-                issues.append(FieldIssue(field: field, reason: "no such event type"))
-            }
+        let known = try [g.entryEventTypeId, g.exitEventTypeId].compactMap { $0?.description }.filter {
+            try fetchEventType(db, userId: userId, id: $0) != nil
         }
+        let issues = StoreRules.typeIssues(g, known: Set(known))
         if !issues.isEmpty { throw StoreError.validation(issues) }
     }
 
@@ -87,16 +84,11 @@ extension SQLiteServerStore {
                     try Self.missing(
                         db, userId: userId, entity: .geofence, id: id, what: "geofence", patch: patch, base: base,
                         now: now
-                    ) { body in
-                        // Checked like any edit: what a conflict keeps can be restored.
-                        var last = try Self.decode(Timestamped<Geofence>.self, body)
-                        last.value = try Self.valid(update.apply(to: last.value))
-                        return try Self.encode(last)
-                    })
+                    ) { body in try StoreRules.edit(body, with: update) })
             }
             let conflicts = try Self.fieldConflicts(
                 db, entity: .geofence, id: id,
-                current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) }, patch: patch,
                 base: base,
                 now: now)
             let updated = try Self.valid(update.apply(to: stored.value))
@@ -122,7 +114,7 @@ extension SQLiteServerStore {
             if let stored = try Self.fetchGeofence(db, userId: userId, id: id) {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .geofence, id: id,
-                    current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) },
+                    current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) },
                     body: try Self.encode(stored), base: base, now: now)
             }
             try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])

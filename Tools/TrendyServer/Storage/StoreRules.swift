@@ -123,6 +123,31 @@ enum StoreRules {
         return try encode(geofence)
     }
 
+    /// An entity's stored JSON with `update` laid over it, checked like any edit: what a conflict
+    /// keeps of an edit of a deleted entity can be restored.
+    static func edit<Patch: EntityPatch>(_ body: String, with update: Patch) throws -> String
+    where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        var last = try decode(Timestamped<Patch.Entity>.self, body)
+        last.value = try valid(update.apply(to: last.value))
+        return try encode(last)
+    }
+
+    /// Every field of `entity` as a patch object: what conflict detection compares an incoming
+    /// patch with.
+    static func fields<Patch: EntityPatch>(of entity: Patch.Entity, as patch: Patch.Type) throws -> [String: Any] {
+        try FieldPatch.object(Patch(everyFieldOf: entity))
+    }
+
+    /// The issues of a geofence whose entry or exit type is not among `known` (the user's types
+    /// of the two it names).
+    static func typeIssues(_ g: Geofence, known: Set<String>) -> [FieldIssue] {
+        [("event_type_entry_id", g.entryEventTypeId), ("event_type_exit_id", g.exitEventTypeId)].compactMap {
+            field, typeId in
+            guard let typeId, !known.contains(typeId.description) else { return nil }
+            return FieldIssue(field: field, reason: "no such event type")
+        }
+    }
+
     /// Whether an event type re-posted with the same id is the one stored (an idempotent retry)
     /// rather than another type under a taken id.
     static func sameEventType(_ stored: EventType, _ posted: EventType) -> Bool {

@@ -88,16 +88,11 @@ extension PostgresServerStore {
                     try await Self.missing(
                         s, userId: userId, entity: .eventType, id: id, what: "event type", patch: patch, base: base,
                         now: now
-                    ) { body in
-                        // Checked like any edit: what a conflict keeps can be restored.
-                        var last = try StoreRules.decode(Timestamped<EventType>.self, body)
-                        last.value = try StoreRules.valid(update.apply(to: last.value))
-                        return try StoreRules.encode(last)
-                    })
+                    ) { body in try StoreRules.edit(body, with: update) })
             }
             let conflicts = try await Self.fieldConflicts(
                 s, entity: .eventType, id: id,
-                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                current: { try StoreRules.fields(of: stored.value, as: EventTypeUpdate.self) }, patch: patch,
                 base: base, now: now)
             let updated = try StoreRules.valid(update.apply(to: stored.value))
             if try await Self.nameTaken(s, userId: userId, name: updated.name, except: id) {
@@ -128,7 +123,7 @@ extension PostgresServerStore {
             }
             try await Self.recordDeletion(
                 s, userId: userId, entity: .eventType, id: id,
-                current: { try FieldPatch.object(EventTypeUpdate(everyFieldOf: storedType.value)) },
+                current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
                 body: try StoreRules.encode(storedType), base: base, now: now)
             let events = try await s.all(
                 "SELECT id, body FROM events WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id",

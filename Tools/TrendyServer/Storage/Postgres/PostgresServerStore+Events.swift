@@ -288,7 +288,7 @@ extension PostgresServerStore {
                     })
             }
             let conflicts = try await Self.fieldConflicts(
-                s, entity: .event, id: id, current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
+                s, entity: .event, id: id, current: { try StoreRules.fields(of: stored.value, as: EventUpdate.self) },
                 patch: patch, base: base, now: now)
             let updated = try await Self.edited(s, userId: userId, stored.value, update)
             if updated.eventTypeId != stored.value.eventTypeId,
@@ -327,7 +327,7 @@ extension PostgresServerStore {
             }
             try await Self.recordDeletion(
                 s, userId: userId, entity: .event, id: id,
-                current: { try FieldPatch.object(EventUpdate(everyFieldOf: stored.value)) },
+                current: { try StoreRules.fields(of: stored.value, as: EventUpdate.self) },
                 body: try StoreRules.encode(stored), base: base, now: now)
             try await s.run("DELETE FROM events WHERE id = \(id) AND user_id = \(userId)")
             try await Self.appendChange(

@@ -12,13 +12,11 @@ extension PostgresServerStore {
     }
 
     static func checkTypes(_ s: PostgresSession, userId: String, _ g: Geofence) async throws {
-        var issues: [FieldIssue] = []
-        for (field, typeId) in [("event_type_entry_id", g.entryEventTypeId), ("event_type_exit_id", g.exitEventTypeId)]
-        {
-            if let typeId, try await fetchEventType(s, userId: userId, id: typeId.description) == nil {
-                issues.append(FieldIssue(field: field, reason: "no such event type"))
-            }
-        }
+        let named = [g.entryEventTypeId, g.exitEventTypeId].compactMap { $0?.description }
+        guard !named.isEmpty else { return }
+        let known = try await s.column(
+            "SELECT id FROM event_types WHERE user_id = \(userId) AND id = ANY(\(named)::text[])", as: String.self)
+        let issues = StoreRules.typeIssues(g, known: Set(known))
         if !issues.isEmpty { throw StoreError.validation(issues) }
     }
 
@@ -86,16 +84,11 @@ extension PostgresServerStore {
                     try await Self.missing(
                         s, userId: userId, entity: .geofence, id: id, what: "geofence", patch: patch, base: base,
                         now: now
-                    ) { body in
-                        // Checked like any edit: what a conflict keeps can be restored.
-                        var last = try StoreRules.decode(Timestamped<Geofence>.self, body)
-                        last.value = try StoreRules.valid(update.apply(to: last.value))
-                        return try StoreRules.encode(last)
-                    })
+                    ) { body in try StoreRules.edit(body, with: update) })
             }
             let conflicts = try await Self.fieldConflicts(
                 s, entity: .geofence, id: id,
-                current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) }, patch: patch,
+                current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) }, patch: patch,
                 base: base, now: now)
             let updated = try StoreRules.valid(update.apply(to: stored.value))
             try await Self.checkTypes(s, userId: userId, updated)
@@ -124,7 +117,7 @@ extension PostgresServerStore {
             }
             try await Self.recordDeletion(
                 s, userId: userId, entity: .geofence, id: id,
-                current: { try FieldPatch.object(GeofenceUpdate(everyFieldOf: stored.value)) },
+                current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) },
                 body: try StoreRules.encode(stored), base: base, now: now)
             try await s.run("DELETE FROM geofences WHERE id = \(id) AND user_id = \(userId)")
             try await Self.appendChange(
