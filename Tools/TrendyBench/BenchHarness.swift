@@ -142,7 +142,8 @@ struct CPUSnapshot {
 
     private static let ticks = 100.0  // USER_HZ: /proc reports clock ticks of 1/100 s
 
-    private static func processSeconds(_ pid: String) -> Double {
+    /// CPU seconds used so far by the process `pid` ("self" for this one).
+    static func processSeconds(_ pid: String) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return 0 }
@@ -150,6 +151,26 @@ struct CPUSnapshot {
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / ticks
+    }
+
+    /// CPU seconds used so far by every process whose name is `name` (PostgreSQL's backends).
+    static func seconds(ofProcessesNamed name: String) -> Double {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.filter { $0.allSatisfy(\.isNumber) }.reduce(0) { sum, pid in
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name ? sum + processSeconds(pid) : sum
+        }
+    }
+
+    /// The machine's busy CPU seconds so far (all but idle and iowait) and its cores.
+    static func machineBusy() -> (busy: Double, cores: Int) {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return (0, 1) }
+        let lines = text.split(separator: "\n")
+        let cores = lines.filter { $0.hasPrefix("cpu") && !$0.hasPrefix("cpu ") }.count
+        guard let line = lines.first, line.hasPrefix("cpu ") else { return (0, max(1, cores)) }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard values.count >= 8 else { return (0, max(1, cores)) }
+        return ((values.prefix(8).reduce(0, +) - values[3] - values[4]) / ticks, max(1, cores))
     }
 
     private static func machine() -> (steal: Double, total: Double) {

@@ -91,7 +91,15 @@ enum LoadBenchmarks {
             }
             let clientsList = built
 
-            // Everyone syncs at once.
+            // Everyone syncs at once; where the CPU goes meanwhile says what limits the figure.
+            let serverPids = servers.map { String($0.process.processIdentifier) }
+            func cpu() -> [Double] {
+                [
+                    CPUSnapshot.processSeconds("self"), serverPids.reduce(0) { $0 + CPUSnapshot.processSeconds($1) },
+                    CPUSnapshot.seconds(ofProcessesNamed: "postgres"), CPUSnapshot.machineBusy().busy,
+                ]
+            }
+            let cpuBefore = cpu()
             let clock = ContinuousClock()
             let t0 = clock.now
             let passes = await withTaskGroup(of: (Double, SyncOutcome, Int).self) { group in
@@ -105,6 +113,8 @@ enum LoadBenchmarks {
                 return await group.reduce(into: [(Double, SyncOutcome, Int)]()) { $0.append($1) }
             }
             let wall = BenchHarness.seconds(clock.now - t0)
+            let used = zip(cpu(), cpuBefore).map { ($0 - $1) / wall }
+            let cores = CPUSnapshot.machineBusy().cores
             let failures = passes.filter { $0.1 != .ok || $0.2 != perClient + 1 }.count
             let throughput = Double(n * perClient) / wall
 
@@ -129,6 +139,12 @@ enum LoadBenchmarks {
                     name: "\(label): \(n)_clients_sync_\(perClient)_events_each (\(failures) failed passes)",
                     value: throughput, unit: "events/s", baseline: nil, ratio: nil, target: "no errors; report",
                     met: failures == 0),
+                BenchResult(
+                    suite: "load",
+                    name: String(
+                        format: "%@: cores busy during the sync (clients %.2f, servers %.2f, PostgreSQL %.2f)", label,
+                        used[0], used[1], used[2]),
+                    value: used[3], unit: "of \(cores) cores", baseline: nil, ratio: nil, target: "report", met: nil),
                 BenchResult(
                     suite: "load", name: "\(label): \(n)_clients_pass_duration_p99",
                     value: BenchHarness.percentile(passes.map(\.0), 99),
