@@ -66,11 +66,13 @@ extension PostgresServerStore {
     /// JSON is stored ready to send), as the SQLite store does.
     public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
         let rows = try await database.read { s in
-            try await s.all(
-                """
-                SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
-                WHERE user_id = \(userId) AND seq > \(since) ORDER BY seq LIMIT \(limit + 1)
-                """, as: (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?).self)
+            var rows: [FeedPageStatement.Row] = []
+            for try await row in try await s.connection.execute(
+                FeedPageStatement(userId: userId, since: since, limit: Int64(limit) + 1), logger: s.logger)
+            {
+                rows.append(row)
+            }
+            return rows
         }
         var out: [UInt8] = []
         out.reserveCapacity(min(rows.count, limit) * 480 + 64)
@@ -134,4 +136,29 @@ extension PostgresServerStore {
                 lastChangeAt: at.map(Date.init(timeIntervalSince1970:)))
         }
     }
+}
+
+/// The feed page query as a named prepared statement: the hottest read is parsed and planned
+/// once per connection, then only bound and run.
+struct FeedPageStatement: PostgresPreparedStatement {
+    static let name = "trendy_feed_page_v1"
+    static let sql = """
+        SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
+        WHERE user_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+        """
+    typealias Row = (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?)
+
+    var userId: String
+    var since: Int64
+    var limit: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(userId)
+        bindings.append(since)
+        bindings.append(limit)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }

@@ -45,13 +45,12 @@ public final class PostgresServerStore: ServerStore {
         _ s: PostgresSession, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation,
         data: String?, now: Date
     ) async throws -> Int64 {
-        let cursor = try await s.value(
-            """
-            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
-            VALUES (\(userId), (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = \(userId)),
-            \(entity.rawValue), \(id), \(operation.rawValue), \(data), \(now.timeIntervalSince1970))
-            RETURNING seq
-            """, as: Int64.self)
+        let statement = AppendChangeStatement(
+            userId: userId, entity: entity.rawValue, id: id, operation: operation.rawValue, data: data,
+            createdAt: now.timeIntervalSince1970)
+        var cursor: Int64?
+        // Read to the end (the statement's completion), so the connection is ready for the next one.
+        for try await row in try await s.connection.execute(statement, logger: s.logger) { cursor = row }
         guard let cursor else { throw StoreError.conflict("the change feed did not number a change") }
         return cursor
     }
@@ -383,6 +382,37 @@ public final class PostgresServerStore: ServerStore {
                 """)
         }
     }
+}
+
+/// Appending one change (every single-entity write does) as a named prepared statement.
+struct AppendChangeStatement: PostgresPreparedStatement {
+    static let name = "trendy_append_change_v1"
+    static let sql = """
+        INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
+        VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = $1), $2, $3, $4, $5, $6)
+        RETURNING seq
+        """
+    typealias Row = Int64
+
+    var userId: String
+    var entity: String
+    var id: String
+    var operation: String
+    var data: String?
+    var createdAt: Double
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(userId)
+        bindings.append(entity)
+        bindings.append(id)
+        bindings.append(operation)
+        bindings.append(data)
+        bindings.append(createdAt)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Int64.self) }
 }
 
 /// The PostgreSQL store could not start: the database is unreachable, refuses the role, or the
