@@ -91,10 +91,40 @@ final class PostgresDatabase: Sendable {
     /// Connections leased right now (pool usage).
     var leased: Int { leases.withLock { $0 } }
 
-    /// Stops the pool (running queries end first).
+    /// Stops the pool: running queries end first, but a pool that cannot finish (a connection
+    /// attempt to a database that stopped answering) is left behind after 5 s rather than holding
+    /// the server's shutdown forever.
     func close() async {
         runner.cancel()
-        await runner.value
+        let runner = self.runner
+        let finished = await Self.within(.seconds(5), otherwise: false) {
+            await runner.value
+            return true
+        }
+        if !finished { logger.warning("The database pool did not close within 5 s; left behind") }
+    }
+
+    /// `operation`'s answer if it comes within `limit`, else `fallback` at once — without waiting
+    /// for the operation to notice its cancellation (a task group would wait for it).
+    static func within<T: Sendable>(
+        _ limit: Duration, otherwise fallback: T, _ operation: @escaping @Sendable () async -> T
+    ) async -> T {
+        let answered = Mutex(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            let resume: @Sendable (T) -> Bool = { value in
+                let first = answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: value) }
+                return first
+            }
+            let work = Task { _ = resume(await operation()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                if resume(fallback) { work.cancel() }
+            }
+        }
     }
 
     /// Runs `body` on a leased connection, outside a transaction (each statement sees what is
@@ -201,17 +231,8 @@ final class PostgresDatabase: Sendable {
     /// Whether the database answers within `patience` (readiness): a database that hangs or
     /// refuses new connections makes the instance not ready, instead of a check that waits.
     func ping(patience: Duration = .seconds(2)) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { [self] in
-                (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
-            }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        await Self.within(patience, otherwise: false) { [self] in
+            (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
         }
     }
 }
