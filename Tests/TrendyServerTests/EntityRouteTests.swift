@@ -51,6 +51,35 @@ struct EntityRouteTests {
         }
     }
 
+    /// Type names are unique ignoring ASCII case only (SQLite's `NOCASE`), on every store and in
+    /// either order: PostgreSQL once folded `É` to `é` in the name being checked but not in the
+    /// stored one, so `émile` then `Émile` was 409 while `Ölfass` then `ölfass` was 201 (found by
+    /// an outside tester comparing the stores).
+    @Test func typeNamesIgnoreASCIICaseOnlyInEitherOrder() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
+            for (first, second) in [("émile", "Émile"), ("Ölfass", "ölfass"), ("izmit", "İzmit"), ("İzmir", "izmir")] {
+                for name in [first, second] {
+                    let created = try await h.raw(
+                        .POST, "/api/v1/event-types", body: #"{"name":"\#(name)"}"#, headers: auth)
+                    #expect(created.status == 201, "\(name) after \(first): \(created.status)")
+                }
+            }
+            // ASCII letters do fold: ÉMILE is Émile, éMILE is émile.
+            for name in ["ÉMILE", "éMILE"] {
+                let taken = try await h.raw(.POST, "/api/v1/event-types", body: #"{"name":"\#(name)"}"#, headers: auth)
+                #expect(taken.status == 409, "\(name)")
+            }
+            // A rename is checked the same way.
+            _ = try await h.makeType(api, "ärger")
+            let other = try await h.makeType(api, "Other")
+            let renamed = try await api.updateEventType(
+                id: other.id, EventTypeUpdate(name: "Ärger"), idempotencyKey: nil)
+            #expect(renamed.value.name == "Ärger")
+        }
+    }
+
     @Test func deletingATypeDeletesItsEventsAndClearsGeofences() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()

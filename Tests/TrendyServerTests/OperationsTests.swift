@@ -134,6 +134,8 @@ struct OperationsTests {
         let url = try #require(parts.string)
         try await RunningTestServer.with(.testing { $0.databaseURL = url }) { test in
             #expect(try await test.raw(.GET, "/api/v1/ready").status == 200)
+            let session = try await test.signUp()
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
             try await admin.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) NOLOGIN"))
             try await admin.query(
                 PostgresQuery(
@@ -144,6 +146,20 @@ struct OperationsTests {
             #expect(answer.json["database"] as? String == "unreachable")
             let metrics = String(decoding: try await test.raw(.GET, "/metrics").body, as: UTF8.self)
             #expect(Self.sample(metrics, "trendy_database_up") == 0)
+            // Requests fail at once with 503 and Retry-After (the client retries), not after the
+            // pool's minute of reconnecting with a 500; auth answers in GoTrue's shape.
+            let clock = ContinuousClock()
+            let start = clock.now
+            let api = try await test.raw(.GET, "/api/v1/me/sync", headers: auth)
+            #expect(api.status == 503)
+            #expect(api.json["code"] as? String == ProblemCode.unavailable)
+            #expect(api.headers.first(name: "Retry-After") == "1")
+            let login = try await test.raw(
+                .POST, "/auth/v1/token?grant_type=password",
+                body: #"{"email":"\#(session.user.email)","password":"password-1"}"#)
+            #expect(login.status == 503)
+            #expect(login.json["error_code"] as? String != nil || login.json["code"] != nil)
+            #expect(clock.now - start < .seconds(15), "both answered within the lease timeout")
             try await admin.query(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) LOGIN"))
             let back = try await Self.eventually { try await test.raw(.GET, "/api/v1/ready").status == 200 }
             #expect(back)

@@ -60,6 +60,12 @@ struct ProblemError: Error, HTTPResponseError {
             return ProblemError(
                 410, ProblemCode.gone, "Gone",
                 detail: "The \(what) was deleted; the change is kept as a conflict (see the change feed).")
+        case .unavailable:
+            // The reason is for the server's log; the client learns only to retry.
+            return ProblemError(
+                503, ProblemCode.unavailable, "Service unavailable",
+                detail: "The database does not answer right now; nothing was changed. Retry shortly.",
+                headers: [.retryAfter: "1"])
         }
     }
 }

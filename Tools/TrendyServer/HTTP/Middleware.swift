@@ -30,7 +30,18 @@ struct RequestLogMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
-            response = try await next(request, context)
+            do {
+                response = try await next(request, context)
+            } catch let error as StoreError {
+                // A store error no route turned into an answer (the database is unavailable,
+                // say): answered like the routes answer it, never as a 500.
+                if case .unavailable(let reason) = error {
+                    logger.warning(
+                        "Database unavailable",
+                        metadata: ["request_id": .string(context.requestId), "reason": "\(reason)"])
+                }
+                throw ProblemError.from(error)
+            }
         } catch let error as any HTTPResponseError {
             // A path that exists with other methods is 405 with `Allow` (Hummingbird says 404).
             let allow = (error as? HTTPError)?.status.code == 404 ? methods.allowed(request.uri.path) : []

@@ -122,7 +122,8 @@ extension SQLiteServerStore {
                 current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
                 body: try Self.encode(storedType), base: base, now: now)
             let events = try Row.fetchAll(
-                db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
+                db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ? ORDER BY id",
+                arguments: [userId, id])
             for row in events {
                 // Each event goes with the type: edits of it its deleting device had not seen,
                 // or that arrive later, are kept as conflicts like a direct delete's.
@@ -140,7 +141,7 @@ extension SQLiteServerStore {
             try db.execute(sql: "DELETE FROM events WHERE user_id = ? AND event_type_id = ?", arguments: [userId, id])
             // Geofences that pointed at the type lose the reference (and say so in the feed).
             for row in try Row.fetchAll(
-                db, sql: "SELECT id, body FROM geofences WHERE user_id = ?", arguments: [userId])
+                db, sql: "SELECT id, body FROM geofences WHERE user_id = ? ORDER BY id", arguments: [userId])
             {
                 guard let body = try StoreRules.geofence(row["body"], clearing: id, now: now) else { continue }
                 try db.execute(

@@ -71,6 +71,9 @@ public enum StoreError: Error, Sendable, Equatable {
     case emailTaken
     /// The entity was deleted (an edit of it is kept as a conflict).
     case gone(String)
+    /// The database does not answer now (503: retry shortly; nothing was changed, or the
+    /// transaction was rolled back).
+    case unavailable(String)
 }
 
 /// The outcome of creating one event.

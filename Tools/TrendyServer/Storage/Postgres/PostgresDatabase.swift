@@ -130,12 +130,55 @@ final class PostgresDatabase: Sendable {
     /// Runs `body` on a leased connection, outside a transaction (each statement sees what is
     /// committed when it starts).
     @discardableResult
+    ///
+    /// A connection must come within `leaseTimeout`; a database that is down or saturated makes
+    /// the request fail at once with ``StoreError/unavailable(_:)`` (503), and so does a connection
+    /// lost in the middle, instead of requests that wait on the pool's reconnection attempts.
     func read<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
         leases.withLock { $0 += 1 }
         defer { leases.withLock { $0 -= 1 } }
-        return try await client.withConnection { connection in
-            try await body(PostgresSession(connection: connection, logger: logger))
+        let handoff = LeaseHandoff()
+        let client = self.client
+        let holder = Task {
+            do {
+                try await client.withConnection { connection in
+                    guard handoff.deliver(connection) else { return }
+                    await handoff.heldUntilReleased()
+                }
+            } catch {
+                handoff.fail(error)
+            }
         }
+        defer { handoff.release() }
+        let connection: PostgresConnection
+        do {
+            connection = try await handoff.connection(within: leaseTimeout) { holder.cancel() }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.unavailable("no database connection: \(Self.reason(error))")
+        }
+        do {
+            return try await body(PostgresSession(connection: connection, logger: logger))
+        } catch let error as PSQLError where Self.lostConnection.contains(error.code) {
+            throw StoreError.unavailable("the database connection was lost: \(Self.reason(error))")
+        }
+    }
+
+    /// How long a request waits for a connection from the pool.
+    var leaseTimeout: Duration { .seconds(5) }
+
+    /// Failures that say the connection, not the statement, failed.
+    static let lostConnection: [PSQLError.Code] = [
+        .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+    ]
+
+    /// PostgreSQL's message, else the network's reason, else the error's code.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return String(describing: error) }
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying { return String(describing: underlying) }
+        return "\(error.code)"
     }
 
     /// Runs `body` in a transaction (READ COMMITTED), committed when it returns and rolled back

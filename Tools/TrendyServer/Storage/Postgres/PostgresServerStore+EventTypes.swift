@@ -25,7 +25,10 @@ extension PostgresServerStore {
 
     static func nameTaken(_ s: PostgresSession, userId: String, name: String, except id: String) async throws -> Bool {
         try await s.run(
-            "SELECT 1 FROM event_types WHERE user_id = \(userId) AND lower(name) = lower(\(name)) AND id <> \(id)") > 0
+            """
+            SELECT 1 FROM event_types
+            WHERE user_id = \(userId) AND lower(name) = lower(\(name)::text COLLATE "C") AND id <> \(id)
+            """) > 0
     }
 
     /// Implements `ServerStore.listEventTypes`.

@@ -191,7 +191,9 @@ public final class PostgresServerStore: ServerStore {
 
     /// Implements `ServerStore.user`.
     public func user(email: String) async throws -> StoredUser? {
-        try await database.read { s in try await Self.user(s, "WHERE lower(email) = lower(\(email))") }
+        try await database.read { s in
+            try await Self.user(s, "WHERE lower(email) = lower(\(email)::text COLLATE \"C\")")
+        }
     }
 
     /// Implements `ServerStore.user`.
@@ -425,12 +427,6 @@ public struct StoreSetupError: Error, CustomStringConvertible {
 
     /// A readable explanation, without the password.
     public var description: String {
-        let reason: String
-        if let error = underlying as? PSQLError {
-            reason = error.serverInfo?[.message] ?? "\(error.code)"
-        } else {
-            reason = "\(underlying)"
-        }
-        return "cannot use the database \(location.redacted): \(reason)"
+        "cannot use the database \(location.redacted): \(PostgresDatabase.reason(underlying))"
     }
 }
