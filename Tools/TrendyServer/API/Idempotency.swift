@@ -54,11 +54,8 @@ struct Idempotency: Sendable {
     /// The body compared as a JSON value: the same document with other whitespace or key order is
     /// the same request (clients re-encode a retry); a body that is not JSON is compared as bytes.
     static func canonical(_ body: Data) -> Data {
-        guard !body.isEmpty, let value = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let data = try? JSONSerialization.data(
-                withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
-        else { return body }
-        return data
+        guard !body.isEmpty, let canonical = CanonicalJSON.canonical(Array(body)) else { return body }
+        return Data(canonical)
     }
 
     func run(
