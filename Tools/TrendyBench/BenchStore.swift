@@ -39,8 +39,8 @@ enum BenchStore: Sendable, CustomStringConvertible {
     }
 
     /// A fresh place for one server (or several instances sharing it): a new SQLite file in
-    /// `dir`, or a new schema.
-    func fresh(in dir: URL, name: String) -> BenchStore.Place {
+    /// `dir`, or a new schema (each instance opening at most `poolSize` connections to it).
+    func fresh(in dir: URL, name: String, poolSize: Int = 20) -> BenchStore.Place {
         switch self {
         case .sqlite:
             return .init(arguments: ["--db", dir.appendingPathComponent("\(name).sqlite").path]) {
@@ -49,9 +49,9 @@ enum BenchStore: Sendable, CustomStringConvertible {
         case .postgres(let location):
             let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
             let url = location.inSchema(String(schema)).url
-            return .init(arguments: ["--database", url, "--database-pool-size", "20"]) {
+            return .init(arguments: ["--database", url, "--database-pool-size", String(poolSize)]) {
                 $0.databaseURL = url
-                $0.databasePoolSize = 20
+                $0.databasePoolSize = poolSize
             }
         }
     }

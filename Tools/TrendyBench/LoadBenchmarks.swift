@@ -51,7 +51,9 @@ enum LoadBenchmarks {
         let perClient = smoke ? 50 : 1_000
         let dir = BenchHarness.temporaryDirectory("load")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let place = store.fresh(in: dir, name: "server")
+        // The database gets the same 20 connections however many instances share them, as an
+        // operator sizes a fleet against `max_connections` (docs/server.md).
+        let place = store.fresh(in: dir, name: "server", poolSize: max(2, 20 / instances))
         var servers: [(process: Process, url: URL)] = []
         defer {
             for server in servers {
