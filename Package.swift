@@ -465,6 +465,7 @@ let package = Package(
             name: "TrendyServerTests",
             dependencies: [
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TrendyAuthTesting",
                 "TrendyOnboardingTesting",
                 "TrendyServerTestSupport",
