@@ -41,7 +41,7 @@ import Testing
     @Test func hostileNestingIsRefusedNotACrash() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(canonical(deep) == nil)
-        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        let fine = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)
         #expect(canonical(fine) == fine)
     }
 

@@ -112,6 +112,57 @@ struct OperationsTests {
         }
     }
 
+    /// A user's feed lock held by a stalled instance (here: a transaction that took it and does
+    /// nothing) makes that user's writes 503 after the 10 s lock timeout — the writer does not wait
+    /// for ever holding a pool connection — while other users write on; once the lock is gone,
+    /// writes go through again.
+    @Test(.enabled(if: TestDatabase.url != nil, "needs TRENDY_TEST_DATABASE_URL"))
+    func aStalledLockHolderCostsOneUserA503NotAHang() async throws {
+        let base = try PostgresLocation(url: try #require(TestDatabase.url))
+        let fresh = try #require(TestDatabase.freshURL())
+        try await RunningTestServer.with(.testing { $0.databaseURL = fresh }) { test in
+            let stuck = try await test.signUp()
+            let other = try await test.signUp()
+            let held = AsyncStream.makeStream(of: Void.self)
+            let release = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                let connection = try await PostgresConnection.connect(
+                    on: PostgresClient.defaultEventLoopGroup.next(),
+                    configuration: .init(
+                        host: base.host, port: base.port, username: base.user, password: base.password,
+                        database: base.database, tls: .disable), id: 1, logger: Logger(label: "test-holder")
+                ).get()
+                try await connection.query("BEGIN", logger: Logger(label: "test-holder"))
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(\(stuck.user.id), 46))",
+                    logger: Logger(label: "test-holder"))
+                held.continuation.yield()
+                for await _ in release.stream { break }
+                try await connection.query("ROLLBACK", logger: Logger(label: "test-holder"))
+                try await connection.close()
+            }
+            for await _ in held.stream { break }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let blocked = try await test.raw(
+                .POST, "/api/v1/event-types", body: #"{"name":"Blocked"}"#,
+                headers: [("Authorization", "Bearer \(stuck.accessToken)")])
+            let waited = clock.now - start
+            #expect(blocked.status == 503)
+            #expect(waited >= .seconds(9) && waited < .seconds(20), "waited \(waited)")
+            let free = try await test.raw(
+                .POST, "/api/v1/event-types", body: #"{"name":"Free"}"#,
+                headers: [("Authorization", "Bearer \(other.accessToken)")])
+            #expect(free.status == 201)
+            release.continuation.yield()
+            try await holder.value
+            let after = try await test.raw(
+                .POST, "/api/v1/event-types", body: #"{"name":"Blocked"}"#,
+                headers: [("Authorization", "Bearer \(stuck.accessToken)")])
+            #expect(after.status == 201)
+        }
+    }
+
     /// Readiness follows the database: a database that refuses new connections makes the instance
     /// unready (503) within seconds — not a check that hangs — and ready again when it is back.
     @Test(.enabled(if: TestDatabase.url != nil, "needs TRENDY_TEST_DATABASE_URL"))

@@ -38,6 +38,7 @@ import TrendyServer
         #expect(location.database == "trendy" && location.schema == "prod" && location.tls == .require)
         #expect(!location.redacted.contains("secret"))
         #expect(try PostgresLocation(url: location.url) == location)
+        #expect(try PostgresLocation(url: "postgres://u@h/d?sslmode=verify-full").tls == .verifyFull)
         let defaults = try PostgresLocation(url: "postgresql://me@localhost")
         #expect(
             defaults.port == 5_432 && defaults.database == "me" && defaults.schema == "public"

@@ -40,7 +40,9 @@ struct AdminRoutes: Sendable {
     /// `GET /metrics`: Prometheus' text format. Open unless the server has a metrics token, in
     /// which case the scraper sends it as a bearer token.
     func metrics(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
-        if let expected = server.configuration.metricsToken, BearerToken.from(request) != expected {
+        if let expected = server.configuration.metricsToken,
+            !Passwords.constantTimeEqual(BearerToken.from(request) ?? "", expected)
+        {
             throw ProblemError.unauthorized
         }
         let body = server.metrics.exposition(pool: server.store.poolUsage, databaseUp: await server.store.isReady())

@@ -63,7 +63,13 @@ public final class TrendyServer: Sendable {
         authLimiter = RateLimiter(
             configuration.authRateLimit, now: { now().timeIntervalSince1970 },
             rejected: { metrics.rateLimited("auth") })
-        let secret = try await Self.signingSecret(configuration, store: store)
+        let secret: String
+        do {
+            secret = try await Self.signingSecret(configuration, store: store)
+        } catch {
+            await store.close()  // a PostgreSQL pool would run on with nobody to stop it
+            throw error
+        }
         tokens = await TokenIssuer(secret: secret, issuer: configuration.issuer)
     }
 

@@ -6,8 +6,10 @@
 /// Written over the bytes in one pass: `JSONSerialization`'s parse and sorted re-encode took
 /// ~21 ms for a 500-event batch (110 KB) and halved batch ingest with idempotency keys.
 enum CanonicalJSON {
-    /// Nesting deeper than this is not canonicalised (a hostile body must not exhaust the stack).
-    static let maximumDepth = 128
+    /// Nesting deeper than this is not canonicalised (compared as bytes instead): a hostile body
+    /// must not exhaust the stack, and each object level copies its members once more. The API's
+    /// bodies nest four levels at most.
+    static let maximumDepth = 16
 
     /// The canonical spelling of `bytes`; nil when they are not one JSON document.
     static func canonical(_ bytes: [UInt8]) -> [UInt8]? {

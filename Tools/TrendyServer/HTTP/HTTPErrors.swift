@@ -64,7 +64,8 @@ struct ProblemError: Error, HTTPResponseError {
             // The reason is for the server's log; the client learns only to retry.
             return ProblemError(
                 503, ProblemCode.unavailable, "Service unavailable",
-                detail: "The database does not answer right now; nothing was changed. Retry shortly.",
+                detail:
+                    "The database does not answer right now. Retry shortly (with the same Idempotency-Key, a retry is safe).",
                 headers: [.retryAfter: "1"])
         }
     }

@@ -24,6 +24,8 @@ final class LeaseHandoff: Sendable {
         var early: Result<PostgresConnection, any Error>?
         var holder: CheckedContinuation<Void, Never>?
         var released = false
+        /// The deadline's timer, cancelled once the wait is over (no sleeping task per request).
+        var timer: Task<Void, Never>?
     }
 
     private let state = Mutex(State())
@@ -36,6 +38,7 @@ final class LeaseHandoff: Sendable {
             case .waiting(let waiter):
                 s.phase = .handedOver
                 if waiter == nil { s.early = .success(connection) }
+                s.timer?.cancel()
                 return .some(waiter)
             case .handedOver, .finished:
                 return .none
@@ -52,6 +55,7 @@ final class LeaseHandoff: Sendable {
             guard case .waiting(let waiter) = s.phase else { return nil }
             s.phase = .finished
             if waiter == nil { s.early = .failure(error) }
+            s.timer?.cancel()
             return waiter
         }
         waiter?.resume(throwing: error)
@@ -85,8 +89,8 @@ final class LeaseHandoff: Sendable {
                 continuation.resume(with: early)
                 return
             }
-            Task { [self] in
-                try? await Task.sleep(for: limit)
+            let timer = Task { [self] in
+                do { try await Task.sleep(for: limit) } catch { return }
                 let waiter: CheckedContinuation<PostgresConnection, any Error>? = state.withLock { s in
                     guard case .waiting(let waiter) = s.phase else { return nil }
                     s.phase = .finished
@@ -97,6 +101,14 @@ final class LeaseHandoff: Sendable {
                 waiter.resume(
                     throwing: StoreError.unavailable("no database connection within \(limit.components.seconds) s"))
             }
+            // Kept so that a connection arriving first cancels it; if the wait already ended
+            // (a race with `deliver`), cancelled at once.
+            let over = state.withLock { s in
+                guard case .waiting = s.phase else { return true }
+                s.timer = timer
+                return false
+            }
+            if over { timer.cancel() }
         }
     }
 

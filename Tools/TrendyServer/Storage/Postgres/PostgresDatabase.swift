@@ -57,6 +57,8 @@ final class PostgresDatabase: Sendable {
     let maximumConnections: Int
     private let runner: Task<Void, Never>
     private let leases = Mutex(0)
+    /// When the database last answered a request (readiness counts it).
+    private let lastAnswer = Mutex<ContinuousClock.Instant?>(nil)
 
     /// SQLSTATEs worth running a transaction again for: serialization failure, deadlock.
     static let retryable: Set<String> = ["40001", "40P01"]
@@ -69,9 +71,7 @@ final class PostgresDatabase: Sendable {
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(10)
         // Every statement names its tables unqualified: the connection's search path picks the schema.
-        configuration.options.additionalStartupParameters = [
-            ("search_path", location.schema), ("application_name", "trendy-server"),
-        ]
+        configuration.options.additionalStartupParameters = Self.sessionSettings(location)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         self.logger = logger
@@ -80,12 +80,34 @@ final class PostgresDatabase: Sendable {
         runner = Task { await client.run() }
     }
 
-    static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
+    /// Settings every connection starts with. The schema comes from the search path (statements
+    /// name tables unqualified). Nothing may wait or hold on for ever: a statement is cancelled
+    /// after 15 s, a lock wait — the per-user feed lock included — after 10 s (both then answer
+    /// 503), and PostgreSQL ends a session left idle inside a transaction after 30 s, so an
+    /// instance that vanishes mid-transaction (a paused VM, a partition) releases its user's lock
+    /// in half a minute rather than when TCP notices, hours later.
+    static func sessionSettings(_ location: PostgresLocation) -> [(String, String)] {
+        [
+            ("search_path", location.schema), ("application_name", "trendy-server"),
+            ("statement_timeout", "15s"), ("lock_timeout", "10s"), ("idle_in_transaction_session_timeout", "30s"),
+        ]
+    }
+
+    /// libpq's meanings: `prefer` and `require` encrypt without checking the certificate (a
+    /// stock server's self-signed one works); `verify-full` checks the chain and the host name.
+    static func tlsConfiguration(_ mode: PostgresLocation.TLSMode) -> TLSConfiguration? {
+        var configuration = TLSConfiguration.makeClientConfiguration()
         switch mode {
-        case .disable: return .disable
-        case .prefer: return .prefer(.makeClientConfiguration())
-        case .require: return .require(.makeClientConfiguration())
+        case .disable: return nil
+        case .prefer, .require: configuration.certificateVerification = .none
+        case .verifyFull: configuration.certificateVerification = .fullVerification
         }
+        return configuration
+    }
+
+    static func tls(_ mode: PostgresLocation.TLSMode) -> PostgresClient.Configuration.TLS {
+        guard let configuration = tlsConfiguration(mode) else { return .disable }
+        return mode == .prefer ? .prefer(configuration) : .require(configuration)
     }
 
     /// Connections leased right now (pool usage).
@@ -135,8 +157,6 @@ final class PostgresDatabase: Sendable {
     /// the request fail at once with ``StoreError/unavailable(_:)`` (503), and so does a connection
     /// lost in the middle, instead of requests that wait on the pool's reconnection attempts.
     func read<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
-        leases.withLock { $0 += 1 }
-        defer { leases.withLock { $0 -= 1 } }
         let handoff = LeaseHandoff()
         let client = self.client
         let holder = Task {
@@ -158,10 +178,14 @@ final class PostgresDatabase: Sendable {
         } catch {
             throw StoreError.unavailable("no database connection: \(Self.reason(error))")
         }
+        leases.withLock { $0 += 1 }
+        defer { leases.withLock { $0 -= 1 } }
         do {
-            return try await body(PostgresSession(connection: connection, logger: logger))
-        } catch let error as PSQLError where Self.lostConnection.contains(error.code) {
-            throw StoreError.unavailable("the database connection was lost: \(Self.reason(error))")
+            let value = try await body(PostgresSession(connection: connection, logger: logger))
+            lastAnswer.withLock { $0 = .now }
+            return value
+        } catch let error as PSQLError where Self.isUnavailability(error) {
+            throw StoreError.unavailable("the database is unavailable: \(Self.reason(error))")
         }
     }
 
@@ -172,6 +196,17 @@ final class PostgresDatabase: Sendable {
     static let lostConnection: [PSQLError.Code] = [
         .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
     ]
+
+    /// Whether `error` says the database cannot serve now, rather than that the statement is
+    /// wrong: a lost connection, or PostgreSQL's own word — connection exceptions (class 08),
+    /// shutting down (57P01–57P03), out of resources (class 53), read-only after a failover
+    /// (25006), a statement or lock wait over its limit (57014, 55P03).
+    static func isUnavailability(_ error: PSQLError) -> Bool {
+        if lostConnection.contains(error.code) { return true }
+        guard let state = error.sqlState else { return false }
+        return state.hasPrefix("08") || state.hasPrefix("53")
+            || ["57P01", "57P02", "57P03", "25006", "57014", "55P03"].contains(state)
+    }
 
     /// PostgreSQL's message, else the network's reason, else the error's code.
     static func reason(_ error: any Error) -> String {
@@ -240,11 +275,9 @@ final class PostgresDatabase: Sendable {
     }
 
     static func connectionTLS(_ mode: PostgresLocation.TLSMode) throws -> PostgresConnection.Configuration.TLS {
-        switch mode {
-        case .disable: return .disable
-        case .prefer: return .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: return .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        }
+        guard let configuration = tlsConfiguration(mode) else { return .disable }
+        let context = try NIOSSLContext(configuration: configuration)
+        return mode == .prefer ? .prefer(context) : .require(context)
     }
 
     /// Brings the schema up to date. Several instances may start at once: the migrations run
@@ -252,8 +285,15 @@ final class PostgresDatabase: Sendable {
     func migrate() async throws {
         let schema = location.schema
         try await transaction(feedOf: nil) { session in
+            // A migration may take long and may wait for another instance's: no session limits here.
+            try await session.run("SET LOCAL statement_timeout = 0")
+            try await session.run("SET LOCAL lock_timeout = 0")
             try await session.run("SELECT pg_advisory_xact_lock(hashtextextended(\("trendy-migrate:" + schema), 46))")
-            try await session.run(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"))
+            // Created only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE right on the
+            // database even when the schema exists, which an application role often lacks.
+            if try await session.run("SELECT 1 FROM pg_namespace WHERE nspname = \(schema)") == 0 {
+                try await session.run(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"))
+            }
             try await session.run(
                 PostgresQuery(
                     unsafeSQL: """
@@ -273,8 +313,13 @@ final class PostgresDatabase: Sendable {
 
     /// Whether the database answers within `patience` (readiness): a database that hangs or
     /// refuses new connections makes the instance not ready, instead of a check that waits.
+    ///
+    /// A database that answered a request in the last 5 s is up: a pool that is merely busy (every
+    /// connection in use, requests queued) must not take every instance out of the balancer at
+    /// once, and a readiness query queued behind them would only add load.
     func ping(patience: Duration = .seconds(2)) async -> Bool {
-        await Self.within(patience, otherwise: false) { [self] in
+        if let last = lastAnswer.withLock({ $0 }), ContinuousClock.now - last < .seconds(5) { return true }
+        return await Self.within(patience, otherwise: false) { [self] in
             (try? await read { session in try await session.value("SELECT 1", as: Int.self) }) == 1
         }
     }

@@ -10,10 +10,12 @@ public struct PostgresLocation: Sendable, Equatable {
     public enum TLSMode: String, Sendable {
         /// Plain TCP (loopback, a private network).
         case disable
-        /// TLS when the server offers it (libpq's default).
+        /// TLS when the server offers it, the certificate unchecked (libpq's default).
         case prefer
-        /// TLS or no connection.
+        /// TLS or no connection, the certificate unchecked (libpq's meaning).
         case require
+        /// TLS with the certificate chain and the host name checked against the system's roots.
+        case verifyFull = "verify-full"
     }
 
     /// The server's host name or address.
@@ -58,7 +60,7 @@ public struct PostgresLocation: Sendable, Equatable {
             switch item.name {
             case "sslmode":
                 guard let mode = item.value.flatMap(TLSMode.init(rawValue:)) else {
-                    throw ConfigurationError("sslmode must be disable, prefer or require")
+                    throw ConfigurationError("sslmode must be disable, prefer, require or verify-full")
                 }
                 tls = mode
             case "schema":
