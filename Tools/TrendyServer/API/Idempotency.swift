@@ -93,10 +93,11 @@ struct Idempotency: Sendable {
     ) async throws -> Response {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: Self.patience)
+        let token = UUID().uuidString
         while true {
             switch try await store.claimIdempotencyKey(
-                userId: userId, method: method, path: path, key: key, bodyHash: hash, now: now(), maxAge: Self.maxAge,
-                lease: Self.lease)
+                userId: userId, method: method, path: path, key: key, bodyHash: hash, token: token, now: now(),
+                maxAge: Self.maxAge, lease: Self.lease)
             {
             case .stored(let stored):
                 guard stored.bodyHash == hash else {
@@ -120,15 +121,17 @@ struct Idempotency: Sendable {
                 do {
                     result = try await perform()
                 } catch {
-                    try? await store.releaseIdempotencyKey(userId: userId, method: method, path: path, key: key)
+                    try? await store.releaseIdempotencyKey(
+                        userId: userId, method: method, path: path, key: key, token: token)
                     throw error
                 }
                 if (200..<300).contains(result.status) {
                     try await store.storeIdempotentResponse(
-                        userId: userId, method: method, path: path, key: key,
+                        userId: userId, method: method, path: path, key: key, token: token,
                         response: StoredResponse(bodyHash: hash, status: result.status, body: result.body), now: now())
                 } else {
-                    try await store.releaseIdempotencyKey(userId: userId, method: method, path: path, key: key)
+                    try await store.releaseIdempotencyKey(
+                        userId: userId, method: method, path: path, key: key, token: token)
                 }
                 return result.response()
             }

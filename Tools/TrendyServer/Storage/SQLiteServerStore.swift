@@ -319,22 +319,24 @@ public final class SQLiteServerStore: ServerStore {
 
     /// Implements `ServerStore.claimIdempotencyKey` (the statement is PostgreSQL's too).
     public func claimIdempotencyKey(
-        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
-        lease: TimeInterval
+        userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
+        maxAge: TimeInterval, lease: TimeInterval
     ) async throws -> IdempotencyClaim {
         let seconds = now.timeIntervalSince1970
         return try await db.write { db in
             let claimed = try Row.fetchOne(
                 db,
                 sql: """
-                    INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
-                    VALUES (?, ?, ?, ?, ?, 0, x'', ?)
+                    INSERT INTO idempotency_keys
+                    (user_id, method, path, key, body_hash, status, response, created_at, claim_token)
+                    VALUES (?, ?, ?, ?, ?, 0, x'', ?, ?)
                     ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = excluded.body_hash,
-                    status = 0, response = x'', created_at = excluded.created_at
+                    status = 0, response = x'', created_at = excluded.created_at, claim_token = excluded.claim_token
                     WHERE idempotency_keys.created_at <= ?
                     OR (idempotency_keys.status = 0 AND idempotency_keys.created_at <= ?)
                     RETURNING 1
-                    """, arguments: [userId, method, path, key, bodyHash, seconds, seconds - maxAge, seconds - lease])
+                    """,
+                arguments: [userId, method, path, key, bodyHash, seconds, token, seconds - maxAge, seconds - lease])
             if claimed != nil { return .claimed }
             guard
                 let row = try Row.fetchOne(
@@ -351,18 +353,21 @@ public final class SQLiteServerStore: ServerStore {
     }
 
     /// Implements `ServerStore.releaseIdempotencyKey`.
-    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws {
+    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String, token: String)
+        async throws
+    {
         try await db.write { db in
             try db.execute(
                 sql: """
-                    DELETE FROM idempotency_keys WHERE user_id = ? AND method = ? AND path = ? AND key = ? AND status = 0
-                    """, arguments: [userId, method, path, key])
+                    DELETE FROM idempotency_keys WHERE user_id = ? AND method = ? AND path = ? AND key = ?
+                    AND status = 0 AND claim_token = ?
+                    """, arguments: [userId, method, path, key, token])
         }
     }
 
     /// Implements `ServerStore.storeIdempotentResponse`.
     public func storeIdempotentResponse(
-        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+        userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws {
         try await db.write { db in
             try db.execute(
@@ -370,12 +375,12 @@ public final class SQLiteServerStore: ServerStore {
                 arguments: [now.timeIntervalSince1970 - 86_400])
             try db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO idempotency_keys
-                    (user_id, method, path, key, body_hash, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    UPDATE idempotency_keys SET body_hash = ?, status = ?, response = ?, created_at = ?, claim_token = NULL
+                    WHERE user_id = ? AND method = ? AND path = ? AND key = ? AND claim_token = ?
                     """,
                 arguments: [
-                    userId, method, path, key, response.bodyHash, response.status, response.body,
-                    now.timeIntervalSince1970,
+                    response.bodyHash, response.status, response.body, now.timeIntervalSince1970, userId, method, path,
+                    key, token,
                 ])
         }
     }

@@ -179,6 +179,11 @@ enum ServerDatabase {
                     ALTER TABLE users ADD COLUMN reauthentication_failures INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        // Idempotency claims carry their holder's token (issue 23): only the holder releases the
+        // claim or stores its answer.
+        m.registerMigration("v5-idempotency-claim-tokens") { db in
+            try db.execute(sql: "ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT")
+        }
         return m
     }
 }

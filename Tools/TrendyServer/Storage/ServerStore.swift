@@ -166,6 +166,13 @@ public struct StoredResponse: Sendable, Equatable {
     public var status: Int
     /// Response body.
     public var body: Data
+
+    /// Creates a stored response.
+    public init(bodyHash: String, status: Int, body: Data) {
+        self.bodyHash = bodyHash
+        self.status = status
+        self.body = body
+    }
 }
 
 /// Everything the dev server keeps. Implemented over SQLite (``SQLiteServerStore``); another
@@ -278,15 +285,19 @@ public protocol ServerStore: Sendable {
     /// when this request is to run (no answer younger than `maxAge` is stored, and no other
     /// request holds the key, or its claim is older than `lease`: its instance died), else the
     /// stored answer, else `.busy`.
+    /// The claim carries `token`: only its holder may release it or store its answer, so a
+    /// request whose claim was taken over (it ran past the lease) cannot end the new holder's.
     func claimIdempotencyKey(
-        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
-        lease: TimeInterval
+        userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
+        maxAge: TimeInterval, lease: TimeInterval
     ) async throws -> IdempotencyClaim
-    /// Gives up a claim whose request ended without an answer to keep (it failed), so a retry runs.
-    func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws
-    /// Stores a response for a key.
+    /// Gives up a claim whose request ended without an answer to keep (it failed), so a retry
+    /// runs; nothing when the claim is no longer `token`'s.
+    func releaseIdempotencyKey(userId: String, method: String, path: String, key: String, token: String) async throws
+    /// Stores the answer of the request holding the claim `token`; nothing when the claim was
+    /// taken over meanwhile (the request that took it stores its own).
     func storeIdempotentResponse(
-        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+        userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws
 
     // MARK: Settings

@@ -165,6 +165,8 @@ enum PostgresSchema {
                 """,
                 "CREATE INDEX conflicts_user ON conflicts (user_id, position)",
             ]
-        )
+        ),
+        // Idempotency claims carry their holder's token: only the holder releases or answers.
+        ("v2-idempotency-claim-tokens", ["ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT"]),
     ]
 }

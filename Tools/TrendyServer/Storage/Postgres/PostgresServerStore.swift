@@ -329,17 +329,18 @@ public final class PostgresServerStore: ServerStore {
     /// Implements `ServerStore.claimIdempotencyKey`: the key's row is the claim, so the same key
     /// sent to two instances at once runs once (the unique key lets one insert in; the other waits).
     public func claimIdempotencyKey(
-        userId: String, method: String, path: String, key: String, bodyHash: String, now: Date, maxAge: TimeInterval,
-        lease: TimeInterval
+        userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
+        maxAge: TimeInterval, lease: TimeInterval
     ) async throws -> IdempotencyClaim {
         let seconds = now.timeIntervalSince1970
         return try await database.read { s in
             let claimed = try await s.run(
                 """
-                INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
-                VALUES (\(userId), \(method), \(path), \(key), \(bodyHash), 0, '', \(seconds))
+                INSERT INTO idempotency_keys
+                (user_id, method, path, key, body_hash, status, response, created_at, claim_token)
+                VALUES (\(userId), \(method), \(path), \(key), \(bodyHash), 0, '', \(seconds), \(token))
                 ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = EXCLUDED.body_hash,
-                status = 0, response = '', created_at = EXCLUDED.created_at
+                status = 0, response = '', created_at = EXCLUDED.created_at, claim_token = EXCLUDED.claim_token
                 WHERE idempotency_keys.created_at <= \(seconds - maxAge)
                 OR (idempotency_keys.status = 0 AND idempotency_keys.created_at <= \(seconds - lease))
                 RETURNING 1
@@ -357,30 +358,32 @@ public final class PostgresServerStore: ServerStore {
     }
 
     /// Implements `ServerStore.releaseIdempotencyKey`.
-    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String) async throws {
+    public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String, token: String)
+        async throws
+    {
         try await database.read { s in
             try await s.run(
                 """
                 DELETE FROM idempotency_keys
                 WHERE user_id = \(userId) AND method = \(method) AND path = \(path) AND key = \(key) AND status = 0
+                AND claim_token = \(token)
                 """)
         }
     }
 
     /// Implements `ServerStore.storeIdempotentResponse`.
     public func storeIdempotentResponse(
-        userId: String, method: String, path: String, key: String, response: StoredResponse, now: Date
+        userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws {
         let seconds = now.timeIntervalSince1970
         try await database.transaction(feedOf: nil) { s in
             try await s.run("DELETE FROM idempotency_keys WHERE created_at < \(seconds - 86_400)")
             try await s.run(
                 """
-                INSERT INTO idempotency_keys (user_id, method, path, key, body_hash, status, response, created_at)
-                VALUES (\(userId), \(method), \(path), \(key), \(response.bodyHash), \(response.status),
-                \(response.body), \(seconds))
-                ON CONFLICT (user_id, method, path, key) DO UPDATE SET body_hash = EXCLUDED.body_hash,
-                status = EXCLUDED.status, response = EXCLUDED.response, created_at = EXCLUDED.created_at
+                UPDATE idempotency_keys SET body_hash = \(response.bodyHash), status = \(response.status),
+                response = \(response.body), created_at = \(seconds), claim_token = NULL
+                WHERE user_id = \(userId) AND method = \(method) AND path = \(path) AND key = \(key)
+                AND claim_token = \(token)
                 """)
         }
     }
