@@ -23,13 +23,7 @@ public enum TestDatabase {
     /// The PostgreSQL URL with a schema of its own (created on first use), so each test server
     /// starts empty; nil without a PostgreSQL server.
     public static func freshURL() -> String? {
-        guard let url, var parts = URLComponents(string: url) else { return nil }
-        let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
-        parts.queryItems =
-            (parts.queryItems ?? []).filter { $0.name != "schema" } + [
-                URLQueryItem(name: "schema", value: String(schema))
-            ]
-        return parts.string
+        url.flatMap { try? PostgresLocation(url: $0) }?.inFreshSchema(prefix: "t").url
     }
 }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOHTTP1
 import Testing
@@ -6,6 +7,8 @@ import TrendyAPILive
 import TrendyModels
 import TrendyServerTestSupport
 import TrendyTestSupport
+
+@testable import TrendyServer
 
 @Suite(.timeLimit(.minutes(1)))
 struct IdempotencyTests {
@@ -70,6 +73,35 @@ struct IdempotencyTests {
             #expect(results.allSatisfy { $0 == results[0] })
             #expect(results[0].created == 20)
             #expect(try await api.latestCursor().cursor - before == 20)
+        }
+    }
+
+    /// A key held by a request that is still running (here: a claim made straight in the store,
+    /// as another instance's would be) makes a second request wait, then answer 409 — it never
+    /// runs the operation too; once the holder answers, the key replays that answer.
+    @Test func aKeyHeldByARunningRequestIs409ThenReplays() async throws {
+        let configuration = ServerConfiguration.testing { $0.idempotencyPatience = .milliseconds(300) }
+        try await ServerHarness.with(configuration) { h in
+            let (api, session) = try await h.newUserClient()
+            let body = #"{"name":"Held"}"#
+            let hash = SHA256.hash(data: Idempotency.canonical(Data(body.utf8))).map { String(format: "%02x", $0) }
+                .joined()
+            let claim = try await h.server.store.claimIdempotencyKey(
+                userId: session.user.id, method: "POST", path: "/api/v1/event-types", key: "held", bodyHash: hash,
+                token: "elsewhere", now: h.clock.now, maxAge: 86_400, lease: 60)
+            #expect(claim == .claimed)
+            let headers = [("Authorization", "Bearer \(session.accessToken)"), ("Idempotency-Key", "held")]
+            let waiting = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: headers)
+            #expect(waiting.status == 409)
+            #expect(waiting.json["code"] as? String == ProblemCode.conflict)
+            #expect(try await api.listEventTypes().isEmpty, "the operation did not run")
+            let answer = Data(#"{"answered":"elsewhere"}"#.utf8)
+            try await h.server.store.storeIdempotentResponse(
+                userId: session.user.id, method: "POST", path: "/api/v1/event-types", key: "held", token: "elsewhere",
+                response: StoredResponse(bodyHash: hash, status: 201, body: answer), now: h.clock.now)
+            let replayed = try await h.raw(.POST, "/api/v1/event-types", body: body, headers: headers)
+            #expect(replayed.status == 201 && replayed.body == answer)
+            #expect(replayed.headers.first(name: "Idempotent-Replayed") == "true")
         }
     }
 

@@ -47,8 +47,7 @@ enum BenchStore: Sendable, CustomStringConvertible {
                 $0.databasePath = dir.appendingPathComponent("\(name)-inproc.sqlite").path
             }
         case .postgres(let location):
-            let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-            let url = location.inSchema(String(schema)).url
+            let url = location.inFreshSchema(prefix: "bench").url
             return .init(arguments: ["--database", url, "--database-pool-size", String(poolSize)]) {
                 $0.databaseURL = url
                 $0.databasePoolSize = poolSize

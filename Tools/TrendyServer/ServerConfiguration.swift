@@ -34,6 +34,9 @@ public struct ServerConfiguration: Sendable {
     public var faults = FaultConfiguration()
     /// Bearer token for `/admin/v1` (fault switches); nil disables the admin API.
     public var adminToken: String?
+    /// How long a request waits for another request holding its `Idempotency-Key` (on this or
+    /// another instance) before answering 409.
+    public var idempotencyPatience: Duration = .seconds(30)
     /// Bearer token a Prometheus scraper must send to `GET /metrics`; nil leaves it open.
     public var metricsToken: String?
     /// The issuer claim of access tokens.

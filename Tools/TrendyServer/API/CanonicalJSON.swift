@@ -208,6 +208,8 @@ enum CanonicalJSON {
             return value
         }
 
+        static let hex = Array("0123456789abcdef".utf8)
+
         /// A string with only the escapes JSON requires.
         static func emit(_ text: [UInt8], into out: inout [UInt8]) {
             out.append(UInt8(ascii: "\""))
@@ -216,7 +218,6 @@ enum CanonicalJSON {
                 case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
                 case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
                 case 0..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
                     out.append(contentsOf: #"\u00"#.utf8)
                     out.append(hex[Int(byte >> 4)])
                     out.append(hex[Int(byte & 0x0F)])

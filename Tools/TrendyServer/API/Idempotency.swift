@@ -23,29 +23,14 @@ struct APIResult: Sendable {
     }
 }
 
-/// Serialises requests that share an idempotency key, so two concurrent first requests run once.
-actor IdempotencyGate {
-    var inFlight: [String: [CheckedContinuation<Void, Never>]] = [:]
-
-    func acquire(_ key: String) async {
-        while inFlight[key] != nil {
-            await withCheckedContinuation { inFlight[key, default: []].append($0) }
-        }
-        inFlight[key] = []
-    }
-
-    func release(_ key: String) {
-        let waiters = inFlight.removeValue(forKey: key) ?? []
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
 /// `Idempotency-Key` handling: scoped by user, method, concrete path and key; the body's hash
-/// must match; stored 2xx answers are replayed for 24 hours.
+/// must match; stored 2xx answers are replayed for 24 hours. Concurrent first requests are kept
+/// apart by the claim in the database alone — in one process as across instances.
 struct Idempotency: Sendable {
     let store: any ServerStore
-    let gate = IdempotencyGate()
     let now: @Sendable () -> Date
+    /// How long a request waits for another one holding its key before answering 409.
+    var patience: Duration = .seconds(30)
 
     static let header = HTTPField.Name(APIPaths.idempotencyKeyHeader)!
     static let replayHeader = HTTPField.Name(APIPaths.idempotentReplayHeader)!
@@ -70,29 +55,18 @@ struct Idempotency: Sendable {
         let method = request.method.rawValue
         let path = request.uri.path
         let hash = SHA256.hash(data: Self.canonical(body)).map { String(format: "%02x", $0) }.joined()
-        let scope = "\(userId)\u{1F}\(method)\u{1F}\(path)\u{1F}\(key)"
-        await gate.acquire(scope)
-        let outcome: Result<Response, any Error>
-        do {
-            outcome = .success(try await replayOrPerform(userId, method, path, key, hash, perform))
-        } catch {
-            outcome = .failure(error)
-        }
-        await gate.release(scope)
-        return try outcome.get()
+        return try await replayOrPerform(userId, method, path, key, hash, perform)
     }
 
     /// How long a claim holds a key before another request may take it over (its instance died).
     static let lease: TimeInterval = 60
-    /// How long a request waits for another one holding its key before answering 409.
-    static let patience: Duration = .seconds(30)
 
     private func replayOrPerform(
         _ userId: String, _ method: String, _ path: String, _ key: String, _ hash: String,
         _ perform: () async throws -> APIResult
     ) async throws -> Response {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: Self.patience)
+        let deadline = clock.now.advanced(by: patience)
         let token = UUID().uuidString
         while true {
             switch try await store.claimIdempotencyKey(
@@ -109,7 +83,8 @@ struct Idempotency: Sendable {
                     Self.replayHeader: "true"
                 ])
             case .busy:
-                // Another instance runs the first request with this key: its answer is replayed.
+                // Another request (here or on another instance) runs the first with this key:
+                // its answer is replayed.
                 guard clock.now < deadline else {
                     throw ProblemError(
                         409, ProblemCode.conflict, "Request in progress",

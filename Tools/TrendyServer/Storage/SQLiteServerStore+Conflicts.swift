@@ -59,7 +59,7 @@ extension SQLiteServerStore {
         _ conflicts: [KeptConflict], _ db: Database, userId: String, now: Date
     ) throws {
         for (conflict, lostVersion) in conflicts {
-            let body = try encode(conflict)
+            let body = try StoreRules.encode(conflict)
             try db.execute(
                 sql: """
                     INSERT OR IGNORE INTO conflicts

@@ -48,7 +48,7 @@ extension SQLiteServerStore {
                 throw StoreError.conflict("an event type with id \(id) already exists with other values")
             }
             if let body = try Self.deletedBody(db, userId: userId, entity: .eventType, id: id) {
-                return (try Self.decode(Timestamped<EventType>.self, body), false)
+                return (try StoreRules.decode(Timestamped<EventType>.self, body), false)
             }
             if try Self.nameTaken(db, userId: userId, name: type.name, except: id) {
                 throw StoreError.conflict("an event type named \"\(type.name)\" already exists")
@@ -63,7 +63,7 @@ extension SQLiteServerStore {
                 ])
             let stored = Timestamped(type, createdAt: now, updatedAt: now)
             try Self.appendChange(
-                db, userId: userId, entity: .eventType, id: id, operation: .create, data: try Self.encode(stored),
+                db, userId: userId, entity: .eventType, id: id, operation: .create, data: try StoreRules.encode(stored),
                 now: now)
             return (stored, true)
         }
@@ -92,7 +92,7 @@ extension SQLiteServerStore {
                 current: { try StoreRules.fields(of: stored.value, as: EventTypeUpdate.self) }, patch: patch,
                 base: base,
                 now: now)
-            let updated = try Self.valid(update.apply(to: stored.value))
+            let updated = try StoreRules.valid(update.apply(to: stored.value))
             if try Self.nameTaken(db, userId: userId, name: updated.name, except: id) {
                 throw StoreError.conflict("an event type named \"\(updated.name)\" already exists")
             }
@@ -101,7 +101,7 @@ extension SQLiteServerStore {
                 arguments: [updated.name, updated.color, updated.icon, now.timeIntervalSince1970, id])
             let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
             let version = try Self.appendChange(
-                db, userId: userId, entity: .eventType, id: id, operation: .update, data: try Self.encode(result),
+                db, userId: userId, entity: .eventType, id: id, operation: .update, data: try StoreRules.encode(result),
                 now: now)
             try Self.recordFieldVersions(
                 db, entity: .eventType, id: id, version: version, fields: patch.keys, base: base, now: now)
@@ -120,7 +120,7 @@ extension SQLiteServerStore {
             try Self.recordDeletion(
                 db, userId: userId, entity: .eventType, id: id,
                 current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
-                body: try Self.encode(storedType), base: base, now: now)
+                body: try StoreRules.encode(storedType), base: base, now: now)
             let events = try Row.fetchAll(
                 db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ? ORDER BY id",
                 arguments: [userId, id])
@@ -133,7 +133,7 @@ extension SQLiteServerStore {
                     db, userId: userId, entity: .event, id: eventId,
                     current: {
                         try FieldPatch.object(
-                            EventUpdate(everyFieldOf: try Self.decode(Timestamped<Event>.self, body).value))
+                            EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
                     }, body: body, base: base, now: now)
                 try Self.appendChange(
                     db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)

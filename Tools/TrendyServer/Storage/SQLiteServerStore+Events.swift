@@ -4,14 +4,12 @@ import TrendyAPI
 import TrendyModels
 
 extension SQLiteServerStore {
-    static func milliseconds(_ date: Date) -> Int64 { StoreRules.milliseconds(date) }
-
     static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
         guard
             let body = try String.fetchOne(
                 db, sql: "SELECT body FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
         else { return nil }
-        return try decode(Timestamped<Event>.self, body)
+        return try StoreRules.decode(Timestamped<Event>.self, body)
     }
 
     /// Implements `ServerStore.listEvents`.
@@ -52,7 +50,7 @@ extension SQLiteServerStore {
                         SELECT body FROM events WHERE user_id = ? AND event_type_id = ? AND timestamp_ms = ?
                         AND source_type IN ('manual', 'imported')
                         """),
-                arguments: [userId, event.eventTypeId.description, milliseconds(event.timestamp)])
+                arguments: [userId, event.eventTypeId.description, StoreRules.milliseconds(event.timestamp)])
         case .healthkit:
             body = try String.fetchOne(
                 db.cachedStatement(
@@ -61,7 +59,7 @@ extension SQLiteServerStore {
         case .geofence:
             body = nil
         }
-        return try body.map { try decode(Timestamped<Event>.self, $0) }
+        return try body.map { try StoreRules.decode(Timestamped<Event>.self, $0) }
     }
 
     /// Implements `ServerStore.createEvents`.
@@ -122,7 +120,8 @@ extension SQLiteServerStore {
                 let stored = Timestamped(event, createdAt: now, updatedAt: now)
                 let body = event.wireJSON(createdAt: now, updatedAt: now)
                 try insert.execute(arguments: [
-                    id, userId, typeId, Self.milliseconds(event.timestamp), event.sourceType.rawValue, event.externalId,
+                    id, userId, typeId, StoreRules.milliseconds(event.timestamp), event.sourceType.rawValue,
+                    event.externalId,
                     body, now.timeIntervalSince1970, now.timeIntervalSince1970,
                 ])
                 try Self.appendChange(
@@ -152,7 +151,7 @@ extension SQLiteServerStore {
     /// `update` laid over `before`, checked as every edit of an event is (live or deleted): its
     /// rules, and a geofence it newly names must be one of the user's.
     static func edited(_ db: Database, userId: String, _ before: Event, _ update: EventUpdate) throws -> Event {
-        let after = try valid(update.apply(to: before))
+        let after = try StoreRules.valid(update.apply(to: before))
         if let geofence = after.geofenceId, geofence != before.geofenceId,
             try !isOwnGeofence(db, userId: userId, id: geofence)
         {
@@ -173,9 +172,9 @@ extension SQLiteServerStore {
                         db, userId: userId, entity: .event, id: id, what: "event", patch: patch, base: base, now: now
                     ) { body in
                         // Checked like any edit: what a conflict keeps can be restored.
-                        var last = try Self.decode(Timestamped<Event>.self, body)
+                        var last = try StoreRules.decode(Timestamped<Event>.self, body)
                         last.value = try Self.edited(db, userId: userId, last.value, update)
-                        return try Self.encode(last)
+                        return try StoreRules.encode(last)
                     })
             }
             let conflicts = try Self.fieldConflicts(
@@ -192,14 +191,15 @@ extension SQLiteServerStore {
                 throw StoreError.conflict("another event of this type already exists at this time")
             }
             let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
-            let body = try Self.encode(result)
+            let body = try StoreRules.encode(result)
             try db.execute(
                 sql: """
                     UPDATE events SET event_type_id = ?, timestamp_ms = ?, external_id = ?, body = ?, updated_at = ?
                     WHERE id = ?
                     """,
                 arguments: [
-                    updated.eventTypeId.description, Self.milliseconds(updated.timestamp), updated.externalId, body,
+                    updated.eventTypeId.description, StoreRules.milliseconds(updated.timestamp), updated.externalId,
+                    body,
                     now.timeIntervalSince1970, id,
                 ])
             let version = try Self.appendChange(
@@ -219,7 +219,7 @@ extension SQLiteServerStore {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .event, id: id,
                     current: { try StoreRules.fields(of: stored.value, as: EventUpdate.self) },
-                    body: try Self.encode(stored),
+                    body: try StoreRules.encode(stored),
                     base: base, now: now)
             }
             try db.execute(sql: "DELETE FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])

@@ -9,12 +9,12 @@ extension SQLiteServerStore {
 
     static func fetchOnboarding(_ db: Database, userId: String) throws -> OnboardingStatus? {
         try String.fetchOne(db, sql: "SELECT body FROM onboarding WHERE user_id = ?", arguments: [userId])
-            .map { try decode(OnboardingStatus.self, $0) }
+            .map { try StoreRules.decode(OnboardingStatus.self, $0) }
     }
 
     static func saveOnboarding(_ db: Database, userId: String, _ status: OnboardingStatus, now: Date, log: Bool) throws
     {
-        let body = try encode(status)
+        let body = try StoreRules.encode(status)
         try db.execute(
             sql: "INSERT OR REPLACE INTO onboarding (user_id, body, updated_at) VALUES (?, ?, ?)",
             arguments: [userId, body, now.timeIntervalSince1970])

@@ -9,7 +9,7 @@ extension SQLiteServerStore {
             let body = try String.fetchOne(
                 db, sql: "SELECT body FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
         else { return nil }
-        return try decode(Timestamped<Geofence>.self, body)
+        return try StoreRules.decode(Timestamped<Geofence>.self, body)
     }
 
     static func checkTypes(_ db: Database, userId: String, _ g: Geofence) throws {
@@ -32,7 +32,7 @@ extension SQLiteServerStore {
                 bodies = try String.fetchAll(
                     db, sql: "SELECT body FROM geofences WHERE user_id = ? ORDER BY id", arguments: [userId])
             }
-            return try bodies.map { try Self.decode(Timestamped<Geofence>.self, $0) }
+            return try bodies.map { try StoreRules.decode(Timestamped<Geofence>.self, $0) }
         }
     }
 
@@ -49,11 +49,11 @@ extension SQLiteServerStore {
                 return (stored, false)
             }
             if let body = try Self.deletedBody(db, userId: userId, entity: .geofence, id: id) {
-                return (try Self.decode(Timestamped<Geofence>.self, body), false)
+                return (try StoreRules.decode(Timestamped<Geofence>.self, body), false)
             }
             try Self.checkTypes(db, userId: userId, geofence)
             let stored = Timestamped(geofence, createdAt: now, updatedAt: now)
-            let body = try Self.encode(stored)
+            let body = try StoreRules.encode(stored)
             try db.execute(
                 sql: """
                     INSERT INTO geofences (id, user_id, is_active, body, created_at, updated_at)
@@ -91,10 +91,10 @@ extension SQLiteServerStore {
                 current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) }, patch: patch,
                 base: base,
                 now: now)
-            let updated = try Self.valid(update.apply(to: stored.value))
+            let updated = try StoreRules.valid(update.apply(to: stored.value))
             try Self.checkTypes(db, userId: userId, updated)
             let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
-            let body = try Self.encode(result)
+            let body = try StoreRules.encode(result)
             try db.execute(
                 sql: "UPDATE geofences SET is_active = ?, body = ?, updated_at = ? WHERE id = ?",
                 arguments: [updated.isActive, body, now.timeIntervalSince1970, id])
@@ -115,7 +115,7 @@ extension SQLiteServerStore {
                 try Self.recordDeletion(
                     db, userId: userId, entity: .geofence, id: id,
                     current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) },
-                    body: try Self.encode(stored), base: base, now: now)
+                    body: try StoreRules.encode(stored), base: base, now: now)
             }
             try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
             guard db.changesCount > 0 else { throw StoreError.notFound("geofence") }

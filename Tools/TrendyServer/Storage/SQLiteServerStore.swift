@@ -15,12 +15,6 @@ public final class SQLiteServerStore: ServerStore {
         db = try ServerDatabase.open(path: path)
     }
 
-    static func encode<T: Encodable>(_ value: T) throws -> String { try StoreRules.encode(value) }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try StoreRules.decode(type, text) }
-
-    static func valid<T: Validating>(_ value: T) throws -> T { try StoreRules.valid(value) }
-
     /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per
     /// user (the next is one more than the user's last), so a cursor says nothing about what
     /// other users write; SQLite's single writer makes the numbering race-free.
@@ -50,7 +44,7 @@ public final class SQLiteServerStore: ServerStore {
     public func createUser(
         id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
     ) async throws -> StoredUser {
-        let metadata = try Self.encode(userMetadata)
+        let metadata = try StoreRules.encode(userMetadata)
         return try await db.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE email = ?", arguments: [email]) == true {
                 throw StoreError.emailTaken
@@ -164,7 +158,9 @@ public final class SQLiteServerStore: ServerStore {
             createdAt: Date(timeIntervalSince1970: row["created_at"]),
             updatedAt: Date(timeIntervalSince1970: row["updated_at"]),
             lastSignInAt: (row["last_sign_in_at"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            userMetadata: (row["user_metadata"] as String?).flatMap { try? decode([String: JSONValue].self, $0) } ?? [:]
+            userMetadata: (row["user_metadata"] as String?).flatMap {
+                try? StoreRules.decode([String: JSONValue].self, $0)
+            } ?? [:]
         )
     }
 

@@ -95,6 +95,12 @@ public struct PostgresLocation: Sendable, Equatable {
         return parts.string ?? redacted
     }
 
+    /// The same database with the tables in a new schema of its own (`prefix_` and 20 random
+    /// hex digits): how tests and benchmarks give each server an empty database.
+    public func inFreshSchema(prefix: String) -> PostgresLocation {
+        inSchema(prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20))
+    }
+
     /// The same database with the tables in another schema.
     public func inSchema(_ name: String) -> PostgresLocation {
         var copy = self

@@ -109,7 +109,7 @@ extension PostgresServerStore {
     /// Implements `ServerStore.latestCursor`.
     public func latestCursor(userId: String) async throws -> Int64 {
         try await database.read { s in
-            try await s.value("SELECT MAX(seq) FROM change_log WHERE user_id = \(userId)", as: Int64?.self) ?? nil
+            try await s.value("SELECT COALESCE(MAX(seq), 0) FROM change_log WHERE user_id = \(userId)", as: Int64.self)
         } ?? 0
     }
 
