@@ -89,6 +89,12 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
     public var syncStatus: EntitySyncStatus?
     /// Whether a local delete stops the server's copy from coming back.
     public var tombstoned: Bool
+    /// The event type this event was deleted with here (a type's cascade): only a server copy
+    /// still of that type is held back; one another device moved to another type comes back.
+    public var deletedWithType: String?
+    /// The event the server de-duplicated this one into (same type and time, logged or imported
+    /// on another device first); this device's fields were sent as edits of that event.
+    public var mergedInto: String?
     /// Its outbox entries, in queue order.
     public var changes: [ExplainedChange]
     /// The change-feed cursor this install has applied: every server change up to it is here,
@@ -102,8 +108,11 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
     /// Creates a value.
     public init(
         entityId: String, entity: SyncEntity?, local: String?, syncStatus: EntitySyncStatus?, tombstoned: Bool,
-        changes: [ExplainedChange], cursor: Int64?, conflicts: [StoredConflict], nextStep: String
+        changes: [ExplainedChange], cursor: Int64?, conflicts: [StoredConflict], nextStep: String,
+        deletedWithType: String? = nil, mergedInto: String? = nil
     ) {
+        self.deletedWithType = deletedWithType
+        self.mergedInto = mergedInto
         self.entityId = entityId
         self.entity = entity
         self.local = local
@@ -120,5 +129,7 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
         case entityId = "entity_id"
         case syncStatus = "sync_status"
         case nextStep = "next_step"
+        case deletedWithType = "deleted_with_type"
+        case mergedInto = "merged_into"
     }
 }

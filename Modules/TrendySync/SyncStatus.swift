@@ -112,7 +112,9 @@ public enum SyncOutcome: String, Sendable, Hashable, CaseIterable, StoredEnum {
     case offline
     /// The server answered but is not a working Trendy API (or failed its health check).
     case unavailable
-    /// A transient failure; the next attempt is scheduled (``SyncPhase/waitingToRetry(until:)``).
+    /// A transient failure (network, 5xx, timeout, unreadable answer) cut the pass short, or every
+    /// pending change is still waiting out its delay: what was done is kept and the rest is retried
+    /// (``SyncPhase/waitingToRetry(until:)`` says when a change is tried again).
     case waiting
     /// The server asked to slow down.
     case rateLimited = "rate_limited"

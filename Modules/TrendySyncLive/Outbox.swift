@@ -154,10 +154,12 @@ enum Outbox {
             arguments: [entity.rawValue, id])
     }
 
-    /// Remembers a local delete, so no pull brings the entity back.
-    static func tombstone(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+    /// Remembers a local delete, so no pull brings the entity back. `cascadeOf`: the event went
+    /// with its deleted type, so only a server copy still of that type is held back.
+    static func tombstone(_ db: Database, _ entity: SyncEntity, _ id: String, cascadeOf: String? = nil) throws {
         try db.execute(
-            sql: "INSERT OR IGNORE INTO tombstones (entity, entity_id) VALUES (?, ?)", arguments: [entity.rawValue, id])
+            sql: "INSERT OR IGNORE INTO tombstones (entity, entity_id, cascade_of) VALUES (?, ?, ?)",
+            arguments: [entity.rawValue, id, cascadeOf])
     }
 
     /// From the trigger-maintained `outbox_counts` table: one row read, whatever the outbox holds.

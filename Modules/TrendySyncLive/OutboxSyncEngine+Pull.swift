@@ -12,6 +12,7 @@ extension OutboxSyncEngine {
         } catch {
             switch Self.classify(error) {
             case .rateLimited(let after): throw rateLimitedStop(retryAfter: after)
+            case .transient(let message): throw Stop.transient(message, retryAt: nil)
             default: throw Stop.failed(error.description)
             }
         }

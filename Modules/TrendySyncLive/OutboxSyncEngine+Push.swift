@@ -68,12 +68,21 @@ extension OutboxSyncEngine {
                 try await previous?.value
                 try ensureSameUser(user)
                 switch outcome {
-                case .delivered(let replaced):
+                case .delivered(let replaced) where replaced.isEmpty:
                     let store = store
                     completion = Task { try await store.complete(work, replacedIds: replaced) }
                     breaker.recordSuccess()
+                case .delivered(let replaced):
+                    // De-duplicated into another device's events: the unit taken meanwhile may
+                    // hold changes to this device's copies, which now go to the surviving ids.
+                    try await store.release(taken.entries)
+                    try await store.complete(work, replacedIds: replaced)
+                    taken = try await store.nextWork(now: now(), batchSize: batchSize)
+                    breaker.recordSuccess()
                 case .mixed(let delivered, let replaced, let refused):
+                    if !replaced.isEmpty { try await store.release(taken.entries) }
                     try await store.complete(delivered, replacedIds: replaced)
+                    if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
                     for (entry, message) in refused {
                         try await store.fail(entry, error: message)
                         logger.warning(
@@ -85,9 +94,12 @@ extension OutboxSyncEngine {
                     logger.warning("The server refused a change", metadata: ["reason": .string(message)])
                     breaker.recordSuccess()
                 case .transient(let message):
-                    for entry in work { try await store.retryLater(entry, error: message, now: now()) }
+                    var retryAt: Date?
+                    for entry in work where try await !store.retryLater(entry, error: message, now: now()) {
+                        retryAt = now().addingTimeInterval(RetryPolicy.delay(afterAttempts: entry.attempts + 1))
+                    }
                     unresolved = taken.entries
-                    throw Stop.failed(message)
+                    throw Stop.transient(message, retryAt: retryAt)
                 case .rateLimited(let retryAfter):
                     throw rateLimitedStop(retryAfter: retryAfter)
                 case .unauthorized(let message):

@@ -157,6 +157,14 @@ public actor OutboxSyncEngine: SyncEngine {
         static func failed(_ message: String) -> Stop {
             Stop(outcome: .error, message: message, phase: .error(message))
         }
+        /// A transient failure (network, 5xx, timeout, unreadable answer) cut the pass short: what
+        /// was done is kept and the rest is retried — outcome `waiting`, whatever the pass was
+        /// doing (`trendy sync` exits 75). `retryAt`: when the change that failed is tried again.
+        static func transient(_ message: String, retryAt: Date?) -> Stop {
+            Stop(
+                outcome: .waiting, message: message,
+                phase: retryAt.map { .waitingToRetry(until: $0) } ?? .error(message))
+        }
         /// The server asks to wait until `until`.
         static func rateLimited(until: Date) -> Stop {
             Stop(outcome: .rateLimited, message: "rate limited", phase: .rateLimited(until: until))
@@ -205,6 +213,12 @@ public actor OutboxSyncEngine: SyncEngine {
                 try await skipToLatestCursor()
             } else {
                 pulled = try await pull(user: user, full: full)
+                // The pull can make waiting changes sendable (a refused place whose deleted type
+                // it cleared): they go in this pass, not the next one.
+                if try await store.hasReadyWork(now: now()) {
+                    pushed += try await push(user: user)
+                    pulled += try await pull(user: user, full: false)
+                }
             }
             breaker.recordSuccess()
         } catch let stop as Stop {

@@ -215,9 +215,13 @@ extension SQLiteLocalStore {
                     attempts: row["attempts"], sent: row["sent"], baseVersion: row["base_version"],
                     lastError: row["last_error"], nextAttemptAt: next > 0 ? Date(timeIntervalSince1970: next) : nil)
             }
-            let tombstoned =
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM tombstones WHERE entity_id = ?", arguments: [entityId])
-                ?? false
+            let tombstone = try Row.fetchOne(
+                db, sql: "SELECT cascade_of FROM tombstones WHERE entity_id = ?", arguments: [entityId])
+            let tombstoned = tombstone != nil
+            let deletedWithType: String? = tombstone?["cascade_of"]
+            let mergedInto = try String.fetchOne(
+                db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [entityId])
+            if entity == nil, mergedInto != nil { entity = .event }
             let conflicts = try Row.fetchAll(
                 db, sql: "SELECT body, state FROM sync_conflicts WHERE entity_id = ? ORDER BY detected_at",
                 arguments: [entityId]
@@ -229,17 +233,33 @@ extension SQLiteLocalStore {
             return SyncExplanation(
                 entityId: entityId, entity: entity, local: local, syncStatus: status, tombstoned: tombstoned,
                 changes: changes, cursor: try Self.cursor(db), conflicts: conflicts,
-                nextStep: Self.nextStep(changes, local: local, tombstoned: tombstoned, now: at))
+                nextStep: Self.nextStep(
+                    changes, local: local, tombstoned: tombstoned, deletedWithType: deletedWithType,
+                    mergedInto: mergedInto, now: at),
+                deletedWithType: deletedWithType, mergedInto: mergedInto)
         }
     }
 
-    static func nextStep(_ changes: [ExplainedChange], local: String?, tombstoned: Bool, now: Date) -> String {
+    static func nextStep(
+        _ changes: [ExplainedChange], local: String?, tombstoned: Bool, deletedWithType: String? = nil,
+        mergedInto: String? = nil, now: Date
+    ) -> String {
         guard let first = changes.first(where: { $0.state != .failed }) else {
             if let failed = changes.first {
                 return "nothing: its \(failed.kind.rawValue) was refused (\(failed.lastError ?? "no reason given")); "
                     + "edit or remove it, or run `trendy sync --retry-failed`"
             }
-            if tombstoned { return "nothing to send; the server's copy is deleted and will not come back" }
+            if let mergedInto, local == nil {
+                return "nothing: the server already had this event from another device (same type and time) as "
+                    + "\(mergedInto); what was set here went to that event as edits (`trendy sync explain \(mergedInto)`)"
+            }
+            if let type = deletedWithType, local == nil {
+                return "nothing to send; deleted here with its event type \(type): the server's copy goes with the "
+                    + "type, unless another device moved it to another type first — then it comes back at the next pull"
+            }
+            if tombstoned, local == nil {
+                return "nothing to send; deleted here (the server has the delete, or never had it): no pull brings it back"
+            }
             if local == nil { return "nothing: this install has no such entity" }
             return "nothing to send; server changes to it are applied as they arrive"
         }

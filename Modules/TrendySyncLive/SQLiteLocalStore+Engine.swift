@@ -37,9 +37,12 @@ extension SQLiteLocalStore {
             let rows = try Row.fetchAll(
                 db,
                 sql: "SELECT * FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT ?", arguments: [batchSize])
-            guard let first = rows.first, let head = Self.entry(first) else { return ([], nil) }
+            guard let first = rows.first, var head = Self.entry(first) else { return ([], nil) }
             let nextAttempt: Double = first["next_attempt_at"]
             if nextAttempt > now.timeIntervalSince1970 { return ([], Date(timeIntervalSince1970: nextAttempt)) }
+            if head.entity == .geofence, head.kind != .delete {
+                head = try Self.withoutDeletedTypes(db, head, sent: first["sent"])
+            }
             var work = [head]
             if head.entity == .event, head.kind == .create {
                 for row in rows.dropFirst() {
@@ -58,11 +61,22 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// Whether a change is ready to be sent now (the oldest pending one is not waiting out a delay).
+    func hasReadyWork(now: Date) async throws -> Bool {
+        try await db.read { db in
+            guard
+                let next = try Double.fetchOne(
+                    db, sql: "SELECT next_attempt_at FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT 1")
+            else { return false }
+            return next <= now.timeIntervalSince1970
+        }
+    }
+
     /// The entries reached the server: remove them and mark their entities synced (unless another
     /// change for the entity is still waiting). `replacedIds` maps a sent event id to the id the
-    /// server already had for the same event (de-duplication): the local copy is dropped and the
-    /// server's arrives with the next pull.
+    /// server already had for the same event (de-duplication): see ``mergeIntoServerCopy(_:_:serverId:now:)``.
     func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
+        let at = now()
         guard !entries.isEmpty else { return }
         // The common case — a batch of creates of one kind, nothing replaced — takes two
         // statements in all instead of three per entry.
@@ -90,8 +104,7 @@ extension SQLiteLocalStore {
             for e in entries {
                 try deleteEntry.execute(arguments: [e.seq])
                 if let serverId = replacedIds[e.entityId], serverId != e.entityId {
-                    try db.cachedStatement(sql: "DELETE FROM local_events WHERE id = ?").execute(arguments: [e.entityId]
-                    )
+                    try Self.mergeIntoServerCopy(db, e, serverId: serverId, now: at)
                     continue
                 }
                 guard e.kind != .delete else { continue }

@@ -22,6 +22,7 @@ extension SQLiteLocalStore {
                     DELETE FROM local_events WHERE event_type_id = ?
                     AND id NOT IN (SELECT entity_id FROM outbox WHERE entity = 'event')
                     """, arguments: [id])
+            try clearTypeReferences(db, id)
         }
         try db.execute(sql: "DELETE FROM \(table(entity)) WHERE id = ?", arguments: [id])
     }
@@ -68,7 +69,8 @@ extension SQLiteLocalStore {
         let wire = wire?.count == items.count ? wire : nil
         let keyed = items.indices.compactMap { i in items[i].entityKey.map { (i, $0) } }
         try await db.write { db in
-            let writer = try ServerStateWriter(db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) })
+            let writer = try ServerStateWriter(
+                db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) }, download: true)
             for (i, key) in keyed {
                 _ = try writer.upsert(items[i], wire: wire?[i])
                 guard remember else { continue }

@@ -131,10 +131,13 @@ public final class SQLiteLocalStore: LocalStore {
             let eventIds = try String.fetchAll(
                 db, sql: "SELECT id FROM local_events WHERE event_type_id = ?", arguments: [id.description])
             for eventId in eventIds {
-                // Their server copies go with the type; only unsent creates need cancelling.
+                // Their server copies go with the type; only unsent creates need cancelling. The
+                // server's cascade is the truth: an event another device moved to another type
+                // before this delete arrives stays, and comes back here (docs/sync.md).
                 try Outbox.dropUnsentAndFailed(db, .event, eventId)
-                try Outbox.tombstone(db, .event, eventId)
+                try Outbox.tombstone(db, .event, eventId, cascadeOf: id.description)
             }
+            try Self.clearTypeReferences(db, id.description)
             try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id.description])
             try db.execute(sql: "DELETE FROM local_event_types WHERE id = ?", arguments: [id.description])
             try Outbox.enqueue(db, .eventType, id.description, .delete, payload: nil, now: at)
@@ -375,11 +378,14 @@ public final class SQLiteLocalStore: LocalStore {
     /// ran out of retries may have been applied with its answers lost, and resending it under
     /// the same key makes the server replay that answer instead of applying the old body again
     /// over what other devices did since.
+    /// Changes waiting out a delay after a server error are tried at once too (the person asked).
     public func retryFailed() async throws -> Int {
         try await db.write { db in
             try db.execute(
                 sql: "UPDATE outbox SET \(Outbox.requeued) WHERE state = 'failed'")
-            return db.changesCount
+            let failed = db.changesCount
+            try db.execute(sql: "UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND next_attempt_at > 0")
+            return failed
         }
     }
 }

@@ -14,8 +14,9 @@ final class ServerStateWriter {
     }
 
     private let db: Database
-    /// Entities a local delete protects from server state (no resurrection).
-    private let tombstoned: Set<Key>
+    /// Entities a local delete protects from server state (no resurrection), and for an event
+    /// deleted with its type, that type: only a server copy still of that type is held back.
+    private let tombstoned: [Key: String?]
     /// Entities with local changes: the fields those changes set (all their update patches,
     /// merged in order), whether one was refused, and whether a create not yet sent makes the
     /// whole entity local. Server state is stored with those fields kept as they are here (D37).
@@ -23,12 +24,15 @@ final class ServerStateWriter {
     private var events: EventRowWriter?
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
-    /// entity, the ids passed as one JSON array.
-    init(_ db: Database, keys: some Sequence<(SyncEntity, String)>) throws {
+    /// entity, the ids passed as one JSON array. `download`: the entities are the server's current
+    /// state (a full download), not a change that a later one in the feed may undo — a tombstone
+    /// then holds only while its delete still waits here to be sent; otherwise the server kept the
+    /// entity (a type's cascade that did not take it), and it comes back.
+    init(_ db: Database, keys: some Sequence<(SyncEntity, String)>, download: Bool = false) throws {
         self.db = db
         var byEntity: [SyncEntity: Set<String>] = [:]
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
-        var tombstoned: Set<Key> = []
+        var tombstoned: [Key: String?] = [:]
         var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
@@ -50,12 +54,24 @@ final class ServerStateWriter {
                     || ((row["kind"] as String) == MutationKind.create.rawValue && !(row["sent"] as Bool))
                 local[key] = entry
             }
-            let ids = try String.fetchAll(
+            let stones = try Row.fetchAll(
                 db.cachedStatement(
-                    sql:
-                        "SELECT entity_id FROM tombstones WHERE entity = ?1 AND entity_id IN (SELECT value FROM json_each(?2))"
-                ), arguments: [entity.rawValue, list])
-            for id in ids { tombstoned.insert(Key(entity: entity, id: id)) }
+                    sql: """
+                        SELECT t.entity_id, t.cascade_of, EXISTS (SELECT 1 FROM outbox o WHERE o.entity = t.entity
+                            AND o.entity_id = t.entity_id AND o.kind = 'delete') AS waiting
+                        FROM tombstones t WHERE t.entity = ?1 AND t.entity_id IN (SELECT value FROM json_each(?2))
+                        """), arguments: [entity.rawValue, list])
+            for row in stones {
+                let cascadeOf: String? = row["cascade_of"]
+                // In a download a plain tombstone whose delete is no longer waiting is outvoted.
+                if download, cascadeOf == nil, !(row["waiting"] as Bool) {
+                    try db.execute(
+                        sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?",
+                        arguments: [entity.rawValue, row["entity_id"] as String])
+                    continue
+                }
+                tombstoned[Key(entity: entity, id: row["entity_id"])] = .some(cascadeOf)
+            }
         }
         self.tombstoned = tombstoned
         self.local = local
@@ -67,7 +83,15 @@ final class ServerStateWriter {
     func upsert(_ data: ChangeData, wire: String? = nil) throws -> Bool {
         guard let (entity, id) = data.entityKey else { return false }
         let key = Key(entity: entity, id: id)
-        if !tombstoned.isEmpty, tombstoned.contains(key) { return false }
+        if !tombstoned.isEmpty, let cascadeOf = tombstoned[key] {
+            // Deleted here with its type: the server's copy goes with the type only while it is
+            // still of that type (the server's cascade is the truth).
+            guard let type = cascadeOf, case .event(let e) = data, e.value.eventTypeId.description != type else {
+                return false
+            }
+            try db.execute(
+                sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?", arguments: [entity.rawValue, id])
+        }
         let mine = local.isEmpty ? nil : local[key]
         // A create the server cannot have taken yet: the entity is this device's alone.
         if mine?.unsentCreate == true { return false }

@@ -123,6 +123,21 @@ public enum SyncSchema {
                     arguments: [try LegacyUpdate.patch(entity, text), row["seq"] as Int64])
             }
         }
+        // A tombstone left by a type's cascade names the type (`cascade_of`): it holds back only
+        // server copies that are still of that type, so an event another device moved to another
+        // type before the delete reached the server comes back (the server's cascade is the
+        // truth). `merged_events`: events of this device the server de-duplicated into another
+        // device's copy (same type and time), so `sync explain <old id>` can say where they went.
+        migrator.registerMigration("sync.v5-cascades-and-merges") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE tombstones ADD COLUMN cascade_of TEXT;
+                    CREATE TABLE merged_events (
+                        local_id TEXT PRIMARY KEY,
+                        server_id TEXT NOT NULL
+                    );
+                    """)
+        }
     }
 }
 

@@ -74,7 +74,8 @@ struct SyncCommand: AsyncParsableCommand {
         @Option(help: "Seconds between passes with --watch.") var interval = 10
         @Flag(help: "Push pending changes, then jump the cursor to the server's latest without pulling anything.")
         var skipToLatest = false
-        @Flag(help: "Put failed changes back in the queue first.") var retryFailed = false
+        @Flag(help: "Put failed changes back in the queue, and try changes waiting after a server error now.")
+        var retryFailed = false
 
         func validate() throws {
             guard interval >= 1 else { throw ValidationError("--interval must be at least 1") }

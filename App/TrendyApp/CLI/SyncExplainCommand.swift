@@ -19,7 +19,7 @@ extension SyncCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let x = try await env.store.explain(entityId: id.lowercased())
-                guard x.entity != nil || !x.conflicts.isEmpty || x.tombstoned else {
+                guard x.entity != nil || !x.conflicts.isEmpty || x.tombstoned || x.mergedInto != nil else {
                     throw CLIError(
                         code: "not_found", message: "this install knows nothing of \(id)", exitCode: .dataError)
                 }
@@ -27,8 +27,15 @@ extension SyncCommand {
                 if let local = x.local {
                     out.line("  local: \(x.syncStatus?.rawValue ?? "?")  \(local)")
                 } else {
-                    out.line(
-                        "  local: none" + (x.tombstoned ? " (deleted here; the server's copy will not come back)" : ""))
+                    let why =
+                        if let merged = x.mergedInto {
+                            " (the server had it already as \(merged): same type and time)"
+                        } else if let type = x.deletedWithType {
+                            " (deleted here with its type \(type))"
+                        } else if x.tombstoned {
+                            " (deleted here)"
+                        } else { "" }
+                    out.line("  local: none" + why)
                 }
                 out.line("  cursor: \(x.cursor.map(String.init) ?? "none (never synced)")")
                 if x.changes.isEmpty { out.line("  outbox: nothing waiting") }

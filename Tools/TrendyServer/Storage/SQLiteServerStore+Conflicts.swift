@@ -35,13 +35,14 @@ extension SQLiteServerStore {
     }
 
     /// Records that the change at feed cursor `version` set `fields` of the entity.
+    /// `replace` false keeps a version a real change already recorded.
     static func recordFieldVersions(
         _ db: Database, entity: ChangeEntity, id: String, version: Int64, fields: some Sequence<String>,
-        base: ChangeBase?, now: Date
+        base: ChangeBase?, now: Date, replace: Bool = true
     ) throws {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO field_versions (entity_type, entity_id, field, version, device, changed_at)
+                INSERT OR \(replace ? "REPLACE" : "IGNORE") INTO field_versions (entity_type, entity_id, field, version, device, changed_at)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """)
         for field in fields {

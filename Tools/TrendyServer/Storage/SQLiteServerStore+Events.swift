@@ -114,6 +114,9 @@ extension SQLiteServerStore {
                     continue
                 }
                 if let existing = try Self.duplicate(db, userId: userId, of: event) {
+                    try Self.recordFieldVersions(
+                        db, entity: .event, id: existing.value.id.description, version: StoreRules.mergedCreateVersion,
+                        fields: try StoreRules.mergedCreateFields(existing.value), base: nil, now: now, replace: false)
                     outcomes.append(.existing(existing))
                     continue
                 }

@@ -57,6 +57,17 @@ enum StoreRules {
         return (user, merged)
     }
 
+    /// The version of the field versions a de-duplicated create leaves on the surviving event
+    /// (every field it has, kept where a real change already set one): older than any real base, so
+    /// only the patch the merged-away copy's device sends with base 0 meets them, and each of its
+    /// fields that differs is kept as a conflict (the surviving event's create set no version).
+    static let mergedCreateVersion: Int64 = 1
+
+    /// The fields a de-duplicated create's surviving event holds (see ``mergedCreateVersion``).
+    static func mergedCreateFields(_ survivor: Event) throws -> [String] {
+        Array(try fields(of: survivor, as: EventUpdate.self).keys)
+    }
+
     /// The conflicts an incoming patch makes with `changed`: the versions of fields set after the
     /// patch's base by other devices. A field the patch sets to the value it already has is none.
     static func fieldConflicts(

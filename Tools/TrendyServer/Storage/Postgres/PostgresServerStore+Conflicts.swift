@@ -30,12 +30,23 @@ extension PostgresServerStore {
     }
 
     /// Records that the change at feed cursor `version` set `fields` of the entity.
+    /// `replace` false keeps a version a real change already recorded.
     static func recordFieldVersions(
         _ s: PostgresSession, entity: ChangeEntity, id: String, version: Int64, fields: some Sequence<String>,
-        base: ChangeBase?, now: Date
+        base: ChangeBase?, now: Date, replace: Bool = true
     ) async throws {
         let fields = Array(fields)
         guard !fields.isEmpty else { return }
+        if !replace {
+            try await s.run(
+                """
+                INSERT INTO field_versions (entity_type, entity_id, field, version, device, changed_at)
+                SELECT \(entity.rawValue), \(id), f, \(version), \(base?.deviceId ?? "unknown"), \(now.timeIntervalSince1970)
+                FROM unnest(\(fields)::text[]) AS f
+                ON CONFLICT (entity_type, entity_id, field) DO NOTHING
+                """)
+            return
+        }
         try await s.run(
             """
             INSERT INTO field_versions (entity_type, entity_id, field, version, device, changed_at)

@@ -180,7 +180,11 @@ extension PostgresServerStore {
                 }
                 let key = DedupKey(event)
                 if let key, let body = facts.duplicates[key] {
-                    outcomes.append(.existing(try stored(body)))
+                    let survivor = try stored(body)
+                    try await Self.recordFieldVersions(
+                        s, entity: .event, id: survivor.value.id.description, version: StoreRules.mergedCreateVersion,
+                        fields: try StoreRules.mergedCreateFields(survivor.value), base: nil, now: now, replace: false)
+                    outcomes.append(.existing(survivor))
                     continue
                 }
                 let body = event.wireJSON(createdAt: now, updatedAt: now)

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+/// De-duplicated creates: the server keeps one manual or imported event per (type, time), so a
+/// create this device sent can be answered with another device's event of the same type and time
+/// (both imported one file; "Coffee at 08:00" logged on a phone and a watch). Nothing set here is
+/// dropped: the fields this device set reach the surviving event as ordinary field-level edits,
+/// with base 0 (this device never saw the surviving event's values: the server keeps each one the
+/// edit replaces as a conflict both devices list, D37); every later change to this device's copy
+/// follows it.
+extension SQLiteLocalStore {
+    /// Turns the delivered create `entry`, which the server answered with `serverId`, into edits of
+    /// that event, inside the caller's transaction (the entry itself is already removed).
+    static func mergeIntoServerCopy(_ db: Database, _ entry: OutboxEntry, serverId: String, now: Date) throws {
+        let localId = entry.entityId
+        // Every later change to this device's copy is a change to the surviving event.
+        try db.execute(
+            sql: "UPDATE outbox SET entity_id = ? WHERE entity = 'event' AND entity_id = ?",
+            arguments: [serverId, localId])
+        try db.execute(
+            sql: "UPDATE OR IGNORE tombstones SET entity_id = ? WHERE entity = 'event' AND entity_id = ?",
+            arguments: [serverId, localId])
+        let deletedHere =
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM outbox WHERE entity = 'event' AND entity_id = ? AND kind = 'delete'",
+                arguments: [serverId]) ?? false
+        if !deletedHere, let patch = try setFields(entry.payload) {
+            // In the create's place in the queue, so edits made after it still come after it.
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (seq, entity, entity_id, kind, payload, idempotency_key, created_at, base_version)
+                    VALUES (?, 'event', ?, 'update', ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    entry.seq, serverId, patch, Outbox.newKey(), now.timeIntervalSince1970, 0,
+                ])
+        }
+        let serverCopyHere =
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM local_events WHERE id = ?", arguments: [serverId]) ?? false
+        if serverCopyHere {
+            try db.execute(sql: "DELETE FROM local_events WHERE id = ?", arguments: [localId])
+        } else {
+            // Shown under the surviving id at once; the next pull brings the server's copy with
+            // these edits laid over it.
+            try db.execute(
+                sql: "UPDATE local_events SET id = ?1, body = json_set(body, '$.id', ?1) WHERE id = ?2",
+                arguments: [serverId, localId])
+        }
+        let waiting =
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM outbox WHERE entity = 'event' AND entity_id = ? LIMIT 1", arguments: [serverId])
+            ?? false
+        try db.execute(
+            sql: "UPDATE local_events SET sync_status = ? WHERE id = ?",
+            arguments: [waiting ? EntitySyncStatus.pending.rawValue : EntitySyncStatus.synced.rawValue, serverId])
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO merged_events (local_id, server_id) VALUES (?, ?)",
+            arguments: [localId, serverId])
+    }
+
+    /// The fields a create set (everything but the type and time it was matched on, with a value
+    /// other than the default), as a patch; nil when it set none.
+    static func setFields(_ payload: String?) throws -> String? {
+        guard let payload else { return nil }
+        let event = try TrendyJSON.decoder().decode(Event.self, from: Data(payload.utf8))
+        var blank = event
+        blank.notes = nil
+        blank.endDate = nil
+        blank.isAllDay = false
+        blank.externalId = nil
+        blank.geofenceId = nil
+        blank.location = nil
+        blank.locationName = nil
+        blank.properties = [:]
+        return try FieldPatch.diff(EventUpdate.self, from: blank, to: event)
+    }
+
+    /// The event the server de-duplicated `localId` into, if it did.
+    public func mergedInto(_ localId: String) async throws -> String? {
+        try await db.read { db in
+            try String.fetchOne(db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [localId])
+        }
+    }
+}
