@@ -26,6 +26,9 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         var turn = 0
         var script: [(name: String?, error: TrendyAPIError, afterSending: Bool)] = []
         var observers: [String: @Sendable (Int) async -> TrendyAPIError?] = [:]
+        /// A scheduled death: calls still let through, then how the fatal call ends, then dead.
+        var kill: (remaining: Int, losingAnswer: Bool, error: TrendyAPIError)?
+        var dead: TrendyAPIError?
     }
 
     let inners: [any TrendyAPIClient]
@@ -70,8 +73,22 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         state.withLock { s in for _ in 0..<times { s.script.append((name, error, true)) } }
     }
 
-    /// Forgets the script.
-    public func clearScript() { state.withLock { $0.script.removeAll() } }
+    /// Kills the client as a process dies mid-pass: `after` more calls go through, the next one
+    /// fails with `error` (with `losingAnswer`, after it reached the server: the process died
+    /// waiting for the answer), and every call after it fails unsent. Deterministic: a seeded
+    /// simulation draws the moment as a call count, not a sleep.
+    public func kill(after calls: Int, losingAnswer: Bool, with error: TrendyAPIError) {
+        state.withLock { $0.kill = (max(0, calls), losingAnswer, error) }
+    }
+
+    /// Forgets the script (and a kill: the client lives again, as a restarted process).
+    public func clearScript() {
+        state.withLock { s in
+            s.script.removeAll()
+            s.kill = nil
+            s.dead = nil
+        }
+    }
 
     /// Runs `body` before each call named `name` is sent, with the call's number among those
     /// calls (from 1); an error it returns fails that call instead.
@@ -99,7 +116,16 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             s -> ((error: TrendyAPIError, afterSending: Bool)?, Int, Int) in
             let number = s.calls.count(where: { $0.name == name }) + 1
             var scripted: (error: TrendyAPIError, afterSending: Bool)?
-            if let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) {
+            if let dead = s.dead {
+                scripted = (dead, false)
+            } else if let kill = s.kill {
+                if kill.remaining > 0 {
+                    s.kill?.remaining -= 1
+                } else {
+                    scripted = (kill.error, kill.losingAnswer)
+                    s.dead = kill.error
+                }
+            } else if let i = s.script.firstIndex(where: { $0.name == nil || $0.name == name }) {
                 let entry = s.script.remove(at: i)
                 scripted = (entry.error, entry.afterSending)
             }

@@ -16,9 +16,23 @@ extension SQLiteLocalStore {
     /// that event, inside the caller's transaction (the entry itself is already removed).
     static func mergeIntoServerCopy(_ db: Database, _ entry: OutboxEntry, serverId: String, now: Date) throws {
         let localId = entry.entityId
-        // Every later change to this device's copy is a change to the surviving event.
+        // The person deleted the other copy of this event here and kept this one: the event stays
+        // (it is this copy now), so that delete is not sent.
+        let copyAlive =
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM local_events WHERE id = ?", arguments: [localId]) ?? false
+        if copyAlive {
+            try db.execute(
+                sql: """
+                    DELETE FROM outbox WHERE entity = 'event' AND entity_id = ? AND kind = 'delete'
+                    AND state != 'in_flight'
+                    """, arguments: [serverId])
+            try db.execute(
+                sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [serverId])
+        }
+        // Every later change to this device's copy is a change to the surviving event, made without
+        // having seen it (base 0: what it replaces that another device set is kept as a conflict).
         try db.execute(
-            sql: "UPDATE outbox SET entity_id = ? WHERE entity = 'event' AND entity_id = ?",
+            sql: "UPDATE outbox SET entity_id = ?, base_version = 0 WHERE entity = 'event' AND entity_id = ?",
             arguments: [serverId, localId])
         try db.execute(
             sql: "UPDATE OR IGNORE tombstones SET entity_id = ? WHERE entity = 'event' AND entity_id = ?",

@@ -21,6 +21,9 @@ extension SQLiteLocalStore {
         try requireType(db, event)
         guard let old = try storedEvent(db, id: event.id) else { throw LocalStoreError.notFound("event") }
         guard let patch = try FieldPatch.diff(EventUpdate.self, from: old, to: event) else { return }
+        if old.eventTypeId != event.eventTypeId || old.timestamp != event.timestamp {
+            try requireNoTwin(db, event)
+        }
         let body = try encode(event)
         try db.execute(
             sql: """
@@ -33,6 +36,24 @@ extension SQLiteLocalStore {
             ])
         guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
         try Outbox.enqueue(db, .event, event.id.description, .update, payload: patch, whole: body, now: now)
+    }
+
+    /// The server keeps one manual or imported event per type and time (it merges a second into
+    /// the first); so does this install: a second one is refused here, at once, with a way out,
+    /// instead of two local copies whose values would overwrite each other when merged.
+    static func requireNoTwin(_ db: Database, _ event: Event) throws {
+        guard event.sourceType == .manual || event.sourceType == .imported else { return }
+        guard
+            let twin = try String.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT id FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?
+                        AND source_type IN ('manual', 'imported') AND id != ? LIMIT 1
+                        """),
+                arguments: [event.eventTypeId.description, milliseconds(event.timestamp), event.id.description])
+        else { return }
+        throw LocalStoreError.conflict(
+            "an event of this type already exists at this time (\(twin)); edit that one, or pick another time")
     }
 
     /// One stored event, inside the caller's transaction.

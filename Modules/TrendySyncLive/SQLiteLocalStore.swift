@@ -209,6 +209,7 @@ public final class SQLiteLocalStore: LocalStore {
         let at = now()
         try await db.write { db in
             try Self.requireType(db, event)
+            try Self.requireNoTwin(db, event)
             try Self.insert(db, event, now: at)
         }
     }

@@ -60,7 +60,7 @@ import TrendySyncTesting
         let type = EventType(id: ids.next(), name: "T")
         try await store.createEventType(type)
         let edited = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0, notes: "mine")
-        let deleted = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0)
+        let deleted = Event(id: ids.next(), eventTypeId: type.id, timestamp: t0 + 1)
         try await store.createEvent(edited)
         try await store.createEvent(deleted)
         try await store.deleteEvent(id: deleted.id)

@@ -16,7 +16,7 @@ struct StoredEventReadingTests {
         return [
             Event(id: ids.next(), eventTypeId: type, timestamp: t0),
             Event(
-                id: ids.next(), eventTypeId: type, timestamp: t0, endDate: t0.addingTimeInterval(90.5),
+                id: ids.next(), eventTypeId: type, timestamp: t0 + 1, endDate: t0.addingTimeInterval(90.5),
                 notes: "line\nbreak \"quoted\" \\ ☕️ \t\r", isAllDay: true, sourceType: .imported,
                 externalId: "ext-1", geofenceId: ids.next(), location: Coordinate(latitude: -33.86, longitude: 151.2),
                 locationName: "Café \"Zoë\""),
@@ -24,7 +24,7 @@ struct StoredEventReadingTests {
                 id: ids.next(), eventTypeId: type, timestamp: t0, notes: "", sourceType: .geofence,
                 geofenceId: ids.next()),
             Event(
-                id: ids.next(), eventTypeId: type, timestamp: t0,
+                id: ids.next(), eventTypeId: type, timestamp: t0 + 2,
                 properties: ["mood": .text("good"), "km": .number(5.2), "done": .boolean(true)]),
         ]
     }

@@ -97,6 +97,9 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
     public var cutRate: Double = 0
     /// Overrides the access token lifetime for tokens issued from now on.
     public var accessTokenLifetimeSeconds: Int?
+    /// Draws the faults from a generator seeded with this (SplitMix64), so a faulted run replays
+    /// exactly when its requests arrive in the same order; nil draws from the system's generator.
+    public var seed: UInt64?
 
     /// No faults.
     public init() {}
@@ -110,6 +113,7 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
         case dropRate = "drop_rate"
         case cutRate = "cut_rate"
         case accessTokenLifetimeSeconds = "access_token_lifetime_seconds"
+        case seed
     }
 
     /// Decodes leniently: absent fields are off.
@@ -123,5 +127,6 @@ public struct FaultConfiguration: Sendable, Equatable, Codable {
         dropRate = try c.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
         cutRate = try c.decodeIfPresent(Double.self, forKey: .cutRate) ?? 0
         accessTokenLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .accessTokenLifetimeSeconds)
+        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed)
     }
 }

@@ -55,6 +55,9 @@ public struct ServerOptions: ParsableArguments, Sendable {
         name: [.customLong("fault-429-count"), .customLong("fault429-count")],
         help: "Fault: answer the next N requests with 429.")
     public var fault429Count = 0
+    /// Fault: a seed for the fault draws.
+    @Option(help: "Fault: draw the faults from a generator seeded with this, so a faulted run replays.")
+    public var faultSeed: UInt64?
     /// Mail directory.
     @Option(help: "Write the mail the server sends (reauthentication codes) as files in this directory.")
     public var mailDir: String?
@@ -126,6 +129,7 @@ public struct ServerOptions: ParsableArguments, Sendable {
         c.faults.dropRate = faultDropRate
         c.faults.cutRate = faultCutRate
         c.faults.forced429Count = fault429Count
+        c.faults.seed = faultSeed
         c.mailDirectory = mailDir
         c.passwordChangeRequiresReauthentication = securePasswordChange
         return c

@@ -22,13 +22,17 @@ public final class FaultInjector: Sendable {
     init(_ configuration: FaultConfiguration, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         state = Mutex(configuration)
         self.random = random
+        if let seed = configuration.seed { seeded.withLock { $0 = seed } }
     }
 
     /// The switches in force.
     public var configuration: FaultConfiguration { state.withLock { $0 } }
 
-    /// Replaces the switches.
-    public func update(_ configuration: FaultConfiguration) { state.withLock { $0 = configuration } }
+    /// Replaces the switches; a configuration with a `seed` restarts the seeded generator there.
+    public func update(_ configuration: FaultConfiguration) {
+        state.withLock { $0 = configuration }
+        if let seed = configuration.seed { self.seed(seed) }
+    }
 
     /// Draws the faults' random numbers from a generator seeded with `seed` (nil: the system's
     /// again), so a simulation that seeds its own steps replays its faults too.

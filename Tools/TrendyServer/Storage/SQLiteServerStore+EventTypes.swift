@@ -122,8 +122,13 @@ extension SQLiteServerStore {
                 current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
                 body: try StoreRules.encode(storedType), base: base, now: now)
             let events = try Row.fetchAll(
-                db, sql: "SELECT id, body FROM events WHERE user_id = ? AND event_type_id = ? ORDER BY id",
+                db, sql: "SELECT id, body, created_at FROM events WHERE user_id = ? AND event_type_id = ? ORDER BY id",
                 arguments: [userId, id])
+            let baseTime = try base.map { base in
+                try Double.fetchOne(
+                    db, sql: "SELECT created_at FROM change_log WHERE id = ? AND user_id = ?",
+                    arguments: [base.version, userId]) ?? 0
+            }
             for row in events {
                 // Each event goes with the type: edits of it its deleting device had not seen,
                 // or that arrive later, are kept as conflicts like a direct delete's.
@@ -134,7 +139,7 @@ extension SQLiteServerStore {
                     current: {
                         try FieldPatch.object(
                             EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
-                    }, body: body, base: base, now: now)
+                    }, body: body, base: base, now: now, cascade: (row["created_at"], baseTime))
                 try Self.appendChange(
                     db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }

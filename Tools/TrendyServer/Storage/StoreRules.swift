@@ -68,6 +68,20 @@ enum StoreRules {
         Array(try fields(of: survivor, as: EventUpdate.self).keys)
     }
 
+    /// `changed` for a delete that cascades from a type: an event created at or after the moment
+    /// of the deleting device's base (`createdAt` ≥ `baseTime`) was never in front of that device,
+    /// so when no edit of it is newer than the base, its create counts as the unseen change (every
+    /// field kept in the deletion conflict). Equal times count as unseen: a record too many beats a
+    /// loss without one.
+    static func withUnseenCreate(
+        _ changed: [FieldVersion], createdAt: Double, baseTime: Double?, fields: () throws -> [String: Any]
+    ) rethrows -> [FieldVersion] {
+        guard changed.isEmpty, let baseTime, createdAt >= baseTime else { return changed }
+        return try fields().keys.sorted().map {
+            FieldVersion(field: $0, device: "unknown", changedAt: createdAt, version: mergedCreateVersion)
+        }
+    }
+
     /// The conflicts an incoming patch makes with `changed`: the versions of fields set after the
     /// patch's base by other devices. A field the patch sets to the value it already has is none.
     static func fieldConflicts(

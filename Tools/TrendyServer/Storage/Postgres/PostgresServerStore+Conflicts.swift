@@ -84,13 +84,16 @@ extension PostgresServerStore {
 
     /// Before an entity is deleted: the conflict with edits its device had not seen, and its last
     /// content kept (see the SQLite store's `recordDeletion`).
+    /// `cascade`: as the SQLite store's.
     static func recordDeletion(
         _ s: PostgresSession, userId: String, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
-        body: String, base: ChangeBase?, now: Date
+        body: String, base: ChangeBase?, now: Date, cascade: (createdAt: Double, baseTime: Double?)? = nil
     ) async throws {
         if let base,
             let conflict = try StoreRules.deletionConflict(
-                await changedFields(s, entity: entity, id: id, since: base), entity: entity, id: id,
+                StoreRules.withUnseenCreate(
+                    await changedFields(s, entity: entity, id: id, since: base), createdAt: cascade?.createdAt ?? 0,
+                    baseTime: cascade?.baseTime, fields: current), entity: entity, id: id,
                 current: current, body: body, base: base, now: now)
         {
             try await record([conflict], s, userId: userId, now: now)

@@ -129,16 +129,24 @@ extension PostgresServerStore {
                 current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
                 body: try StoreRules.encode(storedType), base: base, now: now)
             let events = try await s.all(
-                "SELECT id, body FROM events WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id",
-                as: (String, String).self)
-            for (eventId, body) in events {
+                """
+                SELECT id, body, created_at FROM events WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id
+                """, as: (String, String, Double).self)
+            var baseTime: Double?
+            if let base {
+                baseTime =
+                    try await s.value(
+                        "SELECT created_at FROM change_log WHERE user_id = \(userId) AND seq = \(base.version)",
+                        as: Double.self) ?? 0
+            }
+            for (eventId, body, createdAt) in events {
                 // Each event goes with the type, its unseen or later edits kept as a direct delete's are.
                 try await Self.recordDeletion(
                     s, userId: userId, entity: .event, id: eventId,
                     current: {
                         try FieldPatch.object(
                             EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
-                    }, body: body, base: base, now: now)
+                    }, body: body, base: base, now: now, cascade: (createdAt, baseTime))
                 try await Self.appendChange(
                     s, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }
