@@ -164,15 +164,25 @@ enum Outbox {
             ?? "unknown"
     }
 
-    /// Removes the entries of an entity deleted with its parent that nothing needs any more:
-    /// unsent ones, and failed ones (the server deletes its copy with the parent).
+    /// Removes the entries of an entity deleted with its parent that nothing needs any more: all
+    /// of them when its create was never sent (the server never had it), else the failed ones.
+    /// Waiting edits of an entity the server has are still sent, before the parent's delete: the
+    /// server's cascade then takes what this device saw in the parent (an event moved into a type
+    /// goes with the type, not back to the type it was in on the server).
     static func dropUnsentAndFailed(_ db: Database, _ entity: SyncEntity, _ id: String) throws {
+        let unsentCreate =
+            try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create'
+                        AND state != 'in_flight' AND sent = 0
+                        """), arguments: [entity.rawValue, id]) ?? false
         try db.execute(
             sql: """
                 DELETE FROM outbox WHERE entity = ? AND entity_id = ?
-                AND (state = 'failed' OR (state = 'pending' AND sent = 0))
+                AND (state = 'failed' OR (? AND state = 'pending'))
                 """,
-            arguments: [entity.rawValue, id])
+            arguments: [entity.rawValue, id, unsentCreate])
     }
 
     /// Remembers a local delete, so no pull brings the entity back. `cascadeOf`: the event went

@@ -107,7 +107,14 @@ extension SQLiteLocalStore {
                     try Self.mergeIntoServerCopy(db, e, serverId: serverId, now: at)
                     continue
                 }
-                guard e.kind != .delete else { continue }
+                guard e.kind != .delete else {
+                    // The entity is gone everywhere: a change of it the server refused (a create sent
+                    // before the person deleted it) no longer needs anyone.
+                    try db.cachedStatement(
+                        sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'failed'"
+                    ).execute(arguments: [e.entity.rawValue, e.entityId])
+                    continue
+                }
                 let stillWaiting =
                     try Bool.fetchOne(
                         db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),
@@ -127,6 +134,18 @@ extension SQLiteLocalStore {
     /// next change to its entity revives it; one that ran out of retries may have been applied.
     func fail(_ entry: OutboxEntry, error: String, refused: Bool = true) async throws {
         try await db.write { db in
+            // Refused, of an entity the person has deleted here since: nothing to surface or mend.
+            if refused, entry.kind != .delete,
+                try Bool.fetchOne(
+                    db,
+                    sql: """
+                        SELECT 1 FROM tombstones WHERE entity = ?1 AND entity_id = ?2
+                        AND NOT EXISTS (SELECT 1 FROM \(Self.table(entry.entity)) WHERE id = ?2)
+                        """, arguments: [entry.entity.rawValue, entry.entityId]) == true
+            {
+                try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [entry.seq])
+                return
+            }
             try db.execute(
                 sql: """
                     UPDATE outbox SET state = 'failed', last_error = ?, attempts = attempts + 1,

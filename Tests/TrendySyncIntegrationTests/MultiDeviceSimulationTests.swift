@@ -448,6 +448,12 @@ struct Simulation {
     mutating func resolveFailures(_ d: Device) async throws {
         for failed in try await d.store.failedChanges() where failed.entity == .event {
             guard let id = UUIDv7(failed.entityId), var e = try await d.store.event(id: id)?.value else { continue }
+            if failed.error.contains("no such event type"), try await d.store.eventTypes().isEmpty {
+                // Every type is gone (two devices each deleted one): the person makes one.
+                typeNames += 1
+                let t = EventType(id: harness.ids.next(), name: "T\(seed)-\(typeNames)")
+                try await act(d, "added type \(t.id)") { try await d.store.createEventType(t) }
+            }
             let types = try await d.store.eventTypes().map(\.value)
             if failed.error.contains("no such event type"), let type = types.first {
                 e.eventTypeId = type.id
@@ -498,7 +504,10 @@ struct Simulation {
                     let x = try await d.store.explain(entityId: id)
                     print(
                         "SIMULATION LOG seed \(seed)\n"
-                            + log.filter { $0.contains(id) || $0.contains(" sync ") || $0.contains("kill") }.joined(
+                            + log.filter {
+                                ProcessInfo.processInfo.environment["TRENDY_SIM_VERBOSE"] != nil || $0.contains(id)
+                                    || $0.contains(" sync ") || $0.contains("kill")
+                            }.joined(
                                 separator: "\n") + "\nexplain: \(x)")
                 }
                 let diff = ids.prefix(3).map { "\($0): here \(local[$0] ?? [:]) server \(server[$0] ?? [:])" }
@@ -509,6 +518,8 @@ struct Simulation {
                 throw SimulationFailure(description: "\(d.name) still has \(counts.pending) pending change(s)")
             }
             if let failed = try await d.store.failedChanges().first {
+                print("EXPLAIN \(d.name): \(try await d.store.explain(entityId: failed.entityId))")
+                print("SIMULATION LOG seed \(seed)\n" + log.joined(separator: "\n"))
                 throw SimulationFailure(description: "\(d.name) has a change stuck failed: \(failed)")
             }
             for (a, b) in zip(d.cursors, d.cursors.dropFirst()) where b < a {

@@ -126,8 +126,8 @@ extension SQLiteServerStore {
                 arguments: [userId, id])
             let baseTime = try base.map { base in
                 try Double.fetchOne(
-                    db, sql: "SELECT created_at FROM change_log WHERE id = ? AND user_id = ?",
-                    arguments: [base.version, userId]) ?? 0
+                    db, sql: "SELECT created_at FROM change_log WHERE user_id = ? AND seq = ?",
+                    arguments: [userId, base.version]) ?? 0
             }
             for row in events {
                 // Each event goes with the type: edits of it its deleting device had not seen,

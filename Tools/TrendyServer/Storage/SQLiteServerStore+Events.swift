@@ -114,8 +114,12 @@ extension SQLiteServerStore {
                     continue
                 }
                 if let existing = try Self.duplicate(db, userId: userId, of: event) {
+                    let latest =
+                        try Int64.fetchOne(
+                            db.cachedStatement(sql: "SELECT MAX(seq) FROM change_log WHERE user_id = ?"),
+                            arguments: [userId]) ?? 0
                     try Self.recordFieldVersions(
-                        db, entity: .event, id: existing.value.id.description, version: StoreRules.mergedCreateVersion,
+                        db, entity: .event, id: existing.value.id.description, version: max(latest, 1),
                         fields: try StoreRules.mergedCreateFields(existing.value), base: nil, now: now, replace: false)
                     outcomes.append(.existing(existing))
                     continue

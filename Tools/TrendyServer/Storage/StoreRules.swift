@@ -57,13 +57,15 @@ enum StoreRules {
         return (user, merged)
     }
 
-    /// The version of the field versions a de-duplicated create leaves on the surviving event
-    /// (every field it has, kept where a real change already set one): older than any real base, so
-    /// only the patch the merged-away copy's device sends with base 0 meets them, and each of its
-    /// fields that differs is kept as a conflict (the surviving event's create set no version).
-    static let mergedCreateVersion: Int64 = 1
+    /// The version given to the fields of an event whose create another device's change had not
+    /// seen (a type's cascade): it only names the loss in the conflict's record.
+    static let unseenCreateVersion: Int64 = 1
 
-    /// The fields a de-duplicated create's surviving event holds (see ``mergedCreateVersion``).
+    /// The fields a de-duplicated create's surviving event holds. Each store records them at the
+    /// feed's latest cursor (`max(latest, 1)`), keeping a version a real change already recorded:
+    /// the merged-away copy's device sends its fields with base 0, and any device whose edit was
+    /// based before the merge had not seen what the merged copy contributed (its type and time) —
+    /// either way a differing value it replaces is kept as a conflict (the create set no version).
     static func mergedCreateFields(_ survivor: Event) throws -> [String] {
         Array(try fields(of: survivor, as: EventUpdate.self).keys)
     }
@@ -78,7 +80,7 @@ enum StoreRules {
     ) rethrows -> [FieldVersion] {
         guard changed.isEmpty, let baseTime, createdAt >= baseTime else { return changed }
         return try fields().keys.sorted().map {
-            FieldVersion(field: $0, device: "unknown", changedAt: createdAt, version: mergedCreateVersion)
+            FieldVersion(field: $0, device: "unknown", changedAt: createdAt, version: unseenCreateVersion)
         }
     }
 

@@ -181,8 +181,12 @@ extension PostgresServerStore {
                 let key = DedupKey(event)
                 if let key, let body = facts.duplicates[key] {
                     let survivor = try stored(body)
+                    let latest =
+                        try await s.value(
+                            "SELECT COALESCE(MAX(seq), 0) FROM change_log WHERE user_id = \(userId)", as: Int64.self)
+                        ?? 0
                     try await Self.recordFieldVersions(
-                        s, entity: .event, id: survivor.value.id.description, version: StoreRules.mergedCreateVersion,
+                        s, entity: .event, id: survivor.value.id.description, version: max(latest, 1),
                         fields: try StoreRules.mergedCreateFields(survivor.value), base: nil, now: now, replace: false)
                     outcomes.append(.existing(survivor))
                     continue
