@@ -258,7 +258,8 @@ extension SQLiteLocalStore {
                     + "type, unless another device moved it to another type first — then it comes back at the next pull"
             }
             if tombstoned, local == nil {
-                return "nothing to send; deleted here (the server has the delete, or never had it): no pull brings it back"
+                return
+                    "nothing to send; deleted here (the server has the delete, or never had it): no pull brings it back"
             }
             if local == nil { return "nothing: this install has no such entity" }
             return "nothing to send; server changes to it are applied as they arrive"

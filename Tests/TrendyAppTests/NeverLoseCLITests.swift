@@ -41,7 +41,8 @@ struct NeverLoseCLITests {
             try await ok(["types", "add", "Home"], a, server)
             try await ok(["sync"], a, server)
             try await ok(["sync"], b, server)
-            try await ok(["geofence", "add", "Park", "52.5", "13.4", "--type", "Walk", "--exit-type", "Walk"], b, server)
+            try await ok(
+                ["geofence", "add", "Park", "52.5", "13.4", "--type", "Walk", "--exit-type", "Walk"], b, server)
             try await ok(["geofence", "add", "Yard", "52.6", "13.4", "--type", "Home"], b, server)
             try await ok(["types", "rm", "Walk"], a, server)
             try await ok(["sync"], a, server)
