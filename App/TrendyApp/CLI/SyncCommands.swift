@@ -131,10 +131,13 @@ struct SyncCommand: AsyncParsableCommand {
                     message: (run.error ?? "the server is not available") + ". Your changes stay queued.",
                     exitCode: .unavailable)
             case .waiting:
+                // Every transient failure, whatever the pass was doing (issue 30): one exit code.
                 return CLIError(
                     code: "waiting_to_retry",
-                    message: (run.error ?? "changes wait to be retried after a server error")
-                        + "; nothing was sent now. Run `trendy sync` again after that time.",
+                    message: "the sync was interrupted by a temporary failure ("
+                        + (run.error ?? "a server error")
+                        + "); what was sent is kept and the rest stays queued. Run `trendy sync` again later "
+                        + "(`--retry-failed` tries at once).",
                     exitCode: .temporaryFailure)
             case .signedOut:
                 return AuthError.notSignedIn.cli
@@ -194,8 +197,9 @@ struct StatusCommand: AsyncParsableCommand {
             for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }
             if failed.contains(where: { $0.entity == .event }) {
                 out.line(
-                    "Fix a refused event with `trendy events edit <id>` (it is sent again, edited) or drop it with "
-                        + "`trendy events rm <id>`; `trendy sync --retry-failed` sends every failed change again.")
+                    "Fix a refused event with `trendy events edit <id>` (it is sent again, edited; `--type` moves one "
+                        + "whose type was deleted) or drop it with `trendy events rm <id>`; `trendy sync --retry-failed` "
+                        + "sends every failed change again.")
             }
             out.document(StatusReport(status, failed: failed))
         }
