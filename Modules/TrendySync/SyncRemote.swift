@@ -26,6 +26,9 @@ public protocol SyncRemote: ServerHealthCheck {
 
     /// `GET /events?limit=&after=`, newest first (a new device's download).
     func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>>
+    /// `GET /events/{id}` (an event this device deleted with its type, whose server copy the
+    /// cascade did not take, is read back).
+    func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event>
     /// `POST /events`; `created` is false when the event already existed.
     func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
         event: Timestamped<Event>, created: Bool

@@ -209,6 +209,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 throw Stop(outcome: .unavailable, message: text, phase: .error(text))
             }
             pushed = try await push(user: user)
+            try await refetch(user: user)
             if skipPull {
                 try await skipToLatestCursor()
             } else {
@@ -217,6 +218,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 // it cleared): they go in this pass, not the next one.
                 if try await store.hasReadyWork(now: now()) {
                     pushed += try await push(user: user)
+                    try await refetch(user: user)
                     pulled += try await pull(user: user, full: false)
                 }
             }
@@ -257,6 +259,31 @@ public actor OutboxSyncEngine: SyncEngine {
                 "elapsed": .duration(clock.now - t0),
             ])
         return run
+    }
+
+    /// Reads back the events the push found the server kept (a type's cascade that did not take
+    /// them): a 404 means the server has none.
+    func refetch(user: String) async throws {
+        for id in try await store.eventsToRefetch() {
+            guard let uuid = UUIDv7(id) else {
+                try await store.refetched(id, nil)
+                continue
+            }
+            let found: Timestamped<Event>?
+            do {
+                found = try await api.event(id: uuid)
+            } catch .notFound {
+                found = nil
+            } catch {
+                switch Self.classify(error) {
+                case .rateLimited(let after): throw rateLimitedStop(retryAfter: after)
+                case .transient(let message): throw Stop.transient(message, retryAt: nil)
+                default: throw Stop.failed(error.description)
+                }
+            }
+            try ensureSameUser(user)
+            try await store.refetched(id, found)
+        }
     }
 
     func checkBreaker() throws {

@@ -61,6 +61,21 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// Events to read back from the server (see ``fail(_:error:refused:)``).
+    func eventsToRefetch() async throws -> [String] {
+        try await db.read { db in
+            try String.fetchAll(db, sql: "SELECT substr(key, 9) FROM sync_state WHERE key LIKE 'refetch:%'")
+        }
+    }
+
+    /// Stores an event read back (nil: the server has none), and forgets to read it.
+    func refetched(_ id: String, _ event: Timestamped<Event>?) async throws {
+        if let event { try await bootstrap([.event(event)], remember: false) }
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM sync_state WHERE key = ?", arguments: ["refetch:" + id])
+        }
+    }
+
     /// Whether a change is ready to be sent now (the oldest pending one is not waiting out a delay).
     func hasReadyWork(now: Date) async throws -> Bool {
         try await db.read { db in
@@ -144,6 +159,19 @@ extension SQLiteLocalStore {
                         """, arguments: [entry.entity.rawValue, entry.entityId]) == true
             {
                 try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [entry.seq])
+                // An event deleted here with its type, whose move into that type the server refused
+                // (the type was already gone there): the server kept it in its old type, and no
+                // change of it may ever come through the feed again — read it back.
+                let cascade = try String.fetchOne(
+                    db, sql: "SELECT cascade_of FROM tombstones WHERE entity = ? AND entity_id = ?",
+                    arguments: [entry.entity.rawValue, entry.entityId])
+                if entry.entity == .event, cascade != nil {
+                    try db.execute(
+                        sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [entry.entityId])
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, 'event')",
+                        arguments: ["refetch:" + entry.entityId])
+                }
                 return
             }
             try db.execute(
