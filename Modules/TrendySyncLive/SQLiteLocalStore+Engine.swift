@@ -167,7 +167,8 @@ extension SQLiteLocalStore {
                     arguments: [entry.entity.rawValue, entry.entityId])
                 if entry.entity == .event, cascade != nil {
                     try db.execute(
-                        sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [entry.entityId])
+                        sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?",
+                        arguments: [entry.entityId])
                     try db.execute(
                         sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, 'event')",
                         arguments: ["refetch:" + entry.entityId])
