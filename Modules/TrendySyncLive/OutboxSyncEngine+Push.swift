@@ -22,6 +22,9 @@ extension OutboxSyncEngine {
         /// The server already has a type of this name under another id (made on another
         /// device): this device's type becomes that one (D36).
         case adoptedType(EventType)
+        /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
+        /// (D37); the delete wins here too, whether or not its change in the feed was read.
+        case gone
     }
 
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
@@ -104,6 +107,9 @@ extension OutboxSyncEngine {
                     throw rateLimitedStop(retryAfter: retryAfter)
                 case .unauthorized(let message):
                     throw Stop.failed(message)
+                case .gone:
+                    try await store.completeGone(work[0])
+                    breaker.recordSuccess()
                 case .adoptedType(let server):
                     // The unit taken meanwhile may hold changes that name the local type: put it
                     // back, re-point everything at the server's type, and take it again.
@@ -148,7 +154,7 @@ extension OutboxSyncEngine {
         } catch let error as TrendyAPIError {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
             // 410: the entity was deleted and the server kept this change as a conflict (D37).
-            if case .server(410, _) = error, work[0].kind != .create { return .delivered(replaced: [:]) }
+            if case .server(410, _) = error, work[0].kind != .create { return .gone }
             if case .conflict = error, work[0].entity == .eventType, work[0].kind == .create,
                 let adoption = await sameNamedServerType(work[0])
             {

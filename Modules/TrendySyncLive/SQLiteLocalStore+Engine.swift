@@ -61,6 +61,15 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// The entry was answered `410 Gone`: it is done, and the entity goes here as the server's
+    /// delete takes it (a download that began after the delete never brings that delete).
+    func completeGone(_ entry: OutboxEntry) async throws {
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [entry.seq])
+            try Self.applyDelete(db, entry.entity, entry.entityId)
+        }
+    }
+
     /// Events to read back from the server (see ``fail(_:error:refused:)``).
     func eventsToRefetch() async throws -> [String] {
         try await db.read { db in
