@@ -134,7 +134,7 @@ struct SyncCommand: AsyncParsableCommand {
                 // Every transient failure, whatever the pass was doing (issue 30): one exit code.
                 return CLIError(
                     code: "waiting_to_retry",
-                    message: "the sync was interrupted by a temporary failure ("
+                    message: "the sync waits to retry after a temporary failure ("
                         + (run.error ?? "a server error")
                         + "); what was sent is kept and the rest stays queued. Run `trendy sync` again later "
                         + "(`--retry-failed` tries at once).",
