@@ -219,8 +219,7 @@ extension SQLiteLocalStore {
                 db, sql: "SELECT cascade_of FROM tombstones WHERE entity_id = ?", arguments: [entityId])
             let tombstoned = tombstone != nil
             let deletedWithType: String? = tombstone?["cascade_of"]
-            let mergedInto = try String.fetchOne(
-                db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [entityId])
+            let mergedInto = try Self.mergedInto(db, entityId)
             if entity == nil, mergedInto != nil { entity = .event }
             let conflicts = try Row.fetchAll(
                 db, sql: "SELECT body, state FROM sync_conflicts WHERE entity_id = ? ORDER BY detected_at",

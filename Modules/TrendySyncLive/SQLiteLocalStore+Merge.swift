@@ -94,8 +94,11 @@ extension SQLiteLocalStore {
 
     /// The event the server de-duplicated `localId` into, if it did.
     public func mergedInto(_ localId: String) async throws -> String? {
-        try await db.read { db in
-            try String.fetchOne(db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [localId])
-        }
+        try await db.read { db in try Self.mergedInto(db, localId) }
+    }
+
+    /// ``mergedInto(_:)`` inside the caller's transaction.
+    static func mergedInto(_ db: Database, _ localId: String) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [localId])
     }
 }
