@@ -62,6 +62,13 @@ public enum FieldPatch {
         return text(merged)
     }
 
+    /// `patch` without `fields`; nil when nothing is left.
+    public static func removing(_ fields: some Sequence<String>, from patch: String) -> String? {
+        var object = object(text: patch)
+        for field in fields { object[field] = nil }
+        return object.isEmpty ? nil : text(object)
+    }
+
     /// The fields a patch names, sorted.
     public static func fields(_ patch: String) -> [String] { object(text: patch).keys.sorted() }
 

@@ -108,6 +108,7 @@ extension SQLiteLocalStore {
             entries.allSatisfy({ $0.entity == kind && $0.kind != .delete })
         {
             try await db.write { db in
+                for e in entries where e.kind == .update { try Self.supersedeRefused(db, by: e) }
                 let seqs = entries.map(\.seq)
                 let ids = entries.map(\.entityId)
                 try db.execute(
@@ -139,6 +140,7 @@ extension SQLiteLocalStore {
                     ).execute(arguments: [e.entity.rawValue, e.entityId])
                     continue
                 }
+                if e.kind == .update { try Self.supersedeRefused(db, by: e) }
                 let stillWaiting =
                     try Bool.fetchOne(
                         db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),
@@ -149,6 +151,30 @@ extension SQLiteLocalStore {
                     )
                     .execute(arguments: [e.entityId])
                 }
+            }
+        }
+    }
+
+    /// The delivered update `e` set its fields after an earlier change of its entity that the
+    /// server refused: that change no longer carries them (a revived refused change must never
+    /// send an older value over a newer one of this device — a de-duplication's merge patch
+    /// delivered after an edit refused for its time, sim seed 5822), and it goes when nothing
+    /// of it is left.
+    static func supersedeRefused(_ db: Database, by e: OutboxEntry) throws {
+        guard let payload = e.payload else { return }
+        let delivered = FieldPatch.fields(payload)
+        let refused = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, payload FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'update'
+                    AND state = 'failed' AND sent = 0 AND seq < ?
+                    """), arguments: [e.entity.rawValue, e.entityId, e.seq])
+        for row in refused {
+            let seq: Int64 = row["seq"]
+            if let left = FieldPatch.removing(delivered, from: row["payload"] ?? "{}") {
+                try db.execute(sql: "UPDATE outbox SET payload = ? WHERE seq = ?", arguments: [left, seq])
+            } else {
+                try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [seq])
             }
         }
     }

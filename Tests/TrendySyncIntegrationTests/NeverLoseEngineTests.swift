@@ -1,0 +1,168 @@
+import Foundation
+import GRDB
+import Testing
+import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
+import TrendyModels
+import TrendySync
+
+@testable import TrendySyncLive
+
+/// The engine's answers to the rarer ways a change is refused or overtaken (issue 30), each
+/// on a real server: a refused edit revived after a later change of the same field reached the
+/// server, an event read back after its type's cascade, a change answered `410 Gone`.
+@Suite(.timeLimit(.minutes(1)))
+struct NeverLoseEngineTests {
+    private static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// An edit refused for its time (another event is there), then an import of a row at the
+    /// event's old (type, time): the server merges the row into the event and the merge patch
+    /// sets the note after the refused edit had set its own. Reviving the refused edit (the
+    /// person moves the time again) must not send its older note over the newer one.
+    /// Simulation seed 5822; on the code before, the server ended with "mine, older".
+    @Test func aRevivedRefusedEditNeverSendsAFieldALaterDeliveredChangeSet() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "first")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+
+            // Another device already has an event at the time this one moves x to.
+            let taken = Self.t0.addingTimeInterval(3_600)
+            _ = try await h.direct.createEvent(
+                Event(id: h.ids.next(), eventTypeId: type.id, timestamp: taken), idempotencyKey: nil)
+            x.timestamp = taken
+            x.notes = "mine, older"
+            try await h.store.updateEvent(x)
+            // Then a row at x's old time comes in (x is elsewhere here, so no twin locally).
+            let row = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "from the file")
+            try await h.store.createEvent(row)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.mergedInto(row.id.description) == x.id.description)
+            #expect(try await h.direct.event(id: x.id).value.notes == "from the file")
+            let refused = try await h.store.failedChanges()
+            #expect(refused.map(\.entityId) == [x.id.description])
+
+            // Here too the note is the merged row's; the refused time is still this device's.
+            x = try #require(try await h.store.event(id: x.id)).value
+            #expect(x.notes == "from the file")
+            #expect(x.timestamp == taken)
+            // The way out: another time. Only the time is this device's to send.
+            x.timestamp = Self.t0.addingTimeInterval(7_200)
+            try await h.store.updateEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.failedChanges().isEmpty)
+            let server = try await h.direct.event(id: x.id).value
+            #expect(server.notes == "from the file")
+            #expect(server.timestamp == x.timestamp)
+            #expect(try await h.store.event(id: x.id)?.value.notes == "from the file")
+            #expect(try await h.store.event(id: x.id)?.syncStatus == .synced)
+        }
+    }
+
+    /// A refused edit whose every field a later delivered change set is gone: nothing is left to
+    /// surface or to send.
+    @Test func aRefusedEditWhollyOvertakenIsDropped() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "first")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            x.notes = "refused"
+            try await h.store.updateEvent(x)
+            let row = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0.addingTimeInterval(60))
+            try await h.store.createEvent(row)
+            h.refuseNext("updateEvent")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
+
+            // A later change of the same field, delivered while the refused one waits: what the
+            // store does with a merge patch, done here through the store's own hook.
+            let later = OutboxEntry(
+                seq: Int64.max, entity: .event, entityId: x.id.description, kind: .update,
+                payload: #"{"notes":"later"}"#, idempotencyKey: "k", attempts: 0)
+            try await h.store.db.write { db in try SQLiteLocalStore.supersedeRefused(db, by: later) }
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
+    /// The device deletes a type after moving an event into it, while another device already
+    /// deleted that type: the server refuses the move and keeps the event in its old type, so the
+    /// feed never sends it again. It is read back, and shows here in the type it has everywhere.
+    @Test func anEventWhoseMoveIntoADeletedTypeWasRefusedIsReadBack() async throws {
+        try await SyncHarness.with { h in
+            let nap = try await h.type("Nap")
+            let gym = try await h.type("Gym")
+            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0, notes: "kept")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+
+            x.eventTypeId = gym.id
+            try await h.store.updateEvent(x)
+            try await h.direct.deleteEventType(id: gym.id)
+            try await h.store.deleteEventType(id: gym.id)
+            #expect(try await h.store.event(id: x.id) == nil)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("event").map(\.ids) == [[x.id.description]])
+            let back = try await h.store.event(id: x.id)
+            #expect(back?.value.eventTypeId == nap.id)
+            #expect(back?.value.notes == "kept")
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            // Read once: the next pass asks nothing.
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("event").count == 1)
+        }
+    }
+
+    /// The same, when the read-back finds nothing (404: the event went meanwhile): nothing is
+    /// stored, nothing stays to read, nothing is surfaced. A read-back that fails for a while
+    /// (5xx) keeps the event to read and the pass waits to retry.
+    @Test func aReadBackThatFindsNothingOrFailsForAWhile() async throws {
+        try await SyncHarness.with { h in
+            let nap = try await h.type("Nap")
+            let gym = try await h.type("Gym")
+            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0)
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            x.eventTypeId = gym.id
+            try await h.store.updateEvent(x)
+            try await h.direct.deleteEventType(id: gym.id)
+            try await h.store.deleteEventType(id: gym.id)
+
+            h.api.fail("event", with: .server(status: 503, problem: nil))
+            let waiting = await h.engine.sync(full: false)
+            #expect(waiting.outcome == .waiting)
+            #expect(try await h.store.eventsToRefetch() == [x.id.description])
+
+            h.api.fail(
+                "event", with: .notFound(APIProblem(status: 404, code: "not_found", title: "Not found by the test")))
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.eventsToRefetch().isEmpty)
+            #expect(try await h.store.event(id: x.id) == nil)
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
+    /// A type renamed here that another device deleted: the server answers the rename `410 Gone`
+    /// and its delete wins here too — the type goes, and no failed change is left behind.
+    @Test func aChangeAnsweredGoneDeletesTheEntityHere() async throws {
+        try await SyncHarness.with { h in
+            var type = try await h.type("Tea")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.direct.deleteEventType(id: type.id)
+            type.name = "Green tea"
+            try await h.store.updateEventType(type)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.eventType(id: type.id) == nil)
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(try await h.direct.listEventTypes().isEmpty)
+        }
+    }
+}
