@@ -39,6 +39,20 @@ public func until(attempts: Int = 10_000, _ condition: () -> Bool) async -> Bool
     return condition()
 }
 
+/// Waits until an asynchronous `condition` holds, checking it every `interval` for at most
+/// `attempts` checks; returns whether it held. For what another process or server makes true
+/// (a file written, a row stored): a bound on attempts, never a guess at how long it takes.
+@discardableResult
+public func eventually(
+    attempts: Int = 200, every interval: Duration = .milliseconds(100), _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+    for _ in 0..<attempts {
+        if try await condition() { return true }
+        try? await Task.sleep(for: interval)
+    }
+    return try await condition()
+}
+
 /// A folder of its own under the system's temporary directory, removed with everything in it
 /// when the value goes away. `create: false` leaves the folder to be made by the code under test
 /// (a data directory a command must create).

@@ -79,13 +79,10 @@ struct AppProcessTests {
         #expect(await app.waitFor { $0.contains("Logged Coffee.") && $0.contains("Today: 2 event(s)") })
         // The local write starts a sync half a second later, while the app runs: nothing is left
         // to send, and the banner says so.
-        var pending = -1
-        for _ in 0..<100 where pending != 0 {
-            let status = try TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
-            pending = status.stdout.contains("\"pending\" : 0") ? 0 : 1
-            if pending != 0 { try await Task.sleep(for: .milliseconds(100)) }
+        let pushed = try await eventually {
+            try TrendyProcess.run(["status", "--json", "--data-dir", dir.path]).stdout.contains("\"pending\" : 0")
         }
-        #expect(pending == 0, "the event was pushed by the app's own sync")
+        #expect(pushed, "the event was pushed by the app's own sync")
         #expect(await app.waitFor(20) { $0.components(separatedBy: "── frame").last?.contains("Up to date") == true })
         app.type("2")
         #expect(await app.waitForScreen("events", after: before))

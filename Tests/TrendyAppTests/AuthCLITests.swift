@@ -26,9 +26,7 @@ struct AuthCLITests {
     {
         var full = args + ["--data-dir", dir.path]
         if let server { full += ["--api-url", server.baseURL.absoluteString] }
-        // Timing is not under test here: a test server slowed by a busy machine is not "offline"
-        // (refused connections, the offline cases here, still fail at once).
-        return try await TrendyProcess.runAsync(full, environment: ["TRENDY_SERVER_TIMEOUT": "15"], stdin: stdin)
+        return try await TrendyProcess.runAsync(full, stdin: stdin)
     }
 
     func json(_ r: TrendyProcess.Result) -> [String: Any] {

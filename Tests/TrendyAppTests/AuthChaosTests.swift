@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyAPI
 import TrendyServer
 import TrendyTestSupport
 
@@ -72,10 +73,16 @@ struct AuthChaosTests {
             #expect(signup.status == 0, "\(signup.stderr)")
             try await importEvents(2_000, dir, api)
             var faults = FaultConfiguration()
-            faults.latencyMilliseconds = 80
+            faults.latencyMilliseconds = 150  // 40 batches ≈ 6 s: room for another device to sign in and out
             server.faults.update(faults)
             async let longSync = trendy(["sync"], dir, api)
-            try await Task.sleep(for: .milliseconds(700))
+            // Mid-sync: once the server holds some of the events (a signal, not a guess at how
+            // long the binary takes to start on a busy machine).
+            let user = try #require(try await server.store.user(email: "revoked@example.com"))
+            let started = try await eventually(attempts: 3_000, every: .milliseconds(10)) {
+                try await server.store.syncSummary(userId: user.id).eventCount > 0
+            }
+            #expect(started, "the sync never reached the server")
             // Another device signs every session of the account out.
             let other = TemporaryDirectory("trendy-it", create: false)
             #expect(

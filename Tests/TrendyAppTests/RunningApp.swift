@@ -23,7 +23,7 @@ final class RunningApp: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TRENDY_DATA_DIR")
         env.removeValue(forKey: "TRENDY_LOG_LEVEL")
-        process.environment = env
+        process.environment = TrendyProcess.testEnvironment(env)
         let readEnd: FileHandle
         if tty {
             var (m, s): (Int32, Int32) = (0, 0)

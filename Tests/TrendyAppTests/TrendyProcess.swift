@@ -31,6 +31,7 @@ struct TrendyProcess {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TRENDY_DATA_DIR")
         env.removeValue(forKey: "TRENDY_LOG_LEVEL")
+        env = testEnvironment(env)
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let out = Pipe()
@@ -48,6 +49,20 @@ struct TrendyProcess {
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+extension TrendyProcess {
+    /// The environment every spawned `trendy` gets: a generous server budget (15 s) unless the
+    /// test or the caller's environment names one. Timing is not what these tests check: on a
+    /// busy machine (the suite's own parallel tests, a CI neighbour) a test server on loopback can
+    /// take longer than the 2 s default to answer, and the binary would judge it offline. A test
+    /// about the budget passes `TRENDY_SERVER_TIMEOUT` or `--server-timeout` itself; a refused
+    /// connection fails at once whatever the budget.
+    static func testEnvironment(_ base: [String: String]) -> [String: String] {
+        var env = base
+        if env["TRENDY_SERVER_TIMEOUT"] == nil { env["TRENDY_SERVER_TIMEOUT"] = "15" }
+        return env
     }
 }
 
@@ -75,6 +90,7 @@ extension TrendyProcess {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        process.environment = testEnvironment(ProcessInfo.processInfo.environment)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

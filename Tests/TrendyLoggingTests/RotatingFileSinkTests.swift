@@ -127,12 +127,11 @@ struct RotatingFileSinkTests {
         let sink = RotatingFileSink(
             directory: dir.url, format: .human, policy: .init(flushInterval: .milliseconds(20)))
         sink.write(record("eventually written", at: Date()))
-        var text = ""
-        for _ in 0..<200 where !text.contains("eventually written") {
-            try await Task.sleep(for: .milliseconds(10))
-            text = (try? String(contentsOf: dir.url.appendingPathComponent("trendy.log"), encoding: .utf8)) ?? ""
+        let written = await eventually(attempts: 1_000, every: .milliseconds(10)) {
+            let text = (try? String(contentsOf: dir.url.appendingPathComponent("trendy.log"), encoding: .utf8)) ?? ""
+            return text.contains("eventually written")
         }
-        #expect(text.contains("eventually written"))
+        #expect(written)
         sink.close()
     }
 

@@ -6,6 +6,7 @@ import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingTesting
+import TrendyTestSupport
 
 @testable import TrendyOnboardingLive
 
@@ -120,7 +121,7 @@ struct OnboardingControllerTests {
             _ = await c.signedIn(userId: h.userId)
             h.api.hold("updateOnboarding")
             let first = Task { await c.advance(userId: h.userId, to: .logFirstEvent) }
-            while h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(await until { h.api.heldCount > 0 })
             // The second write finds a flush in flight and leaves its change to it.
             await c.advance(userId: h.userId, to: .permissions)
             #expect(c.pendingWrite(for: h.userId)?.update.currentStep == .permissions)

@@ -19,11 +19,7 @@ import TrendyTestSupport
 struct OperationsTests {
     /// Polls `condition` every 100 ms for up to 20 s.
     static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<200 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
+        try await TrendyTestSupport.eventually(condition)
     }
 
     /// The value of the first sample whose line starts with `prefix` (labels included).

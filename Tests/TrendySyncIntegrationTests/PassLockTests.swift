@@ -24,12 +24,16 @@ actor Trace {
         let log = Trace()
         let first = ProcessLock(file: file)
         let second = ProcessLock(file: file)
+        // b starts once a holds the lock (a signal, not a guess at how long a takes to get it);
+        // a then keeps it a while, which b must wait out however long it is.
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
         async let a: Void = first.withLock {
             await log.add("a in")
+            enteredSignal.yield()
             try await Task.sleep(for: .milliseconds(200))
             await log.add("a out")
         }
-        try await Task.sleep(for: .milliseconds(50))
+        for await _ in entered { break }
         async let b: Void = second.withLock {
             await log.add("b in")
             await log.add("b out")

@@ -50,7 +50,8 @@ struct ReachabilityTests {
             let started = ContinuousClock.now
             let answer = await probe.check()
             #expect(answer == .offline(.refused(server: "127.0.0.1:\(port)")))
-            #expect(ContinuousClock.now - started < .seconds(5))
+            // Far below the 20 s a wait would take, with room for a machine busy with other work.
+            #expect(ContinuousClock.now - started < .seconds(10))
             #expect(answer.explanation == "The server at 127.0.0.1:\(port) refused the connection")
         }
     }
@@ -70,21 +71,23 @@ struct ReachabilityTests {
             case .refused, .unreachable: break
             default: Issue.record("expected refused or unreachable, got \(failure)")
             }
-            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(ContinuousClock.now - started < .seconds(10))
             #expect(failure.description.contains("255.255.255.255:9"))
         }
     }
 
     @Test func aServerThatAcceptsAndNeverAnswersIsGivenOnlyTheBudget() async throws {
         let silent = try SilentServer()
-        try await withProbe(silent.url, budget: NetworkBudget(respond: .milliseconds(400))) { probe in
+        // The client's own limits are a minute: only the probe's budget can end the wait early.
+        let budget = NetworkBudget(respond: .milliseconds(400), idle: .seconds(60), request: .seconds(60))
+        try await withProbe(silent.url, budget: budget) { probe in
             let started = ContinuousClock.now
             let answer = await probe.check()
             let waited = ContinuousClock.now - started
             #expect(answer == .offline(.notResponding(server: "127.0.0.1:\(silent.port)", seconds: 0.4)))
             #expect(answer.explanation == "The server at 127.0.0.1:\(silent.port) did not answer within 0.4 s")
             #expect(waited >= .milliseconds(350))
-            #expect(waited < .seconds(5))
+            #expect(waited < .seconds(20))
         }
     }
 
@@ -100,7 +103,8 @@ struct ReachabilityTests {
         let probe = HealthCheckProbe(api: api, budget: .milliseconds(300))
         let started = ContinuousClock.now
         let answer = await probe.check()
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // The held call never returns: anything short of the test's time limit is the budget.
+        #expect(ContinuousClock.now - started < .seconds(20))
         #expect(answer == .offline(.notResponding(server: "", seconds: 0.3)))
         api.releaseHeld()
         try await http.shutdown()

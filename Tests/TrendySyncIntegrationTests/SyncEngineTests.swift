@@ -505,7 +505,7 @@ struct SyncEngineTests {
             try await h.store.createEvent(h.event(type))
             h.api.hold("createEvents")
             async let first = h.engine.sync(full: false)
-            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(await until { h.api.heldCount > 0 })
             let late = h.event(type, offset: 50)
             try await h.store.createEvent(late)
             await h.engine.localWriteHappened()
@@ -523,7 +523,7 @@ struct SyncEngineTests {
             try await h.store.createEvent(h.event(type))
             h.api.hold("createEvents")
             async let run = h.engine.sync(full: false)
-            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(await until { h.api.heldCount > 0 })
             h.identity.set("someone-else")
             h.api.releaseHeld()
             let result = await run
@@ -618,7 +618,7 @@ struct InFlightEditTests {
             h.api.hold("createEvents")
             async let pass = h.engine.sync(full: false)
             // The batch is marked in flight before it is sent, so once it is held it is in flight.
-            for _ in 0..<5_000 where h.api.heldCount == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            #expect(await until { h.api.heldCount > 0 })
             #expect(h.api.heldCount == 1)
             event.notes = "after"
             try await h.store.updateEvent(event)
