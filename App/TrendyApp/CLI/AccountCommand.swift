@@ -37,7 +37,7 @@ struct AccountCommand: AsyncParsableCommand {
                     let again = try PasswordInput.read(fromStandardInput: false, prompt: "Again: ")
                     guard again == password else {
                         throw CLIError(
-                            code: "passwords_differ", message: "the two passwords differ; nothing was changed",
+                            code: .passwordsDiffer, message: "the two passwords differ; nothing was changed",
                             exitCode: .usage)
                     }
                 }
@@ -64,7 +64,7 @@ struct AccountCommand: AsyncParsableCommand {
             } catch .rateLimited {
                 // No new mail: the server sent one less than a minute ago (whose code may be used).
                 throw CLIError(
-                    code: "reauthentication_code_recent",
+                    code: .reauthenticationCodeRecent,
                     message: "the server sent a code to \(email) less than a minute ago and will not send another yet: "
                         + "run again with --code CODE if that code is unused, or in a minute for a new one. "
                         + "Nothing was changed.",
@@ -72,7 +72,7 @@ struct AccountCommand: AsyncParsableCommand {
             } catch { throw error.cli }
             guard interactive, isatty(STDIN_FILENO) == 1 else {
                 throw CLIError(
-                    code: "reauthentication_needed",
+                    code: .reauthenticationNeeded,
                     message: "the server mailed a code to \(email) to confirm this change: run again with --code CODE. "
                         + "Nothing was changed.",
                     exitCode: .noPermission)
@@ -91,7 +91,7 @@ struct AccountCommand: AsyncParsableCommand {
             let code = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard code.utf8.count == 6, code.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
                 throw CLIError(
-                    code: "invalid_code", message: "the code is the six digits from the mail; nothing was changed",
+                    code: .invalidCode, message: "the code is the six digits from the mail; nothing was changed",
                     exitCode: .usage)
             }
             return code

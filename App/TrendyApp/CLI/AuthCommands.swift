@@ -10,25 +10,25 @@ extension AuthError {
     /// The CLI's error for an auth failure.
     var cli: CLIError {
         switch self {
-        case .invalidEmail: return CLIError(code: "invalid_email", message: description, exitCode: .dataError)
-        case .weakPassword: return CLIError(code: "weak_password", message: description, exitCode: .dataError)
+        case .invalidEmail: return CLIError(code: .invalidEmail, message: description, exitCode: .dataError)
+        case .weakPassword: return CLIError(code: .weakPassword, message: description, exitCode: .dataError)
         case .passwordTooLong:
-            return CLIError(code: "password_too_long", message: description, exitCode: .dataError)
-        case .samePassword: return CLIError(code: "same_password", message: description, exitCode: .dataError)
+            return CLIError(code: .passwordTooLong, message: description, exitCode: .dataError)
+        case .samePassword: return CLIError(code: .samePassword, message: description, exitCode: .dataError)
         case .reauthenticationNeeded:
-            return CLIError(code: "reauthentication_needed", message: description, exitCode: .noPermission)
+            return CLIError(code: .reauthenticationNeeded, message: description, exitCode: .noPermission)
         case .reauthenticationInvalid:
-            return CLIError(code: "reauthentication_not_valid", message: description, exitCode: .noPermission)
+            return CLIError(code: .reauthenticationNotValid, message: description, exitCode: .noPermission)
         case .invalidCredentials:
-            return CLIError(code: "invalid_credentials", message: description, exitCode: .noPermission)
+            return CLIError(code: .invalidCredentials, message: description, exitCode: .noPermission)
         case .userAlreadyExists:
-            return CLIError(code: "user_already_exists", message: description, exitCode: .dataError)
-        case .notSignedIn: return CLIError(code: "not_signed_in", message: description, exitCode: .noPermission)
-        case .superseded: return CLIError(code: "superseded", message: description, exitCode: .temporaryFailure)
-        case .sessionRevoked: return CLIError(code: "session_revoked", message: description, exitCode: .noPermission)
-        case .network: return CLIError(code: "offline", message: description, exitCode: .unavailable)
-        case .rateLimited: return CLIError(code: "rate_limited", message: description, exitCode: .temporaryFailure)
-        case .server: return CLIError(code: "server_error", message: description, exitCode: .failure)
+            return CLIError(code: .userAlreadyExists, message: description, exitCode: .dataError)
+        case .notSignedIn: return CLIError(code: .notSignedIn, message: description, exitCode: .noPermission)
+        case .superseded: return CLIError(code: .superseded, message: description, exitCode: .temporaryFailure)
+        case .sessionRevoked: return CLIError(code: .sessionRevoked, message: description, exitCode: .noPermission)
+        case .network: return CLIError(code: .offline, message: description, exitCode: .unavailable)
+        case .rateLimited: return CLIError(code: .rateLimited, message: description, exitCode: .temporaryFailure)
+        case .server: return CLIError(code: .serverError, message: description, exitCode: .failure)
         }
     }
 }
@@ -42,11 +42,11 @@ extension AppEnvironment {
         case .reachable: return
         case .offline:
             throw CLIError(
-                code: "offline", message: "offline: \(answer.explanation ?? "no answer"). Nothing was changed.",
+                code: .offline, message: "offline: \(answer.explanation ?? "no answer"). Nothing was changed.",
                 exitCode: .unavailable)
         case .failing:
             throw CLIError(
-                code: "server_unavailable", message: answer.explanation ?? "server error", exitCode: .unavailable)
+                code: .serverUnavailable, message: answer.explanation ?? "server error", exitCode: .unavailable)
         }
     }
 }
@@ -55,14 +55,14 @@ extension TrendyAPIError {
     /// The CLI's error for an API failure.
     var cli: CLIError {
         switch self {
-        case .transport: return CLIError(code: "offline", message: description, exitCode: .unavailable)
-        case .rateLimited: return CLIError(code: "rate_limited", message: description, exitCode: .temporaryFailure)
-        case .unauthorized: return CLIError(code: "not_signed_in", message: description, exitCode: .noPermission)
+        case .transport: return CLIError(code: .offline, message: description, exitCode: .unavailable)
+        case .rateLimited: return CLIError(code: .rateLimited, message: description, exitCode: .temporaryFailure)
+        case .unauthorized: return CLIError(code: .notSignedIn, message: description, exitCode: .noPermission)
         case .validation, .badRequest, .payloadTooLarge:
-            return CLIError(code: "invalid", message: description, exitCode: .dataError)
-        case .notFound: return CLIError(code: "not_found", message: description, exitCode: .dataError)
-        case .conflict: return CLIError(code: "conflict", message: description, exitCode: .dataError)
-        case .server, .decoding: return CLIError(code: "server_error", message: description, exitCode: .failure)
+            return CLIError(code: .invalid, message: description, exitCode: .dataError)
+        case .notFound: return CLIError(code: .notFound, message: description, exitCode: .dataError)
+        case .conflict: return CLIError(code: .conflict, message: description, exitCode: .dataError)
+        case .server, .decoding: return CLIError(code: .serverError, message: description, exitCode: .failure)
         }
     }
 }
@@ -72,13 +72,13 @@ enum PasswordInput {
     static func read(fromStandardInput: Bool, prompt: String) throws(CLIError) -> String {
         if fromStandardInput {
             guard let line = readLine(strippingNewline: true), !line.isEmpty else {
-                throw CLIError(code: "no_password", message: "no password on standard input", exitCode: .usage)
+                throw CLIError(code: .noPassword, message: "no password on standard input", exitCode: .usage)
             }
             return line
         }
         guard isatty(STDIN_FILENO) == 1 else {
             throw CLIError(
-                code: "no_password",
+                code: .noPassword,
                 message: "standard input is not a terminal: pass the password with --password-stdin",
                 exitCode: .usage)
         }
@@ -92,7 +92,7 @@ enum PasswordInput {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
         FileHandle.standardError.write(Data("\n".utf8))
         guard let line, !line.isEmpty else {
-            throw CLIError(code: "no_password", message: "no password entered", exitCode: .usage)
+            throw CLIError(code: .noPassword, message: "no password entered", exitCode: .usage)
         }
         return line
     }
@@ -105,7 +105,7 @@ func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throw
         try await env.store.claim(for: session.user.id)
     } catch {
         await env.auth.signOut(scope: .local)
-        throw CLIError(code: "other_account_data", message: String(describing: error), exitCode: .dataError)
+        throw CLIError(code: .otherAccountData, message: String(describing: error), exitCode: .dataError)
     }
 }
 

@@ -31,7 +31,7 @@ struct CommandRunner {
             output.fail(error)
             throw ExitCode(error.exitCode.rawValue)
         } catch  where error is NoServerConfigured || error is AppComposition.MissingPlugin {
-            let cli = CLIError(code: "configuration", message: String(describing: error), exitCode: .configuration)
+            let cli = CLIError(code: .configuration, message: String(describing: error), exitCode: .configuration)
             output.fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
         } catch  where Self.isBusy(error) {
@@ -42,7 +42,7 @@ struct CommandRunner {
             throw ExitCode(TrendyExitCode.ioError.rawValue)
         } catch {
             let cli = CLIError(
-                code: "data_directory_unusable",
+                code: .dataDirectoryUnusable,
                 message: "cannot use the data directory: \(error.localizedDescription)", exitCode: .cannotCreate)
             output.fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
@@ -51,7 +51,7 @@ struct CommandRunner {
         do {
             try await body(env, output)
         } catch let error as CLIError {
-            env.logger(.app).warning("Command failed", metadata: ["code": .string(error.code)])
+            env.logger(.app).warning("Command failed", metadata: ["code": .string(error.code.rawValue)])
             output.fail(error)
             failure = ExitCode(error.exitCode.rawValue)
         } catch let error as ExitCode {
@@ -66,7 +66,7 @@ struct CommandRunner {
             failure = ExitCode(TrendyExitCode.ioError.rawValue)
         } catch {
             env.logger(.app).error("Command failed", metadata: ["error": .error(error)])
-            let cli = CLIError(code: "internal_error", message: String(describing: error), exitCode: .software)
+            let cli = CLIError(code: .internalError, message: String(describing: error), exitCode: .software)
             output.fail(cli)
             failure = ExitCode(cli.exitCode.rawValue)
         }
@@ -91,13 +91,13 @@ extension CommandRunner {
         let reason =
             (error as? InstallBusy)?.description
             ?? "another trendy command is writing to this data directory and did not finish in time; try again"
-        return CLIError(code: "busy", message: reason, exitCode: .temporaryFailure)
+        return CLIError(code: .busy, message: reason, exitCode: .temporaryFailure)
     }
 
     /// What a person reads when the local database is damaged, and the way out.
     static func damaged(_ error: any Error) -> CLIError {
         CLIError(
-            code: "database_damaged",
+            code: .databaseDamaged,
             message: "the local database is damaged (\(error)). Run `trendy repair`: it keeps every unsynced "
                 + "change it can still read and downloads the rest from the server with the next `trendy sync`.",
             exitCode: .ioError)
@@ -138,7 +138,7 @@ struct Output: Sendable {
     /// on stdout with `--json` (`result` only when the command had one).
     func fail(_ error: CLIError) {
         if json {
-            document(ErrorDocument(code: error.code, message: error.message, result: error.result))
+            document(ErrorDocument(code: error.code.rawValue, message: error.message, result: error.result))
         } else {
             FileHandle.standardError.write(Data("trendy: \(human(error.message))\n".utf8))
         }

@@ -6,9 +6,9 @@ import TrendySync
 extension LocalStoreError {
     var cli: CLIError {
         switch self {
-        case .notFound: return CLIError(code: "not_found", message: description, exitCode: .dataError)
-        case .invalid: return CLIError(code: "invalid", message: description, exitCode: .dataError)
-        case .conflict: return CLIError(code: "conflict", message: description, exitCode: .dataError)
+        case .notFound: return CLIError(code: .notFound, message: description, exitCode: .dataError)
+        case .invalid: return CLIError(code: .invalid, message: description, exitCode: .dataError)
+        case .conflict: return CLIError(code: .conflict, message: description, exitCode: .dataError)
         }
     }
 }
@@ -27,7 +27,7 @@ func resolveType(_ env: AppEnvironment, _ nameOrId: String) async throws -> Even
     if let byName = try await env.store.eventType(named: nameOrId) { return byName.value }
     if let id = UUIDv7(nameOrId), let byId = try await env.store.eventType(id: id) { return byId.value }
     throw CLIError(
-        code: "unknown_type",
+        code: .unknownType,
         message: "no event type named '\(nameOrId)'; create it with `trendy types add \(nameOrId)`",
         exitCode: .dataError)
 }
@@ -58,7 +58,7 @@ func parseTime(_ text: String?, now: Date) throws(CLIError) -> Date {
     guard let text, text != "now" else { return now }
     guard let date = TrendyJSON.parseDate(text) else {
         throw CLIError(
-            code: "invalid_time", message: "'\(text)' is not a time: use ISO-8601 like 2026-11-22T08:30:00Z, or now",
+            code: .invalidTime, message: "'\(text)' is not a time: use ISO-8601 like 2026-11-22T08:30:00Z, or now",
             exitCode: .usage)
     }
     return date
@@ -233,11 +233,11 @@ struct EventsCommand: AsyncParsableCommand {
     static func find(_ env: AppEnvironment, _ text: String) async throws -> LocalRecord<Event> {
         guard let id = UUIDv7(text) else {
             throw CLIError(
-                code: "invalid_id", message: "'\(text)' is not an event id; `trendy events list` shows them",
+                code: .invalidId, message: "'\(text)' is not an event id; `trendy events list` shows them",
                 exitCode: .usage)
         }
         guard let event = try await env.store.event(id: id) else {
-            throw CLIError(code: "not_found", message: "no event with id \(text) here", exitCode: .dataError)
+            throw CLIError(code: .notFound, message: "no event with id \(text) here", exitCode: .dataError)
         }
         return event
     }

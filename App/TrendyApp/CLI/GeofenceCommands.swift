@@ -12,11 +12,11 @@ func resolveGeofence(_ env: AppEnvironment, _ nameOrId: String) async throws -> 
     if named.count == 1 { return named[0] }
     if named.count > 1 {
         throw CLIError(
-            code: "ambiguous_geofence", message: "\(named.count) geofences are named '\(nameOrId)'; use the id",
+            code: .ambiguousGeofence, message: "\(named.count) geofences are named '\(nameOrId)'; use the id",
             exitCode: .dataError)
     }
     throw CLIError(
-        code: "unknown_geofence", message: "no geofence '\(nameOrId)'; see `trendy geofence list`",
+        code: .unknownGeofence, message: "no geofence '\(nameOrId)'; see `trendy geofence list`",
         exitCode: .dataError)
 }
 
@@ -207,7 +207,7 @@ struct GeofenceCommand: AsyncParsableCommand {
                 out.line("Location access: \(status.rawValue)")
                 out.document(["authorization": status.rawValue])
                 if let advice = GeofenceHealth.advice(for: status) {
-                    throw CLIError(code: "location_not_always", message: advice, exitCode: .noPermission)
+                    throw CLIError(code: .locationNotAlways, message: advice, exitCode: .noPermission)
                 }
             }
         }

@@ -68,14 +68,14 @@ public struct GlobalOptions: ParsableArguments, Sendable {
             guard let u = URL(string: text), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil
             else {
                 throw CLIError(
-                    code: "invalid_url", message: "\(name) must be an http(s) URL, got '\(text)'", exitCode: .usage)
+                    code: .invalidUrl, message: "\(name) must be an http(s) URL, got '\(text)'", exitCode: .usage)
             }
             return u
         }
         let api = try url(apiURL ?? environment["TRENDY_API_URL"], "--api-url")
         let auth = try url(authURL ?? environment["TRENDY_AUTH_URL"], "--auth-url")
         if auth != nil, api == nil {
-            throw CLIError(code: "invalid_url", message: "--auth-url needs --api-url as well", exitCode: .usage)
+            throw CLIError(code: .invalidUrl, message: "--auth-url needs --api-url as well", exitCode: .usage)
         }
         return BackendOptions(
             apiURL: api, authURL: auth, apiKey: environment["TRENDY_API_KEY"], budget: try budget(environment))
@@ -87,7 +87,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         guard let text, !text.isEmpty else { return .standard }
         guard let seconds = Double(text), seconds.isFinite, seconds >= 0.05, seconds <= 600 else {
             throw CLIError(
-                code: "invalid_server_timeout",
+                code: .invalidServerTimeout,
                 message: "the server timeout must be a number of seconds from 0.05 to 600, got '\(text)'",
                 exitCode: .usage)
         }
@@ -143,7 +143,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         do {
             configuration = try LogConfiguration(parsing: spec)
         } catch {
-            throw CLIError(code: "invalid_log_level", message: error.description, exitCode: .usage)
+            throw CLIError(code: .invalidLogLevel, message: error.description, exitCode: .usage)
         }
         let consoleLevel = logLevel != nil ? configuration.defaultLevel : .warning
         return AppComposition.LoggingOptions(

@@ -58,7 +58,7 @@ struct LaunchCommand: AsyncParsableCommand {
         for event in regionEvent {
             do { try AppComposition.captureRegionEvent(event.crossing, paths: paths) } catch {
                 let cli = CLIError(
-                    code: "cannot_capture", message: "cannot store the region event: \(error.localizedDescription)",
+                    code: .cannotCapture, message: "cannot store the region event: \(error.localizedDescription)",
                     exitCode: .cannotCreate)
                 Output(json: global.json).fail(cli)
                 throw ExitCode(cli.exitCode.rawValue)

@@ -36,13 +36,13 @@ func parseCoordinate(_ words: [String]) throws(CLIError) -> Coordinate {
         .filter { !$0.isEmpty }
     guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
         throw CLIError(
-            code: "invalid_location",
+            code: .invalidLocation,
             message: "expected a latitude and a longitude like 52.52 13.405, got '\(words.joined(separator: " "))'",
             exitCode: .usage)
     }
     let point = Coordinate(latitude: lat, longitude: lon)
     do { try point.validate() } catch {
-        throw CLIError(code: "invalid_location", message: error.description, exitCode: .usage)
+        throw CLIError(code: .invalidLocation, message: error.description, exitCode: .usage)
     }
     return point
 }
@@ -109,7 +109,7 @@ func handOver(_ answer: String, json: Bool) throws {
     let failed = answer.hasPrefix("error")
     let output = Output(json: json)
     if failed {
-        output.fail(CLIError(code: "app_refused", message: "the running app: \(answer)", exitCode: .failure))
+        output.fail(CLIError(code: .appRefused, message: "the running app: \(answer)", exitCode: .failure))
         throw ExitCode(TrendyExitCode.failure.rawValue)
     }
     output.line("The running app handled it: \(answer)")
@@ -175,12 +175,12 @@ struct LocationCommand: AsyncParsableCommand {
             }
             try await CommandRunner(global).run { env, out in
                 guard let data = FileManager.default.contents(atPath: track) else {
-                    throw CLIError(code: "no_input", message: "cannot read \(track)", exitCode: .noInput)
+                    throw CLIError(code: .noInput, message: "cannot read \(track)", exitCode: .noInput)
                 }
                 let fixes: [LocationFix]
                 do { fixes = try GPXTrack.parse([UInt8](data)) } catch {
                     throw CLIError(
-                        code: "invalid_gpx", message: "\(track): \(String(describing: error))", exitCode: .dataError)
+                        code: .invalidGpx, message: "\(track): \(String(describing: error))", exitCode: .dataError)
                 }
                 try await moveDevice(env, fixes: fixes, speed: speed.factor, out: out)
             }

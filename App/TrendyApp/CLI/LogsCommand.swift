@@ -49,7 +49,7 @@ struct LogsCommand: AsyncParsableCommand {
                     tail = try dir.tail(lines)
                 } catch {
                     throw CLIError(
-                        code: "log_unreadable", message: "cannot read the log files: \(error.localizedDescription)",
+                        code: .logUnreadable, message: "cannot read the log files: \(error.localizedDescription)",
                         exitCode: .ioError)
                 }
                 for line in tail { out.line(line) }
@@ -81,7 +81,7 @@ struct LogsCommand: AsyncParsableCommand {
                     summary = try dir.export(to: destination, appVersion: TrendyVersion.current, now: env.now())
                 } catch {
                     throw CLIError(
-                        code: "export_failed",
+                        code: .exportFailed,
                         message: "cannot write \(destination.path): \(error.localizedDescription)",
                         exitCode: .cannotCreate)
                 }

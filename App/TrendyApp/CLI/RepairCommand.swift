@@ -29,7 +29,7 @@ struct RepairCommand: AsyncParsableCommand {
             install = try ProcessLock(file: paths.installLock).acquire(.exclusive, timeout: InstallBusy.wait)
         } catch {
             let cli = CLIError(
-                code: "busy",
+                code: .busy,
                 message: "another trendy command is using this data directory; repair when it has finished",
                 exitCode: .temporaryFailure)
             out.fail(cli)
@@ -51,7 +51,7 @@ struct RepairCommand: AsyncParsableCommand {
             out.document(report)
         } catch {
             let cli = CLIError(
-                code: "repair_failed", message: "cannot repair the database: \(error)", exitCode: .ioError)
+                code: .repairFailed, message: "cannot repair the database: \(error)", exitCode: .ioError)
             out.fail(cli)
             throw ExitCode(cli.exitCode.rawValue)
         }

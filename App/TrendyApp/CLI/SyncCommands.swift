@@ -117,23 +117,23 @@ struct SyncCommand: AsyncParsableCommand {
             switch run.outcome {
             case .offline:
                 return CLIError(
-                    code: "offline",
+                    code: .offline,
                     message: "offline: \(run.error ?? "the server cannot be reached"). Your changes stay queued; "
                         + "run `trendy sync` again when the server is back.",
                     exitCode: .unavailable)
             case .rateLimited:
                 return CLIError(
-                    code: "rate_limited", message: "the server is rate limiting; try again later",
+                    code: .rateLimited, message: "the server is rate limiting; try again later",
                     exitCode: .temporaryFailure)
             case .unavailable:
                 return CLIError(
-                    code: "server_unavailable",
+                    code: .serverUnavailable,
                     message: (run.error ?? "the server is not available") + ". Your changes stay queued.",
                     exitCode: .unavailable)
             case .waiting:
                 // Every transient failure, whatever the pass was doing (issue 30): one exit code.
                 return CLIError(
-                    code: "waiting_to_retry",
+                    code: .waitingToRetry,
                     message: "the sync waits to retry after a temporary failure ("
                         + (run.error ?? "a server error")
                         + "); what was sent is kept and the rest stays queued. Run `trendy sync` again later "
@@ -143,10 +143,10 @@ struct SyncCommand: AsyncParsableCommand {
                 return AuthError.notSignedIn.cli
             case .busy:
                 return CLIError(
-                    code: "busy", message: run.error ?? "another trendy process is syncing; try again later",
+                    code: .busy, message: run.error ?? "another trendy process is syncing; try again later",
                     exitCode: .temporaryFailure)
             case .ok, .error, .superseded:
-                return CLIError(code: "sync_failed", message: run.error ?? run.outcome.rawValue, exitCode: .failure)
+                return CLIError(code: .syncFailed, message: run.error ?? run.outcome.rawValue, exitCode: .failure)
             }
         }
 
@@ -227,7 +227,7 @@ struct ImportCommand: AsyncParsableCommand {
         try await CommandRunner(global).run { env, out in
             let url = URL(fileURLWithPath: file)
             guard FileManager.default.isReadableFile(atPath: url.path) else {
-                throw CLIError(code: "no_input", message: "cannot read \(url.path)", exitCode: .noInput)
+                throw CLIError(code: .noInput, message: "cannot read \(url.path)", exitCode: .noInput)
             }
             let tty = out.style.cursorControl && !out.json
             let report: ImportEvents.Report
@@ -238,7 +238,7 @@ struct ImportCommand: AsyncParsableCommand {
                     }
                 }
             } catch let error as EventImporter.FileError {
-                throw CLIError(code: "bad_file", message: String(describing: error), exitCode: .dataError)
+                throw CLIError(code: .badFile, message: String(describing: error), exitCode: .dataError)
             }
             if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
             for e in report.errors.prefix(20) { FileHandle.standardError.write(Data("trendy: skipped \(e)\n".utf8)) }

@@ -21,7 +21,7 @@ extension SyncCommand {
                 let x = try await env.store.explain(entityId: id.lowercased())
                 guard x.entity != nil || !x.conflicts.isEmpty || x.tombstoned || x.mergedInto != nil else {
                     throw CLIError(
-                        code: "not_found", message: "this install knows nothing of \(id)", exitCode: .dataError)
+                        code: .notFound, message: "this install knows nothing of \(id)", exitCode: .dataError)
                 }
                 out.line("\(x.entity?.rawValue ?? "entity") \(x.entityId)")
                 if let local = x.local {

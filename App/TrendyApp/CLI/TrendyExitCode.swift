@@ -28,8 +28,8 @@ public enum TrendyExitCode: Int32, Sendable, CaseIterable {
 
 /// An error the CLI reports to a person: a message, a stable code for scripts, an exit code.
 public struct CLIError: Error, Sendable, CustomStringConvertible {
-    /// A stable machine-readable code, e.g. `invalid_log_level`.
-    public var code: String
+    /// A stable machine-readable code, e.g. `invalid_log_level` (``CLIErrorCode``).
+    public var code: CLIErrorCode
     /// What went wrong and what to do, for a person.
     public var message: String
     /// How the process exits.
@@ -40,7 +40,7 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
 
     /// Creates an error.
     public init(
-        code: String, message: String, exitCode: TrendyExitCode, result: (any Encodable & Sendable)? = nil
+        code: CLIErrorCode, message: String, exitCode: TrendyExitCode, result: (any Encodable & Sendable)? = nil
     ) {
         self.code = code
         self.message = message
@@ -55,6 +55,6 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
 extension CLIError {
     /// A command needs a feature this program is built without (exit 78).
     static func featureUnavailable(_ message: String) -> CLIError {
-        CLIError(code: "feature_unavailable", message: message, exitCode: .configuration)
+        CLIError(code: .featureUnavailable, message: message, exitCode: .configuration)
     }
 }

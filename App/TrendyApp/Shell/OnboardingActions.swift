@@ -31,22 +31,22 @@ extension CLIError {
         switch error {
         case .notSignedIn:
             self.init(
-                code: "not_signed_in",
+                code: .notSignedIn,
                 message: "create an account or sign in first: `trendy signup --email …` or `trendy login --email …`",
                 exitCode: .noPermission)
         case .eventTypeNeeded:
             self.init(
-                code: "step_incomplete",
+                code: .stepIncomplete,
                 message: "create your first event type: `trendy onboarding next --type Coffee`",
                 exitCode: .usage)
         case .eventNeeded:
             self.init(
-                code: "step_incomplete", message: "log your first event: `trendy onboarding next --log <type>`",
+                code: .stepIncomplete, message: "log your first event: `trendy onboarding next --log <type>`",
                 exitCode: .usage)
         case .cannotGoBack(let from):
-            self.init(code: "cannot_go_back", message: "you cannot go back from \(from)", exitCode: .failure)
+            self.init(code: .cannotGoBack, message: "you cannot go back from \(from)", exitCode: .failure)
         case .notSkippable:
-            self.init(code: "not_skippable", message: "only the permissions step can be skipped", exitCode: .failure)
+            self.init(code: .notSkippable, message: "only the permissions step can be skipped", exitCode: .failure)
         }
     }
 }
