@@ -239,7 +239,7 @@ let package = Package(
         .target(
             name: "TrendyGeofence",
             dependencies: [
-                "TrendyModels", "TrendySync", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
+                "TrendyModels", "TrendyLogging", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Modules/TrendyGeofence",
             swiftSettings: swiftSettings

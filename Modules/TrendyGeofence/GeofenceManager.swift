@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import TrendyLogging
 import TrendyModels
-import TrendySync
 
 /// Geofencing as the app uses it: keeps the platform's monitored regions in line with the saved
 /// geofences, turns crossings into events exactly once, and reports its health.
@@ -30,11 +29,11 @@ public protocol GeofenceService: Sendable {
 
 /// The live ``GeofenceService``.
 ///
-/// Threading: an actor. Monitor events are handled one at a time in delivery order; the store
+/// Threading: an actor. Monitor events are handled one at a time in delivery order; the geofence source
 /// and ledger do their work off this actor.
 public actor GeofenceManager: GeofenceService {
     let monitor: any RegionMonitor
-    let store: any LocalStore
+    let saved: any GeofenceSource
     let ledger: any GeofenceVisitLedger
     let inbox: any RegionEventInbox
     let planner: GeofencePlanner
@@ -56,13 +55,13 @@ public actor GeofenceManager: GeofenceService {
     /// - Parameters:
     ///   - localWriteHappened: called after a crossing wrote an event (tells Sync).
     public init(
-        monitor: any RegionMonitor, store: any LocalStore, ledger: any GeofenceVisitLedger,
+        monitor: any RegionMonitor, geofences saved: any GeofenceSource, ledger: any GeofenceVisitLedger,
         inbox: any RegionEventInbox, namespace: RegionNamespace = RegionNamespace(), logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init, localWriteHappened: @escaping @Sendable () async -> Void = {}
     ) {
         self.now = now
         self.monitor = monitor
-        self.store = store
+        self.saved = saved
         self.ledger = ledger
         self.inbox = inbox
         planner = GeofencePlanner(capacity: monitor.capacity, namespace: namespace)
@@ -211,7 +210,7 @@ public actor GeofenceManager: GeofenceService {
             if reason == .refreshExit, let planned {
                 (geofences, prepared) = planned
             } else {
-                geofences = try await store.geofences().map(\.value)
+                geofences = try await saved.geofences()
                 prepared = geofences.map(PlannerGeofence.init)
             }
             let inside = try await closeVisitsWithoutAGeofence(geofences)
@@ -273,7 +272,7 @@ public actor GeofenceManager: GeofenceService {
 
     /// Implements ``GeofenceService/geofencesMayHaveChanged()``.
     public func geofencesMayHaveChanged() async {
-        guard let geofences = try? await store.geofences().map(\.value),
+        guard let geofences = try? await saved.geofences(),
             Self.fingerprint(geofences) != planned.map({ Self.fingerprint($0.geofences) })
         else { return }
         await reconcile(.geofencesChanged)
@@ -298,7 +297,7 @@ public actor GeofenceManager: GeofenceService {
         let ns = planner.namespace
         let authorization = await monitor.authorization()
         let monitored = await monitor.monitoredRegions()
-        let geofences = (try? await store.geofences().map(\.value)) ?? []
+        let geofences = (try? await saved.geofences()) ?? []
         let states = (try? await ledger.states()) ?? [:]
         let last = (try? await ledger.lastCrossings()) ?? [:]
         let inside = Set(states.values.filter(\.inside).map(\.geofenceId))

@@ -1,6 +1,13 @@
 import Foundation
 import TrendyModels
 
+/// The saved geofences, as the manager plans with them: the one call Geofence needs from the
+/// install's storage (its caller-owned port; the live one reads Sync's local store).
+public protocol GeofenceSource: Sendable {
+    /// Every saved geofence, active or not.
+    func geofences() async throws -> [Geofence]
+}
+
 /// Records crossings and the per-geofence visit state, together with the events they create, in
 /// one transaction each (the live ledger shares the install database with Sync, so events go
 /// through the outbox in the same commit). Handling a crossing id twice does nothing the second

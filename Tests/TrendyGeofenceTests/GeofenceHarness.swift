@@ -48,7 +48,7 @@ struct GeofenceHarness: Sendable {
         monitor = SimulatedRegionMonitor(
             file: folder.url.appendingPathComponent("location.json"), capacity: capacity, logger: Self.logger)
         manager = GeofenceManager(
-            monitor: monitor, store: store, ledger: ledger, inbox: inbox, logger: Self.logger)
+            monitor: monitor, geofences: SavedGeofences(store), ledger: ledger, inbox: inbox, logger: Self.logger)
     }
 
     /// New instances over the same files (the process was killed and started again).

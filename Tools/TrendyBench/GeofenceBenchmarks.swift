@@ -106,7 +106,8 @@ enum GeofenceBenchmarks {
 
         let monitor = SimulatedRegionMonitor(file: nil, logger: logger)
         let manager = GeofenceManager(
-            monitor: monitor, store: store, ledger: SQLiteVisitLedger(local: store, ids: ids, logger: logger),
+            monitor: monitor, geofences: SavedGeofences(store),
+            ledger: SQLiteVisitLedger(local: store, ids: ids, logger: logger),
             inbox: FileRegionEventInbox(directory: folder.appendingPathComponent("inbox"), logger: logger),
             logger: logger)
         await monitor.setAuthorization(.always)

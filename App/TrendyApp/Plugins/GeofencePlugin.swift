@@ -36,7 +36,7 @@ public struct GeofencePlugin: TrendyPlugin {
         let location = SimulatedRegionMonitor(file: platform.paths.locationFile, logger: logger)
         let engine = platform.engine
         let geofence = GeofenceManager(
-            monitor: location, store: platform.store,
+            monitor: location, geofences: SavedGeofences(platform.store),
             ledger: SQLiteVisitLedger(local: platform.store, ids: platform.ids, logger: logger),
             inbox: AppComposition.regionInbox(platform.paths, platform.logs), logger: logger,
             localWriteHappened: { await engine.localWriteHappened() })
