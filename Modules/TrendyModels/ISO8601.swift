@@ -6,7 +6,7 @@ import Foundation
 public enum ISO8601 {
     /// `2026-11-22T10:00:00.123Z` (UTC, milliseconds).
     public static func format(_ date: Date) -> String {
-        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let totalMs = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let ms = Int(((totalMs % 1000) + 1000) % 1000)
         var seconds = (totalMs - Int64(ms)) / 1000
         let days = Int((seconds >= 0 ? seconds : seconds - 86_399) / 86_400)

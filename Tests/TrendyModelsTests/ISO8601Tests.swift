@@ -35,6 +35,32 @@ struct ISO8601Tests {
         }
         #expect(ISO8601.format(Date(timeIntervalSince1970: 1_795_341_600.123)) == "2026-11-22T10:00:00.123Z")
     }
+
+    /// A time with milliseconds comes back exactly as typed, before 1970 too: formatting floored
+    /// the milliseconds while the stores round them, so `1969-12-31T23:59:59.999Z` was logged as
+    /// `.998` (an outside tester found 120 of 600 random times between 1880 and 2000 shifted) and
+    /// the local same-time check disagreed with the server's. Seeded, replayable.
+    @Test func everyMillisecondTimeRoundTripsExactly() throws {
+        var rng = SplitMix64(seed: 20_261_126)
+        let fixed = [
+            "1969-12-31T23:59:59.999Z", "1969-12-31T23:59:59.997Z", "1969-12-31T00:00:00.999Z",
+            "1950-05-25T01:00:22.502Z", "1971-05-12T02:25:24.890Z", "1970-05-01T23:48:38.938Z",
+        ]
+        // -5e12 ms ≈ 1811, 1e13 ms ≈ 2286.
+        var random: [String] = []
+        for _ in 0..<20_000 {
+            let ms = Int64.random(in: -5_000_000_000_000...10_000_000_000_000, using: &rng)
+            let text = ISO8601.format(Date(timeIntervalSince1970: Double(ms) / 1000))
+            #expect(text.dropLast().suffix(3) == String(format: "%03d", ((ms % 1000) + 1000) % 1000), "\(ms)")
+            random.append(text)
+        }
+        for text in fixed + random {
+            let date = try #require(ISO8601.parse(text))
+            #expect(ISO8601.format(date) == text)
+            let ms = Int64((date.timeIntervalSince1970 * 1000).rounded())
+            #expect(ISO8601.format(Date(timeIntervalSince1970: Double(ms) / 1000)) == text)
+        }
+    }
 }
 
 /// Issue 19, case 3: no impossible date rolls over into a real one, on any path that reads a
