@@ -148,6 +148,37 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// A type delete keeps as conflicts only the events its device had not seen: none of its own
+    /// events it pulled back, however close their times are to its base (an outside tester saw a
+    /// conflict "from unknown" for the last batch of an import, decided by time); an event another
+    /// device created after the base is kept as one.
+    @Test func aTypeDeleteRecordsOnlyTheEventsItsDeviceHadNotSeen() async throws {
+        try await SyncHarness.with { h in
+            let mine = try await h.type("Bulk")
+            let events = (0..<120).map { i in
+                Event(id: h.ids.next(), eventTypeId: mine.id, timestamp: Self.t0.addingTimeInterval(Double(i)), notes: "n\(i)")
+            }
+            _ = try await h.store.insertEvents(events)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.store.deleteEventType(id: mine.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.direct.conflicts().isEmpty)
+            #expect(try await h.store.openConflictCount() == 0)
+
+            // Another device logs into a type after this device last pulled; this one deletes the
+            // type before it has seen that event: the event is kept as a conflict.
+            let other = try await h.type("Other")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let unseen = Event(id: h.ids.next(), eventTypeId: other.id, timestamp: Self.t0, notes: "theirs")
+            _ = try await h.direct.createEvent(unseen, idempotencyKey: nil)
+            try await h.store.deleteEventType(id: other.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let kept = try await h.direct.conflicts()
+            #expect(kept.map(\.entityId) == [unseen.id.description])
+            #expect(kept.first?.kind == .deleted)
+        }
+    }
+
     /// A type renamed here that another device deleted: the server answers the rename `410 Gone`
     /// and its delete wins here too — the type goes, and no failed change is left behind.
     @Test func aChangeAnsweredGoneDeletesTheEntityHere() async throws {

@@ -89,17 +89,17 @@ extension SQLiteServerStore {
     /// Before an entity is deleted: a conflict for the edits its deleting device had not seen,
     /// and the entity's last content kept (so an edit arriving later is kept too, and either can
     /// be restored). `current` is the entity as a patch of every field; `body` its JSON.
-    /// `cascade`: the entity goes with its deleted type — its create time and the time of the
-    /// deleting device's base (see ``StoreRules/withUnseenCreate(_:createdAt:baseTime:fields:)``).
+    /// `cascade`: the entity goes with its deleted type — its create time and whether its create
+    /// came after the deleting device's base (see ``StoreRules/withUnseenCreate(_:createdAt:unseen:fields:)``).
     static func recordDeletion(
         _ db: Database, userId: String, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
-        body: String, base: ChangeBase?, now: Date, cascade: (createdAt: Double, baseTime: Double?)? = nil
+        body: String, base: ChangeBase?, now: Date, cascade: (createdAt: Double, unseen: Bool)? = nil
     ) throws {
         if let base,
             let conflict = try StoreRules.deletionConflict(
                 StoreRules.withUnseenCreate(
                     changedFields(db, entity: entity, id: id, since: base), createdAt: cascade?.createdAt ?? 0,
-                    baseTime: cascade?.baseTime, fields: current), entity: entity, id: id, current: current,
+                    unseen: cascade?.unseen ?? false, fields: current), entity: entity, id: id, current: current,
                 body: body, base: base, now: now)
         {
             try record([conflict], db, userId: userId, now: now)

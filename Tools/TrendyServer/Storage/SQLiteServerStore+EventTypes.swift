@@ -124,11 +124,16 @@ extension SQLiteServerStore {
             let events = try Row.fetchAll(
                 db, sql: "SELECT id, body, created_at FROM events WHERE user_id = ? AND event_type_id = ? ORDER BY id",
                 arguments: [userId, id])
-            let baseTime = try base.map { base in
-                try Double.fetchOne(
-                    db, sql: "SELECT created_at FROM change_log WHERE user_id = ? AND seq = ?",
-                    arguments: [userId, base.version]) ?? 0
-            }
+            // The events created after the deleting device's base: one range read of the feed.
+            let unseen = try Set(
+                base.map { base in
+                    try String.fetchAll(
+                        db,
+                        sql: """
+                            SELECT entity_id FROM change_log WHERE user_id = ? AND seq > ?
+                            AND entity_type = 'event' AND operation = 'create'
+                            """, arguments: [userId, base.version])
+                } ?? [])
             for row in events {
                 // Each event goes with the type: edits of it its deleting device had not seen,
                 // or that arrive later, are kept as conflicts like a direct delete's.
@@ -139,7 +144,7 @@ extension SQLiteServerStore {
                     current: {
                         try FieldPatch.object(
                             EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
-                    }, body: body, base: base, now: now, cascade: (row["created_at"], baseTime))
+                    }, body: body, base: base, now: now, cascade: (row["created_at"], unseen.contains(eventId)))
                 try Self.appendChange(
                     db, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }

@@ -70,15 +70,17 @@ enum StoreRules {
         Array(try fields(of: survivor, as: EventUpdate.self).keys)
     }
 
-    /// `changed` for a delete that cascades from a type: an event created at or after the moment
-    /// of the deleting device's base (`createdAt` ≥ `baseTime`) was never in front of that device,
-    /// so when no edit of it is newer than the base, its create counts as the unseen change (every
-    /// field kept in the deletion conflict). Equal times count as unseen: a record too many beats a
-    /// loss without one.
+    /// `changed` for a delete that cascades from a type: an event whose create came after the
+    /// deleting device's base in the feed (`unseen`: the store reads the creates after the base's
+    /// cursor) was never in front of that device, so when no edit of it is newer than the base, its
+    /// create counts as the unseen change (every field kept in the deletion conflict, at the
+    /// event's `createdAt`). The feed's order, not times: a device that pulled its own events back
+    /// has seen them, however close the times (time-based, one type delete recorded its own
+    /// import's last batch as 50 conflicts from "unknown").
     static func withUnseenCreate(
-        _ changed: [FieldVersion], createdAt: Double, baseTime: Double?, fields: () throws -> [String: Any]
+        _ changed: [FieldVersion], createdAt: Double, unseen: Bool, fields: () throws -> [String: Any]
     ) rethrows -> [FieldVersion] {
-        guard changed.isEmpty, let baseTime, createdAt >= baseTime else { return changed }
+        guard changed.isEmpty, unseen else { return changed }
         return try fields().keys.sorted().map {
             FieldVersion(field: $0, device: "unknown", changedAt: createdAt, version: unseenCreateVersion)
         }

@@ -87,13 +87,13 @@ extension PostgresServerStore {
     /// `cascade`: as the SQLite store's.
     static func recordDeletion(
         _ s: PostgresSession, userId: String, entity: ChangeEntity, id: String, current: () throws -> [String: Any],
-        body: String, base: ChangeBase?, now: Date, cascade: (createdAt: Double, baseTime: Double?)? = nil
+        body: String, base: ChangeBase?, now: Date, cascade: (createdAt: Double, unseen: Bool)? = nil
     ) async throws {
         if let base,
             let conflict = try StoreRules.deletionConflict(
                 StoreRules.withUnseenCreate(
                     await changedFields(s, entity: entity, id: id, since: base), createdAt: cascade?.createdAt ?? 0,
-                    baseTime: cascade?.baseTime, fields: current), entity: entity, id: id,
+                    unseen: cascade?.unseen ?? false, fields: current), entity: entity, id: id,
                 current: current, body: body, base: base, now: now)
         {
             try await record([conflict], s, userId: userId, now: now)

@@ -132,12 +132,15 @@ extension PostgresServerStore {
                 """
                 SELECT id, body, created_at FROM events WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id
                 """, as: (String, String, Double).self)
-            var baseTime: Double?
+            // The events created after the deleting device's base: one range read of the feed.
+            var unseen: Set<String> = []
             if let base {
-                baseTime =
-                    try await s.value(
-                        "SELECT created_at FROM change_log WHERE user_id = \(userId) AND seq = \(base.version)",
-                        as: Double.self) ?? 0
+                unseen = Set(
+                    try await s.column(
+                        """
+                        SELECT entity_id FROM change_log WHERE user_id = \(userId) AND seq > \(base.version)
+                        AND entity_type = 'event' AND operation = 'create'
+                        """, as: String.self))
             }
             for (eventId, body, createdAt) in events {
                 // Each event goes with the type, its unseen or later edits kept as a direct delete's are.
@@ -146,7 +149,7 @@ extension PostgresServerStore {
                     current: {
                         try FieldPatch.object(
                             EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
-                    }, body: body, base: base, now: now, cascade: (createdAt, baseTime))
+                    }, body: body, base: base, now: now, cascade: (createdAt, unseen.contains(eventId)))
                 try await Self.appendChange(
                     s, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
             }
