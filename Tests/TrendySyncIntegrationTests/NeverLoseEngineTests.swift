@@ -156,7 +156,9 @@ struct NeverLoseEngineTests {
         try await SyncHarness.with { h in
             let mine = try await h.type("Bulk")
             let events = (0..<120).map { i in
-                Event(id: h.ids.next(), eventTypeId: mine.id, timestamp: Self.t0.addingTimeInterval(Double(i)), notes: "n\(i)")
+                Event(
+                    id: h.ids.next(), eventTypeId: mine.id, timestamp: Self.t0.addingTimeInterval(Double(i)),
+                    notes: "n\(i)")
             }
             _ = try await h.store.insertEvents(events)
             #expect(await h.engine.sync(full: false).outcome == .ok)
