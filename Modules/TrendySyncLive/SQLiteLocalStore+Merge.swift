@@ -20,6 +20,27 @@ extension SQLiteLocalStore {
         // (it is this copy now), so that delete is not sent.
         let copyAlive =
             try Bool.fetchOne(db, sql: "SELECT 1 FROM local_events WHERE id = ?", arguments: [localId]) ?? false
+        // The person deleted this copy before learning it was merged (its create's answer was
+        // lost, then `events rm`): what they deleted is their copy, not the event another device
+        // keeps. Without a lost answer the create and the delete fold into nothing; so here too
+        // nothing of the copy is sent and the surviving event stays (outside tester: one dropped
+        // answer turned "delete my copy" into a delete of the other device's event everywhere).
+        let copyDeleted =
+            try !copyAlive
+            && Bool.fetchOne(
+                db, sql: "SELECT 1 FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [localId])
+                == true
+        if copyDeleted {
+            try db.execute(
+                sql: "DELETE FROM outbox WHERE entity = 'event' AND entity_id = ? AND state != 'in_flight'",
+                arguments: [localId])
+            try db.execute(
+                sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [localId])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO merged_events (local_id, server_id) VALUES (?, ?)",
+                arguments: [localId, serverId])
+            return
+        }
         if copyAlive {
             try db.execute(
                 sql: """

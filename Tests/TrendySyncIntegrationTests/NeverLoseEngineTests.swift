@@ -6,6 +6,7 @@ import TrendyAPILive
 import TrendyAPITesting
 import TrendyModels
 import TrendySync
+import TrendyTestSupport
 
 @testable import TrendySyncLive
 
@@ -178,6 +179,36 @@ struct NeverLoseEngineTests {
             let kept = try await h.direct.conflicts()
             #expect(kept.map(\.entityId) == [unseen.id.description])
             #expect(kept.first?.kind == .deleted)
+        }
+    }
+
+    /// This device logs what another device already logged (same type and time); its create is
+    /// merged on the server, but the answer is lost. The person then deletes their copy. Without
+    /// the lost answer the create and the delete fold into nothing and the other device's event
+    /// stays; with it, the same must hold — the copy's delete is not the survivor's (outside
+    /// tester: one dropped answer deleted the other device's event everywhere).
+    @Test func deletingACopyWhoseMergeAnswerWasLostKeepsTheOtherDevicesEvent() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type("Dup")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let theirs = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "A keeps")
+            _ = try await h.direct.createEvent(theirs, idempotencyKey: nil)
+            let mine = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "B deletes")
+            try await h.store.createEvent(mine)
+            h.api.loseAnswer("createEvents", with: .transport(.timedOut))
+            #expect(await h.engine.sync(full: false).outcome == .waiting)
+            try await h.store.deleteEvent(id: mine.id)
+
+            h.clock.advance(600)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let server = try await h.direct.event(id: theirs.id).value
+            #expect(server.notes == "A keeps")
+            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(try await h.store.event(id: theirs.id)?.value.notes == "A keeps")
+            #expect(try await h.store.event(id: mine.id) == nil)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(try await h.direct.conflicts().isEmpty)
         }
     }
 
