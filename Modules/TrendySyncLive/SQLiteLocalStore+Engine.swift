@@ -207,6 +207,21 @@ extension SQLiteLocalStore {
                     try db.execute(
                         sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, 'event')",
                         arguments: ["refetch:" + entry.entityId])
+                    // What else the person set with the move (a note) is theirs to keep on the
+                    // event that stays: sent again without the move, laid over the copy read back.
+                    if entry.kind == .update, let payload = entry.payload,
+                        let rest = FieldPatch.removing(["event_type_id"], from: payload)
+                    {
+                        try db.execute(
+                            sql: """
+                                INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at,
+                                base_version) VALUES ('event', ?, 'update', ?, ?, ?, ?)
+                                """,
+                            arguments: [
+                                entry.entityId, rest, Outbox.newKey(), now().timeIntervalSince1970,
+                                entry.baseVersion ?? 0,
+                            ])
+                    }
                 }
                 return
             }

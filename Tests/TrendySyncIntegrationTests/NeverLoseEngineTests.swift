@@ -120,6 +120,35 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The same with a note written together with the move: the event stays where the server
+    /// kept it, and the note the person wrote reaches it (outside tester: the note vanished with the
+    /// refused move, in no conflict on any device).
+    @Test func aNoteWrittenWithARefusedMoveReachesTheEventReadBack() async throws {
+        try await SyncHarness.with { h in
+            let nap = try await h.type("Nap")
+            let gym = try await h.type("Gym")
+            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0, notes: "first")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+
+            x.eventTypeId = gym.id
+            x.notes = "written with the move"
+            try await h.store.updateEvent(x)
+            try await h.direct.deleteEventType(id: gym.id)
+            try await h.store.deleteEventType(id: gym.id)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let server = try await h.direct.event(id: x.id).value
+            #expect(server.eventTypeId == nap.id)
+            #expect(server.notes == "written with the move")
+            let here = try await h.store.event(id: x.id)
+            #expect(here?.value.eventTypeId == nap.id)
+            #expect(here?.value.notes == "written with the move")
+            #expect(here?.syncStatus == .synced)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
+    }
+
     /// The same, when the read-back finds nothing (404: the event went meanwhile): nothing is
     /// stored, nothing stays to read, nothing is surfaced. A read-back that fails for a while
     /// (5xx) keeps the event to read and the pass waits to retry.
