@@ -43,18 +43,40 @@ public enum ISO8601 {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`; other ISO-8601 shapes go to
     /// Foundation. Nil when the text is not a date-time, or names a day, hour, minute, second or
     /// offset that does not exist (`2026-02-30`, `24:00`, `10:60`, `+25:00`): nothing rolls over.
+    ///
+    /// The instant must also lie in years 0001–9999 in UTC, to the millisecond: an offset can
+    /// carry a valid local time past either end (`9999-12-31T23:59:59-23:59`), and such a time
+    /// would be written as year `0000` (or `10000`), which nothing reads back — one such event
+    /// stopped every event command of an install, and every download of its account.
     public static func parse(_ text: String) -> Date? {
         var copy = text
+        let date: Date?
         switch copy.withUTF8({ parseFast($0) }) {
-        case .date(let d): return d
+        case .date(let d): date = d
         case .invalid: return nil
-        case .otherShape: break
+        case .otherShape:
+            // Foundation's parser rolls impossible dates over (Feb 30 → Mar 2): check the calendar
+            // date in the text first, in either ISO form (`2026-02-30`, `20260230`).
+            guard copy.withUTF8({ calendarDateIsValid($0) }) else { return nil }
+            date =
+                (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+                ?? (try? Date.ISO8601FormatStyle().parse(text))
         }
-        // Foundation's parser rolls impossible dates over (Feb 30 → Mar 2): check the calendar
-        // date in the text first, in either ISO form (`2026-02-30`, `20260230`).
-        guard copy.withUTF8({ calendarDateIsValid($0) }) else { return nil }
-        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
-        return try? Date.ISO8601FormatStyle().parse(text)
+        guard let date, isWritable(date) else { return nil }
+        return date
+    }
+
+    /// The first and last millisecond ``format(_:)`` can write (0001-01-01T00:00:00.000Z and
+    /// 9999-12-31T23:59:59.999Z).
+    static let writableMilliseconds: ClosedRange<Int64> =
+        Int64(daysFromCivil(1, 1, 1)) * 86_400_000...(Int64(daysFromCivil(9999, 12, 31)) + 1) * 86_400_000 - 1
+
+    /// Whether `date`, to the millisecond, lies in years 0001–9999 (UTC): what the wire format can
+    /// carry and every reader reads back.
+    public static func isWritable(_ date: Date) -> Bool {
+        let t = date.timeIntervalSince1970 * 1000
+        guard t.isFinite else { return false }
+        return writableMilliseconds.contains(Int64(t.rounded()))
     }
 
     /// Whether the text starts with `YYYY-MM-DD` or `YYYYMMDD` (then the end or `T` and a two-digit
@@ -111,7 +133,7 @@ public enum ISO8601 {
         guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 116, b[13] == 58, b[16] == 58 else {
             return .otherShape
         }
-        guard let date = parseShaped(b) else { return .invalid }
+        guard let date = parseShaped(b), isWritable(date) else { return .invalid }
         return .date(date)
     }
 

@@ -15,6 +15,25 @@ struct ISO8601Tests {
         #expect(abs(date.timeIntervalSince1970 - seconds) < 0.0005)
     }
 
+    /// Valid local times that an offset carries out of years 0001–9999 in UTC are refused: they
+    /// would be written as year 0000 or 10000, which no reader takes back (an outside tester
+    /// stopped every event command of an install, and every download of its account, with one).
+    @Test(arguments: [
+        "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59", "0001-01-01T00:00:00.000+00:01",
+        "9999-12-31T23:59:59.9996Z", "99991231T235959-2359",
+    ])
+    func refusesInstantsOutsideTheWritableYears(text: String) {
+        #expect(ISO8601.parse(text) == nil)
+    }
+
+    @Test func theWritableYearsEndsAreReadAndWrittenBack() throws {
+        for text in ["0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "0001-01-01T23:59:00.000Z"] {
+            #expect(ISO8601.format(try #require(ISO8601.parse(text))) == text)
+        }
+        #expect(ISO8601.parse("0001-01-01T00:00:00-23:59") != nil)
+        #expect(ISO8601.parse("9999-12-31T23:59:59+23:59") != nil)
+    }
+
     @Test(arguments: [
         "", "yesterday", "2026-13-01T00:00:00Z", "2026-11-22T25:00:00Z", "2026-11-22 10:00:00", "2026-11-22T10:00:00",
         "2026-11-22T10:00:00.Z",

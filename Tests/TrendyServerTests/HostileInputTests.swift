@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 import TrendyAPI
 import TrendyAPILive
+import TrendyModels
 import TrendyServerTestSupport
 
 /// Hostile request bodies: deeply nested JSON, huge arrays, binary garbage, wrong types — each a
@@ -45,6 +46,42 @@ struct HostileInputTests {
             // Still serving.
             #expect(try await client.health().status == "ok")
             #expect(try await client.listEventTypes().isEmpty)
+        }
+    }
+}
+
+/// A valid local time that its offset carries outside years 0001–9999 is refused on every route
+/// (an outside tester stored one with `POST /events`: 201, kept as year 0000, and every device's
+/// download of the account failed on it from then on).
+@Suite(.timeLimit(.minutes(1)))
+struct OutOfRangeTimeTests {
+    @Test func timesOutsideTheWritableYearsAreRefusedEverywhere() async throws {
+        try await ServerHarness.with { h in
+            let (client, session) = try await h.newUserClient()
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
+            let type = try await client.createEventType(
+                EventTypeCreate(id: UUIDv7Generator().next(), name: "Edge"), idempotencyKey: nil
+            ).value
+            let ok = try await client.createEvent(
+                Event(id: UUIDv7Generator().next(), eventTypeId: type.id, timestamp: Date()), idempotencyKey: nil
+            ).event.value
+            for time in ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"] {
+                let event =
+                    #"{"id":"\#(UUIDv7Generator().next())","event_type_id":"\#(type.id)","timestamp":"\#(time)"}"#
+                let single = try await h.raw(.POST, "/api/v1/events", body: event, headers: auth)
+                #expect(single.status == 400, "POST /events \(time): \(single.status)")
+                let batch = try await h.raw(
+                    .POST, "/api/v1/events/batch", body: #"{"events":[\#(event)]}"#, headers: auth)
+                #expect((400..<500).contains(batch.status) || batch.json["results"] != nil, "batch \(batch.status)")
+                let patch = try await h.raw(
+                    .PATCH, "/api/v1/events/\(ok.id)", body: #"{"timestamp":"\#(time)"}"#, headers: auth)
+                #expect(patch.status == 400, "PATCH \(time): \(patch.status)")
+            }
+            // Nothing of it was stored (a batch answers per item), and the account still downloads.
+            #expect(try await client.listEvents(limit: 10, after: nil).items.map(\.value.id) == [ok.id])
+            let page = try await client.changes(since: 0, limit: 100)
+            #expect(page.changes.count >= 2)
+            #expect(try await client.event(id: ok.id).value.timestamp == ok.timestamp)
         }
     }
 }
