@@ -6,15 +6,22 @@ import TrendyModels
 import TrendySync
 
 extension OutboxSyncEngine {
+    /// Runs one API call of the pass; its failure ends the pass as ``stop(for:)`` says.
     func call<T>(_ body: () async throws(TrendyAPIError) -> T) async throws -> T {
         do {
             return try await body()
         } catch {
-            switch Self.classify(error) {
-            case .rateLimited(let after): throw rateLimitedStop(retryAfter: after)
-            case .transient(let message): throw Stop.transient(message, retryAt: nil)
-            default: throw Stop.failed(error.description)
-            }
+            throw stop(for: error)
+        }
+    }
+
+    /// How an API failure outside the push ends the pass: rate limited, waiting (every transient
+    /// failure, whatever the pass was doing: exit 75), or failed.
+    func stop(for error: TrendyAPIError) -> Stop {
+        switch Self.classify(error) {
+        case .rateLimited(let after): return rateLimitedStop(retryAfter: after)
+        case .transient(let message): return Stop.transient(message, retryAt: nil)
+        default: return Stop.failed(error.description)
         }
     }
 

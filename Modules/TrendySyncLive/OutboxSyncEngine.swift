@@ -141,7 +141,9 @@ public actor OutboxSyncEngine: SyncEngine {
 
     /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass).
     func skipToLatestCursor() async throws {
-        let latest = try await api.latestCursor().cursor
+        // A transient failure here is one like any other (outside tester: `--skip-to-latest`
+        // exited 1 on a 503, a dropped connection or a 429).
+        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
         try await store.setCursor(latest)
         logger.notice("Skipped to the latest cursor", metadata: ["cursor": .int(Int(latest))])
     }
@@ -275,11 +277,7 @@ public actor OutboxSyncEngine: SyncEngine {
             } catch .notFound {
                 found = nil
             } catch {
-                switch Self.classify(error) {
-                case .rateLimited(let after): throw rateLimitedStop(retryAfter: after)
-                case .transient(let message): throw Stop.transient(message, retryAt: nil)
-                default: throw Stop.failed(error.description)
-                }
+                throw stop(for: error)
             }
             try ensureSameUser(user)
             try await store.refetched(id, found)

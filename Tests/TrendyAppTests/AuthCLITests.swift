@@ -129,6 +129,12 @@ struct AuthCLITests {
             #expect(json(changed)["changed"] as? Bool == true)
             // This device stays signed in; the other one's session ended.
             #expect(try await trendy(["whoami"], phone, server).status == 0)
+            // The laptop learns it from its next sync: 77 (signed out), not a sync failure (1), and
+            // what it logged meanwhile stays queued.
+            #expect(try await trendy(["types", "add", "Tea"], laptop, server).status == 0)
+            let sync = try await trendy(["sync", "--json"], laptop, server)
+            #expect(sync.status == 77, "\(sync.stdout) \(sync.stderr)")
+            #expect((json(sync)["error"] as? [String: Any])?["code"] as? String == "session_revoked")
             #expect(try await trendy(["whoami"], laptop, server).status == 77)
             let old = try await trendy(
                 ["login", "--email", "pw@example.com", "--password-stdin"], laptop, server, stdin: "password-old-1\n")

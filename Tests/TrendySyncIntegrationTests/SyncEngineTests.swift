@@ -584,6 +584,20 @@ struct SyncEscapeHatchTests {
         }
     }
 
+    /// A transient failure of the jump itself is a transient failure like any other (outside
+    /// tester: `sync --skip-to-latest` exited 1 on a 503, a dropped connection or a 429).
+    @Test func aSkipWhoseJumpMeetsATransientFailureWaits() async throws {
+        try await SyncHarness.with { h in
+            let before = try await h.store.cursor()
+            h.api.fail("latestCursor", with: .server(status: 503, problem: nil))
+            #expect(await h.engine.skipToLatest().outcome == .waiting)
+            h.api.fail("latestCursor", with: .transport(.timedOut))
+            #expect(await h.engine.skipToLatest().outcome == .waiting)
+            #expect(try await h.store.cursor() == before)
+            #expect(await h.engine.skipToLatest().outcome == .ok)
+        }
+    }
+
     @Test func aStatusStreamStartsWithTheCurrentStatusAndFollowsAPass() async throws {
         try await SyncHarness.with { h in
             _ = try await h.type()

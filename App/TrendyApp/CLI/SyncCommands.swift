@@ -106,14 +106,20 @@ struct SyncCommand: AsyncParsableCommand {
                     out.document(run)
                     return
                 }
-                var failure = Self.failure(run)
+                var failure = Self.failure(run, signedOut: env.auth.currentUserId == nil)
                 failure.result = run
                 throw failure
             }
         }
 
         /// What a pass that did not end `ok` tells the person, and how the command exits.
-        static func failure(_ run: SyncRun) -> CLIError {
+        /// `signedOut`: the install has no session after the pass — a pass that failed or was
+        /// superseded because the server ended the session (a password changed on another device,
+        /// signed out everywhere) says so with 77, not as a sync failure (outside tester: exit 1).
+        static func failure(_ run: SyncRun, signedOut: Bool = false) -> CLIError {
+            if signedOut, [.error, .superseded].contains(run.outcome) {
+                return AuthError.sessionRevoked(code: "session_revoked").cli
+            }
             switch run.outcome {
             case .offline:
                 return CLIError(
