@@ -16,10 +16,13 @@ extension SQLiteLocalStore {
 
     /// Replaces an event's fields inside the caller's transaction and queues an update of the
     /// fields that changed (nothing when none did).
+    /// The type must exist only when the change moves the event to it: an event whose type was
+    /// deleted elsewhere before its create went (kept, refused, surfaced — D35) can still be ended,
+    /// noted or moved away (outside tester: leaving the place of such a visit dropped the exit).
     static func replaceEvent(_ db: Database, _ event: Event, now: Date) throws {
         do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
-        try requireType(db, event)
         guard let old = try storedEvent(db, id: event.id) else { throw LocalStoreError.notFound("event") }
+        if old.eventTypeId != event.eventTypeId { try requireType(db, event) }
         guard let patch = try FieldPatch.diff(EventUpdate.self, from: old, to: event) else { return }
         if old.eventTypeId != event.eventTypeId || old.timestamp != event.timestamp {
             try requireNoTwin(db, event)

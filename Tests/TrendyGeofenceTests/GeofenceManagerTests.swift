@@ -53,6 +53,26 @@ import TrendyTestSupport
         #expect(second.kept == [ns.identifier(for: g.id)])
     }
 
+    /// The visit's type is deleted on another device before the visit's event went up (the pull
+    /// deletes the type here; the event stays, refused and surfaced): leaving the place still ends
+    /// the visit at the real exit time (outside tester: the exit was dropped with an error).
+    @Test func leavingAPlaceWhoseVisitTypeWasDeletedStillEndsTheVisit() async throws {
+        let h = try GeofenceHarness()
+        let g = try await h.geofence("Home", at: berlin)
+        await h.ready(at: berlin)
+        let visit = try #require(try await h.events().first)
+        try await h.database.write { db in
+            try db.execute(
+                sql: "DELETE FROM local_event_types WHERE id = ?", arguments: [visit.eventTypeId.description])
+        }
+        let left = Date().addingTimeInterval(60)
+        await h.move(to: north(of: berlin, 2_000), at: left)
+        let ended = try #require(try await h.events().first { $0.id == visit.id })
+        #expect(ended.endDate.map { abs($0.timeIntervalSince(left)) < 1 } == true)
+        #expect(try await h.ledger.states()[g.id]?.inside == false)
+        #expect(try await h.ledger.lastCrossings()[g.id]?.outcome == .closed)
+    }
+
     @Test func aGeofenceAddedWhileTheDeviceIsInsideIsEnteredOnce() async throws {
         let h = try GeofenceHarness()
         await h.ready(at: berlin)
