@@ -105,6 +105,34 @@ import TrendyTestSupport
         #expect(summary.errors.map(\.description) == ["line 2: the text is not UTF-8"])
     }
 
+    /// A row the models refuse — as `trendy log` and the server would — is reported with its line
+    /// and skipped; the good rows come through (outside tester: notes with BEL, NUL or ESC were
+    /// imported and then refused by every sync; a type name with a control character failed the
+    /// whole file).
+    @Test func rowsTheModelsRefuseAreReportedByLineAndSkipped() async throws {
+        let text =
+            "type,timestamp,notes,external_id\n"
+            + "Tea,2026-01-01T10:00:00Z,bell\u{07}x,\n"
+            + "Tea,2026-01-01T11:00:00Z,nul\u{00}x,\n"
+            + "Tea,2026-01-01T12:00:00Z,esc\u{1B}x,\n"
+            + "Ctl\u{01}Type,2026-01-01T13:00:00Z,fine,\n"
+            + "Tea,2026-01-01T14:00:00Z,\"two\nlines\ttab\",\n"
+            + "Tea,2026-01-01T16:00:00Z,ok," + String(repeating: "e", count: 256) + "\n"
+            + "\(String(repeating: "T", count: 101)),2026-01-01T17:00:00Z,ok,\n"
+        let (rows, summary) = try await read(text)
+        #expect(rows.map(\.notes) == ["two\nlines\ttab"])
+        #expect(summary.errors.map(\.line) == [2, 3, 4, 5, 8, 9])
+        #expect(summary.errors[0].reason.contains("notes: must not contain control characters"))
+        #expect(summary.errors[3].reason == "type name: must not contain control characters")
+        #expect(summary.errors[4].reason.contains("external_id: must be at most 255 characters"))
+        #expect(summary.errors[5].reason == "type name: must be at most 100 characters")
+        let (json, jsonSummary) = try await read(
+            #"[{"type":"Js","timestamp":"2026-06-06T00:00:00Z","notes":"bell\u0007x"},"#
+                + #"{"type":"Js","timestamp":"2026-06-06T01:00:00Z","notes":"ok"}]"#, ext: "json")
+        #expect(json.map(\.notes) == ["ok"])
+        #expect(jsonSummary.errors.map(\.description).first?.hasPrefix("item 1: notes:") == true)
+    }
+
     @Test func jsonErrorsNameTheItem() async throws {
         let (rows, summary) = try await read(
             #"[{"type":"Tea","timestamp":"2026-01-01T10:00:00Z"},{"type":"Tea","timestamp":"2026-02-30T10:00:00Z"},7]"#,
