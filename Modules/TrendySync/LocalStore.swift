@@ -121,9 +121,10 @@ public protocol LocalStore: Sendable {
     /// Closes a conflict without changing anything.
     func dismissConflict(id: String) async throws
     /// Makes a conflict's losing value current again — an ordinary local edit that syncs. A
-    /// deleted entity comes back as a new one with `newId` and its last content. Returns the
+    /// deleted entity comes back as a new one with `newId` and its last content; a deleted event
+    /// comes back in `eventType` when one is given (its own type may be gone with it). Returns the
     /// id of the entity that now holds the value.
-    func restoreConflict(id: String, newId: UUIDv7) async throws -> String
+    func restoreConflict(id: String, newId: UUIDv7, eventType: UUIDv7?) async throws -> String
     /// Everything this install knows about one entity's sync.
     func explain(entityId: String) async throws -> SyncExplanation
 }
@@ -176,4 +177,11 @@ public protocol SyncEngine: Sendable {
     func localWriteHappened() async
     /// The last passes, newest first.
     func history() async throws -> [SyncRun]
+}
+
+extension LocalStore {
+    /// ``restoreConflict(id:newId:eventType:)`` into the event's own type.
+    public func restoreConflict(id: String, newId: UUIDv7) async throws -> String {
+        try await restoreConflict(id: id, newId: newId, eventType: nil)
+    }
 }

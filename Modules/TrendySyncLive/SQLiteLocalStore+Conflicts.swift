@@ -94,8 +94,8 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements `LocalStore.restoreConflict(id:newId:)`.
-    public func restoreConflict(id: String, newId: UUIDv7) async throws -> String {
+    /// Implements `LocalStore.restoreConflict(id:newId:eventType:)`.
+    public func restoreConflict(id: String, newId: UUIDv7, eventType: UUIDv7?) async throws -> String {
         let at = now()
         return try await db.write { db in
             let conflict = try Self.storedConflict(db, id)
@@ -116,7 +116,7 @@ extension SQLiteLocalStore {
                 target = conflict.entityId
             case .deleted:
                 guard let body = conflict.entity else { throw LocalStoreError.notFound("last content") }
-                try Self.recreate(db, entity, from: body, as: newId, now: at)
+                try Self.recreate(db, entity, from: body, as: newId, eventType: eventType, now: at)
                 target = newId.description
             }
             try db.execute(sql: "UPDATE sync_conflicts SET state = 'restored' WHERE id = ?", arguments: [id])
@@ -148,17 +148,23 @@ extension SQLiteLocalStore {
     }
 
     /// Creates a deleted entity again from its last content, under a new id.
-    static func recreate(_ db: Database, _ entity: SyncEntity, from body: String, as newId: UUIDv7, now: Date) throws {
+    static func recreate(
+        _ db: Database, _ entity: SyncEntity, from body: String, as newId: UUIDv7, eventType: UUIDv7? = nil, now: Date
+    ) throws {
         let decoder = TrendyJSON.decoder()
         let data = Data(body.utf8)
         switch entity {
         case .event:
             var event = try decoder.decode(Event.self, from: data)
             event.id = newId
+            if let eventType { event.eventTypeId = eventType }
             guard try eventTypeExists(db, id: event.eventTypeId) else {
+                // The way out names a type that exists (outside tester: "add a type and restore
+                // again" could never work — a new type has a new id).
                 throw LocalStoreError.conflict(
-                    "its event type \(event.eventTypeId) was deleted too: restore that type's own conflict "
-                        + "(`trendy conflicts --all`) or add a type and restore again")
+                    "its event type \(event.eventTypeId) was deleted too: restore it into a type that exists "
+                        + "(`trendy conflicts restore <id> --type <name>`), or restore that type's own conflict "
+                        + "first if there is one (`trendy conflicts --all`)")
             }
             try insertEvent(db, event, now: now)
         case .geofence:

@@ -208,6 +208,21 @@ struct NeverLoseEngineTests {
             let kept = try await h.direct.conflicts()
             #expect(kept.map(\.entityId) == [unseen.id.description])
             #expect(kept.first?.kind == .deleted)
+
+            // Its type is gone too: restored as it was, it could never be sent; it comes back in a
+            // type that exists (outside tester: the advice "add a type and restore again" could
+            // never work — a new type has a new id).
+            let conflict = try #require(try await h.store.conflicts(includeClosed: false).first).conflict
+            await #expect(throws: LocalStoreError.self) {
+                _ = try await h.store.restoreConflict(id: conflict.id, newId: h.ids.next())
+            }
+            let home = try await h.type("Home")
+            let restored = try await h.store.restoreConflict(id: conflict.id, newId: h.ids.next(), eventType: home.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let back = try await h.direct.event(id: try #require(UUIDv7(restored))).value
+            #expect(back.eventTypeId == home.id)
+            #expect(back.notes == "theirs")
+            #expect(try await h.store.failedChanges().isEmpty)
         }
     }
 

@@ -48,10 +48,16 @@ struct ConflictsCommand: AsyncParsableCommand {
             commandName: "restore", abstract: "Make a conflict's losing value current again (it syncs).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The conflict's id (from `trendy conflicts`).") var id: String
+        @Option(help: "For a deleted event: bring it back in this event type (name or id) — its own may be gone.")
+        var type: String?
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let target = try await storeCall { try await env.store.restoreConflict(id: id, newId: env.ids.next()) }
+                var into: UUIDv7?
+                if let type { into = try await resolveType(env, type).id }
+                let target = try await storeCall {
+                    try await env.store.restoreConflict(id: id, newId: env.ids.next(), eventType: into)
+                }
                 await env.sync.localWriteHappened()
                 out.line("Restored: \(target) holds the value again. Run `trendy sync` to send it.")
                 out.document(["conflict": id, "entity_id": target, "state": ConflictState.restored.rawValue])
