@@ -90,23 +90,29 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// An event of Nap, synced; then moved here into Gym (with `note` when given) while another
+    /// device deletes Gym first, and Gym deleted here too. Returns the event and Nap.
+    func moveIntoATypeDeletedEverywhere(_ h: SyncHarness, note: String? = nil) async throws -> (Event, EventType) {
+        let nap = try await h.type("Nap")
+        let gym = try await h.type("Gym")
+        var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0, notes: "kept")
+        try await h.store.createEvent(x)
+        #expect(await h.engine.sync(full: false).outcome == .ok)
+        x.eventTypeId = gym.id
+        if let note { x.notes = note }
+        try await h.store.updateEvent(x)
+        try await h.direct.deleteEventType(id: gym.id)
+        try await h.store.deleteEventType(id: gym.id)
+        #expect(try await h.store.event(id: x.id) == nil)
+        return (x, nap)
+    }
+
     /// The device deletes a type after moving an event into it, while another device already
     /// deleted that type: the server refuses the move and keeps the event in its old type, so the
     /// feed never sends it again. It is read back, and shows here in the type it has everywhere.
     @Test func anEventWhoseMoveIntoADeletedTypeWasRefusedIsReadBack() async throws {
         try await SyncHarness.with { h in
-            let nap = try await h.type("Nap")
-            let gym = try await h.type("Gym")
-            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0, notes: "kept")
-            try await h.store.createEvent(x)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
-
-            x.eventTypeId = gym.id
-            try await h.store.updateEvent(x)
-            try await h.direct.deleteEventType(id: gym.id)
-            try await h.store.deleteEventType(id: gym.id)
-            #expect(try await h.store.event(id: x.id) == nil)
-
+            let (x, nap) = try await moveIntoATypeDeletedEverywhere(h)
             #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(h.api.calls("event").map(\.ids) == [[x.id.description]])
             let back = try await h.store.event(id: x.id)
@@ -125,18 +131,7 @@ struct NeverLoseEngineTests {
     /// refused move, in no conflict on any device).
     @Test func aNoteWrittenWithARefusedMoveReachesTheEventReadBack() async throws {
         try await SyncHarness.with { h in
-            let nap = try await h.type("Nap")
-            let gym = try await h.type("Gym")
-            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0, notes: "first")
-            try await h.store.createEvent(x)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
-
-            x.eventTypeId = gym.id
-            x.notes = "written with the move"
-            try await h.store.updateEvent(x)
-            try await h.direct.deleteEventType(id: gym.id)
-            try await h.store.deleteEventType(id: gym.id)
-
+            let (x, nap) = try await moveIntoATypeDeletedEverywhere(h, note: "written with the move")
             #expect(await h.engine.sync(full: false).outcome == .ok)
             let server = try await h.direct.event(id: x.id).value
             #expect(server.eventTypeId == nap.id)
@@ -154,15 +149,7 @@ struct NeverLoseEngineTests {
     /// (5xx) keeps the event to read and the pass waits to retry.
     @Test func aReadBackThatFindsNothingOrFailsForAWhile() async throws {
         try await SyncHarness.with { h in
-            let nap = try await h.type("Nap")
-            let gym = try await h.type("Gym")
-            var x = Event(id: h.ids.next(), eventTypeId: nap.id, timestamp: Self.t0)
-            try await h.store.createEvent(x)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
-            x.eventTypeId = gym.id
-            try await h.store.updateEvent(x)
-            try await h.direct.deleteEventType(id: gym.id)
-            try await h.store.deleteEventType(id: gym.id)
+            let (x, _) = try await moveIntoATypeDeletedEverywhere(h)
 
             h.api.fail("event", with: .server(status: 503, problem: nil))
             let waiting = await h.engine.sync(full: false)
