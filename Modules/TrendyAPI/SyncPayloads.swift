@@ -198,14 +198,35 @@ public struct SyncSummary: Codable, Sendable, Hashable {
 
 /// `GET /api/v1/ready`: whether a server instance can serve requests (its database answers).
 public struct Readiness: Codable, Sendable, Hashable {
+    /// Whether the server takes traffic.
+    public enum Status: String, Codable, Sendable, Hashable {
+        /// Serving.
+        case ready
+        /// Not serving (its database does not answer).
+        case unavailable
+    }
+
+    /// Whether the database answers.
+    public enum Database: String, Codable, Sendable, Hashable {
+        /// It answered.
+        case ok
+        /// It did not answer in time.
+        case unreachable
+    }
+
     /// `ready` or `unavailable`.
-    public var status: String
+    public var status: Status
     /// `ok` or `unreachable`.
-    public var database: String
+    public var database: Database
     /// Creates a value.
-    public init(status: String, database: String) {
+    public init(status: Status, database: Database) {
         self.status = status
         self.database = database
+    }
+
+    /// The readiness of a server whose database does (or does not) answer.
+    public init(databaseUp up: Bool) {
+        self.init(status: up ? .ready : .unavailable, database: up ? .ok : .unreachable)
     }
 }
 

@@ -85,7 +85,7 @@ public struct RunningTestServer: Sendable {
     /// A live API client that sends `token` (none: unauthenticated), with a request budget.
     public func client(_ token: String?, request: Duration = .seconds(10)) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: baseURL, budget: NetworkBudget(request: request)), http: http,
+            configuration: .init(baseURL: baseURL, budget: .forTests(request: request)), http: http,
             tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
     }
 
@@ -127,5 +127,15 @@ extension ServerConfiguration {
         var c = ServerConfiguration.testing()
         change(&c)
         return c
+    }
+}
+
+extension NetworkBudget {
+    /// A budget for clients of a test server on loopback: timing is not what their tests check,
+    /// and on a busy machine (the suite's own parallel tests, a CI neighbour) the server can take
+    /// longer than the 2 s a person's device allows to connect or answer its health check — the
+    /// client would then judge it offline. 15 s to respond; `request` for a whole request.
+    public static func forTests(request: Duration = .seconds(30)) -> NetworkBudget {
+        NetworkBudget(respond: .seconds(15), idle: max(request, .seconds(15)), request: max(request, .seconds(15)))
     }
 }

@@ -198,7 +198,7 @@ enum Outbox {
         var pending = 0
         var failed = 0
         for row in try Row.fetchAll(db, sql: "SELECT state, n FROM outbox_counts") {
-            if (row["state"] as String) == "failed" { failed = row["n"] } else { pending += row["n"] as Int }
+            if OutboxState(rawValue: row["state"]) == .failed { failed = row["n"] } else { pending += row["n"] as Int }
         }
         return (pending, failed)
     }

@@ -21,7 +21,7 @@ enum ServerHarnessForeignToken {
 enum LiveTrendyAPIClientFactory {
     static func make(http: HTTPClient, url: URL) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: url, budget: NetworkBudget(request: .seconds(5))), http: http,
+            configuration: .init(baseURL: url, budget: .forTests(request: .seconds(5))), http: http,
             tokens: StaticTokenProvider("t"),
             logger: LogSystem.disabled().logger(.api))
     }

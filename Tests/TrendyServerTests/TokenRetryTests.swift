@@ -4,6 +4,7 @@ import Testing
 import TrendyAPI
 import TrendyAPILive
 import TrendyLogging
+import TrendyServerTestSupport
 
 /// A provider that hands out a stale token until told it was rejected.
 final class RotatingTokens: AccessTokenProvider {
@@ -32,7 +33,7 @@ final class RotatingTokens: AccessTokenProvider {
 struct TokenRetryTests {
     func client(_ h: ServerHarness, _ tokens: RotatingTokens) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: h.baseURL, budget: NetworkBudget(request: .seconds(10))), http: h.http,
+            configuration: .init(baseURL: h.baseURL, budget: .forTests(request: .seconds(10))), http: h.http,
             tokens: tokens,
             logger: LogSystem.disabled().logger(.api))
     }

@@ -28,7 +28,8 @@ struct LoadTests {
                 _ = try await store.insertEvents(events)
                 let user = session.user.id
                 let engine = OutboxSyncEngine(
-                    store: store, api: api, identity: { user }, logger: LogSystem.disabled().logger(.sync))
+                    store: store, api: api, reachability: SyncHarness.testProbe(api), identity: { user },
+                    logger: LogSystem.disabled().logger(.sync))
                 clients.append((api, engine, Set(events.map(\.id.description))))
             }
             let outcomes = await withTaskGroup(of: SyncOutcome.self) { group in

@@ -157,8 +157,8 @@ struct Simulation {
         c.pageSize = 20
         let clock = harness.clock
         return OutboxSyncEngine(
-            store: store, api: api, identity: { identity.current }, configuration: c, now: { clock.now },
-            logger: LogSystem.disabled().logger(.sync))
+            store: store, api: api, reachability: SyncHarness.testProbe(api), identity: { identity.current },
+            configuration: c, now: { clock.now }, logger: LogSystem.disabled().logger(.sync))
     }
 
     mutating func run() async throws {

@@ -62,7 +62,7 @@ struct SyncHarness: Sendable {
         let store = try memoryStore(now: { clock.now })
         let box = IdentityBox(session.user.id)
         let engine = OutboxSyncEngine(
-            store: store, api: api, identity: { box.current }, now: { clock.now },
+            store: store, api: api, reachability: testProbe(api), identity: { box.current }, now: { clock.now },
             logger: LogSystem.disabled().logger(.sync))
         let h = SyncHarness(
             test: test, api: api, direct: direct, store: store, engine: engine, identity: box, clock: clock,
@@ -86,12 +86,18 @@ struct SyncHarness: Sendable {
         tests.map { $0.client(session.accessToken, request: .seconds(60)) }
     }
 
+    /// The engine's health check with the test budget (``NetworkBudget/forTests(request:)``).
+    static func testProbe(_ api: any SyncRemote) -> HealthCheckProbe {
+        HealthCheckProbe(api: api, budget: NetworkBudget.forTests().respond)
+    }
+
     /// Another engine for the signed-in user, on `store`, downloading `pageSize` items a page.
     func engine(on store: SQLiteLocalStore, pageSize: Int) -> OutboxSyncEngine {
         var c = OutboxSyncEngine.Configuration()
         c.pageSize = pageSize
         return OutboxSyncEngine(
-            store: store, api: api, identity: { identity.current }, configuration: c, now: { clock.now },
+            store: store, api: api, reachability: Self.testProbe(api), identity: { identity.current },
+            configuration: c, now: { clock.now },
             logger: LogSystem.disabled().logger(.sync))
     }
 

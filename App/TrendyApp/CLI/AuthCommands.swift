@@ -138,21 +138,23 @@ func authenticate(
         try await claimLocalData(env, for: session)
         // Signing in always fetches fresh onboarding status; a new account moves past the auth step.
         // Without the onboarding feature, every account is onboarded.
-        let next: String
+        let next: OnboardingResume
         if let onboarding = env.onboarding {
             let status = await onboarding.signedIn(userId: session.user.id).status
-            next = status.map { $0.completed ? "completed" : $0.currentStep.rawValue } ?? "unknown"
+            next = status.map { $0.completed ? .completed : .step($0.currentStep) } ?? .unknown
         } else {
-            next = "completed"
+            next = .completed
         }
         out.line("\(done) as \(session.user.email).")
-        out.line(
-            next == "completed"
-                ? "Welcome back. → trendy launch" : "Onboarding continues at \(next). → trendy onboarding next")
+        if case .completed = next {
+            out.line("Welcome back. → trendy launch")
+        } else {
+            out.line("Onboarding continues at \(next.text). → trendy onboarding next")
+        }
         out.document(
             SessionReport(
                 signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
-                verified: true, server: nil, onboarding: next))
+                verified: true, server: nil, onboarding: next.text))
     }
 }
 
@@ -265,6 +267,23 @@ struct WhoamiCommand: AsyncParsableCommand {
                 SessionReport(
                     signed_in: true, user_id: current.user.id, email: current.user.email, expires_at: current.expiresAt,
                     verified: verified, server: summary, unverified_reason: verified == false ? why : nil))
+        }
+    }
+}
+
+/// Where a signed-in account's onboarding resumes, as `login`/`signup` report it (`onboarding`
+/// in `--json`: `completed`, a step's name, or `unknown` when the server could not say).
+enum OnboardingResume: Equatable {
+    case completed
+    case step(OnboardingStep)
+    case unknown
+
+    /// The reported form.
+    var text: String {
+        switch self {
+        case .completed: "completed"
+        case .step(let step): step.rawValue
+        case .unknown: "unknown"
         }
     }
 }

@@ -76,7 +76,7 @@ struct APIRoutes: Sendable {
     func ready(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let up = await store.isReady()
         return try JSONIO.response(
-            Readiness(status: up ? "ready" : "unavailable", database: up ? "ok" : "unreachable"),
+            Readiness(databaseUp: up),
             status: up ? .ok : .serviceUnavailable)
     }
 
