@@ -7,7 +7,7 @@ import TrendyTestSupport
 
 /// Issue 19: output a screen reader can read, and no colour or cursor control where the
 /// terminal or the person says no.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct AccessibleOutputTests {
     static let decorations: [Character] = ["┌", "│", "└", "─", "█", "░", "▇", "⟳", "→", "·", "\u{1B}"]
 

@@ -14,7 +14,7 @@ import TrendySyncTesting
 
 /// The app's launch on an environment made of doubles (``AppEnvironment/testing``): no files
 /// but the store's, no server, no plugin list.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct AppEnvironmentTests {
     static let alice = AuthUser(id: "user-a", email: "alice@example.com")
 

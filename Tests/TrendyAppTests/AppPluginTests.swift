@@ -17,7 +17,7 @@ import TrendyTestSupport
 
 /// The composition root is a list of plugins: an app without a feature leaves its plugin out and
 /// still builds its environment, launches, syncs and lists its commands (issue 21).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct AppPluginTests {
     static let withoutGeofence: [any TrendyPlugin] = [LoggingPlugin(), AuthPlugin(), SyncPlugin(), OnboardingPlugin()]
     static let withoutOnboarding: [any TrendyPlugin] = [LoggingPlugin(), GeofencePlugin(), AuthPlugin(), SyncPlugin()]

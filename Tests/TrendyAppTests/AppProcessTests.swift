@@ -8,7 +8,7 @@ import TrendyTestSupport
 
 /// `trendy app` as a person uses it: the real binary on the embedded backend, driven by keys on
 /// its input (a pipe, or a pseudo-terminal) and by signals, judged by what it draws and logs.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct AppProcessTests {
     /// An install with an onboarded account, one type and one event, set up with the CLI.
     static func onboarded(
@@ -151,7 +151,7 @@ struct AppProcessTests {
 
 /// Deep links and location moves reach the running app through its socket; a second app for the
 /// same data directory is refused.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct AppControlTests {
     @Test func aDeepLinkOpensTheEventInTheRunningApp() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)

@@ -7,7 +7,7 @@ import TrendyServerTestSupport
 import TrendyTestSupport
 
 /// The real `trendy` binary against the real dev server on loopback.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct AuthCLITests {
     static func withServer(
         tokenLifetime: Duration = .seconds(3_600), configure: (inout ServerConfiguration) -> Void = { _ in },

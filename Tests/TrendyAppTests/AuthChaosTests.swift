@@ -6,7 +6,7 @@ import TrendyTestSupport
 
 /// Sessions misbehaving during long syncs, with the real binary and server: access tokens that
 /// live two seconds, and a session revoked from another device in the middle of a sync.
-@Suite(.timeLimit(.minutes(4)))
+@Suite(.timeLimit(.minutes(5)))
 struct AuthChaosTests {
     let cli = LaunchCLITests()
 

@@ -8,7 +8,7 @@ import TrendyTestSupport
 /// edits never overwrite fields they did not touch, a same-field loser is kept as a conflict
 /// both devices can see and restore, an edit is never sent before the type it names, and edit
 /// vs delete leaves a record on both sides.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct ConflictCLITests {
     let cli = SyncCLITests()
 

@@ -6,7 +6,7 @@ import TrendyTestSupport
 
 /// Geofencing as the real binary against the real dev server: GPX replays, background launches,
 /// bad input.
-@Suite(.timeLimit(.minutes(4)))
+@Suite(.timeLimit(.minutes(5)))
 struct GeofenceCLITests {
     let cli = LaunchCLITests()
 

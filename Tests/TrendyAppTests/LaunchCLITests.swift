@@ -7,7 +7,7 @@ import TrendyServerTestSupport
 import TrendyTestSupport
 
 /// `trendy launch` and `trendy onboarding` as the real binary against the real dev server.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct LaunchCLITests {
     static func withServer(
         configure: (inout ServerConfiguration) -> Void = { _ in },

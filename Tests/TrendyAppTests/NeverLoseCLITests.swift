@@ -5,7 +5,7 @@ import TrendyTestSupport
 
 /// Issue 30's four holes, each as an outside fuzzer found it: two installs of the real binary on
 /// one account against the real server. Each fails on the code before the fix.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct NeverLoseCLITests {
     let cli = SyncCLITests()
 

@@ -7,7 +7,7 @@ import TrendyTestSupport
 /// Issue 19, case 1: the real binary says "offline" at once when the server refuses or has no
 /// route, and within the budget when it accepts and never answers; it says why in words, exits
 /// 69, prints one JSON document, and loses nothing.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct OfflineCLITests {
     let cli = SyncCLITests()
 

@@ -7,7 +7,7 @@ import TrendyTestSupport
 /// `--database postgres://…` on one database, and two devices (`trendy` installs) each talking to
 /// its own instance — sign up, import, a geofence visit, sync both ways, an edit that crosses over
 /// (issue 23). Runs when `TRENDY_TEST_DATABASE_URL` names a PostgreSQL server.
-@Suite(.enabled(if: TestDatabase.url != nil, "needs TRENDY_TEST_DATABASE_URL"), .timeLimit(.minutes(4)))
+@Suite(.enabled(if: TestDatabase.url != nil, "needs TRENDY_TEST_DATABASE_URL"), .timeLimit(.minutes(5)))
 struct PostgresServerProcessTests {
     let cli = LaunchCLITests()
 

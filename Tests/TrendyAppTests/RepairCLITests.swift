@@ -7,7 +7,7 @@ import TrendyTestSupport
 
 /// A damaged local database: a clear error, then `trendy repair` keeps the unsynced changes it
 /// can still read and the next sync brings back the rest from the server.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct RepairCLITests {
     let cli = LaunchCLITests()
 

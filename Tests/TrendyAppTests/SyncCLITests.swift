@@ -5,7 +5,7 @@ import TrendyServer
 import TrendyTestSupport
 
 /// The data and sync commands of the real binary against the real server.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct SyncCLITests {
     func trendy(_ args: [String], _ dir: TemporaryDirectory, _ server: RunningServer?, stdin: String? = nil)
         async throws -> TrendyProcess.Result

@@ -6,7 +6,7 @@ import TrendyAuthTesting
 import TrendyLogging
 import TrendyTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct AuthControllerTests {
     @Test func launchSnapshotIsSynchronousAndFirstInEveryStream() async {
         let expired = Fixtures.session(n: 1, expiresAt: Date(timeIntervalSince1970: 0))
@@ -253,7 +253,7 @@ struct AuthControllerTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct SignUpTests {
     @Test func signUpSavesTheSessionAndTellsEveryListener() async throws {
         let rig = AuthRig(stored: nil)

@@ -7,7 +7,7 @@ import TrendyTestSupport
 
 /// The in-memory GoTrue keeps the gateway contract (the GoTrue gateway keeps it against the real
 /// server in TrendyServerTests), so Auth's own tests can run on it.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct AuthGatewayContractTests {
     @Test func theInMemoryServerKeepsTheContract() async throws {
         let clock = ManualClock(Date())

@@ -7,7 +7,7 @@ import TrendyLogging
 import TrendyTestSupport
 
 /// Each implementation of Geofence's platform ports keeps its contract (docs/porting.md).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct GeofenceContractTests {
     static let logger = LogSystem.disabled().logger(.geofence)
 

@@ -8,7 +8,7 @@ import TrendyTestSupport
 
 /// Each implementation of onboarding's ports keeps its contract (docs/porting.md); the
 /// in-memory backend keeps the same one as the live client on the real server.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct OnboardingContractTests {
     @Test func bothCachesKeepTheContract() throws {
         try OnboardingCacheContract.verify(fresh: { InMemoryOnboardingCache() })

@@ -10,7 +10,7 @@ import TrendyTestSupport
 
 @testable import TrendyOnboardingLive
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct OnboardingControllerTests {
     static let offline = TrendyAPIError.transport(.cannotConnect("offline"))
 

@@ -8,7 +8,7 @@ import TrendyOnboardingTesting
 
 /// The controller over its own port (issue 21): the in-memory backend answers like the server,
 /// the unimplemented one fails any call, and no server starts.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct OnboardingWithoutServerTests {
     static let offline = TrendyAPIError.transport(.cannotConnect("offline"))
 

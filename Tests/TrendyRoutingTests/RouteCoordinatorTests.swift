@@ -37,7 +37,7 @@ final class StubOnboardingService: RoutingOnboarding {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct RouteCoordinatorTests {
     static let alice = AuthUser(id: "user-a", email: "alice@example.com")
     static var completed: OnboardingStatus {

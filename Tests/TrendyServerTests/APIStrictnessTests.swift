@@ -11,7 +11,7 @@ import TrendyTestSupport
 /// Issue 20, API: `null` for a field that cannot be null is refused (it was ignored with a 200
 /// and a new `updated_at`), and an event may only name one of its user's geofences (another
 /// user's id was stored).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct APIStrictnessTests {
     @Test func nullForAFieldThatCannotBeNullIsA422() async throws {
         try await ServerHarness.with { h in
@@ -88,7 +88,7 @@ struct APIStrictnessTests {
 }
 
 /// What the whole-spec pass (schemathesis, issue 20) found, each pinned down.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct SpecTruthTests {
     func auth(_ session: GoTrueSession) -> [(String, String)] {
         [("Authorization", "Bearer \(session.accessToken)"), ("Content-Type", "application/json")]

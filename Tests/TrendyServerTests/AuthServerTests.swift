@@ -8,7 +8,7 @@ import TrendyServer
 import TrendyServerTestSupport
 import TrendyTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct AuthServerTests {
     @Test func signupReturnsASessionWithSignedClaims() async throws {
         try await ServerHarness.with { h in

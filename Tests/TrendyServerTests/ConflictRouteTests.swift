@@ -8,7 +8,7 @@ import TrendyServerTestSupport
 
 /// The server side of field-level sync (D37): per-field versions, the later change wins and the
 /// replaced value is kept in the feed, edit vs delete, and no resurrection by a retried create.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ConflictRouteTests {
     func conflicts(_ api: some TrendyAPIClient) async throws -> [SyncConflict] {
         try await api.changes(since: 0, limit: 1000).changes.compactMap {
@@ -203,7 +203,7 @@ struct ConflictRouteTests {
 
 /// An outsider found that an edit of a deleted entity skipped every check: a NUL, a 5,000
 /// character name, `radius: -5` were answered 410 and kept in a conflict a client can restore.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct DeletedEditValidationTests {
     @Test func anInvalidEditOfADeletedEntityIsA422AndKeepsNothing() async throws {
         try await ServerHarness.with { h in

@@ -7,7 +7,7 @@ import TrendyModels
 import TrendyServerTestSupport
 import TrendyTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct EntityRouteTests {
     @Test func eventTypeCrud() async throws {
         try await ServerHarness.with { h in

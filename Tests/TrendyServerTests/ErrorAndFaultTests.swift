@@ -10,7 +10,7 @@ import TrendyServer
 import TrendyServerTestSupport
 import TrendyTestSupport
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ErrorAndFaultTests {
     @Test func everyErrorIsAProblemDocument() async throws {
         try await ServerHarness.with(.testing { $0.maxBodySize = 1_024 }) { h in

@@ -11,7 +11,7 @@ import TrendyTestSupport
 
 /// Change-feed cursors are numbered per user: a cursor tells a user nothing about how much
 /// anyone else has written, and existing databases keep every cursor a device already holds.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct FeedCursorTests {
     @Test func aNewUsersCursorsStartAtOneWhateverOthersWrote() async throws {
         try await ServerHarness.with { h in

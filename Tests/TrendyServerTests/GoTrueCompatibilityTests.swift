@@ -10,7 +10,7 @@ import TrendyServerTestSupport
 /// error shape follows `X-Supabase-Api-Version` and the version is echoed, `weak_password`
 /// carries its reasons, Hummingbird's own errors under /auth/v1 are GoTrue-shaped, bcrypt's
 /// 72-byte limit is enforced, and an unknown email costs what a wrong password costs.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct GoTrueCompatibilityTests {
     static let version = ("X-Supabase-Api-Version", "2024-01-01")
 

@@ -15,7 +15,7 @@ import TrendyServerTestSupport
 import TrendyTestSupport
 
 /// The live auth stack (GoTrue gateway, file store, controller) against the real dev server.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct GoTrueGatewayTests {
     func gateway(_ h: ServerHarness, logs: LogSystem = .disabled()) -> GoTrueAuthGateway {
         GoTrueAuthGateway(

@@ -8,7 +8,7 @@ import TrendyServerTestSupport
 /// and lost its claim to a retry can neither release the retry's claim nor overwrite its answer
 /// (found by a reviewer: without the token, a late failure deleted the new holder's claim and a
 /// third request ran the same operation again). On SQLite, and on PostgreSQL when there is one.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct IdempotencyClaimTests {
     static var stores: [String] { TestDatabase.url == nil ? ["sqlite"] : ["sqlite", "postgres"] }
 

@@ -10,7 +10,7 @@ import TrendyTestSupport
 
 @testable import TrendyServer
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct IdempotencyTests {
     @Test func replayReturnsTheStoredAnswer() async throws {
         try await ServerHarness.with { h in

@@ -6,7 +6,7 @@ import TrendyModels
 import TrendyTestSupport
 
 /// Two users, every route: nothing of one is visible to or changeable by the other.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct IsolationTests {
     @Test func noCrossUserReadOrWrite() async throws {
         try await ServerHarness.with { h in

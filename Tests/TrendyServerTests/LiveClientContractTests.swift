@@ -11,7 +11,7 @@ import TrendyTestSupport
 
 /// The live HTTP client against the real server keeps each module's remote contract, the same
 /// one the in-memory fakes keep in the modules' own tests (docs/porting.md).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LiveClientContractTests {
     @Test func theLiveClientKeepsOnboardingsRemoteContract() async throws {
         try await RunningTestServer.with(.testing()) { server in
@@ -23,7 +23,7 @@ struct LiveClientContractTests {
 
 /// The GoTrue gateway against the real server keeps the same gateway contract as
 /// `InMemoryAuthServer` (docs/porting.md).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct GoTrueGatewayContractTests {
     @Test func theGoTrueGatewayKeepsTheAuthGatewayContract() async throws {
         try await ServerHarness.with { h in

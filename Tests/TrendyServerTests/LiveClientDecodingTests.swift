@@ -10,7 +10,7 @@ import TrendyModels
 
 /// The live client reads big answers away from Swift's cooperative pool: what it reads there
 /// must be what it would have read in place, and a broken big answer is still a clear error.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LiveClientDecodingTests {
     /// Serves `/api/v1/changes` with `body`, calls `body` with a client for it.
     func withCannedFeed(_ answer: String, _ body: (LiveTrendyAPIClient) async throws -> Void) async throws {

@@ -15,7 +15,7 @@ import TrendyTestSupport
 
 /// What an operator relies on (issue 23): metrics in Prometheus' format, readiness that includes
 /// the database, and one request id in the client's log and the server's.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct OperationsTests {
     /// Polls `condition` every 100 ms for up to 20 s.
     static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {

@@ -29,7 +29,7 @@ final class RotatingTokens: AccessTokenProvider {
 }
 
 /// The live client's answer to a 401: tell the provider, retry once, never loop.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct TokenRetryTests {
     func client(_ h: ServerHarness, _ tokens: RotatingTokens) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(

@@ -8,7 +8,7 @@ import TrendyTestSupport
 
 /// `PUT /auth/v1/user` beyond the password: user metadata as GoTrue merges it, and GoTrue's
 /// reauthentication (a code by mail) for password changes in old sessions.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct UserUpdateTests {
     static let modern = [("X-Supabase-Api-Version", "2024-01-01")]
 

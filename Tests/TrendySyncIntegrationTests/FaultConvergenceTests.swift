@@ -13,7 +13,7 @@ import TrendyTestSupport
 /// The real engine against the real server with faults on: 5xx, latency with jitter, 429 bursts
 /// dropped connections, and answers cut off after the server did the work. Every event created
 /// locally must end up on the server exactly once.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct FaultConvergenceTests {
     /// 20 % 5xx, latency with jitter, 5 % dropped connections, `cutRate` of requests carried out
     /// and then cut before the answer, and a burst of three 429s.

@@ -9,7 +9,7 @@ import TrendySyncLive
 
 /// Fifty clients syncing against one server at the same time (the bounded version of
 /// `trendy-bench load`): every pass succeeds and every account ends up with exactly its events.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct LoadTests {
     @Test func fiftyClientsSyncingAtOnceAllConvergeWithoutErrors() async throws {
         try await SyncHarness.with { h in

@@ -13,7 +13,7 @@ import TrendyTestSupport
 /// The engine's answers to the rarer ways a change is refused or overtaken (issue 30), each
 /// on a real server: a refused edit revived after a later change of the same field reached the
 /// server, an event read back after its type's cascade, a change answered `410 Gone`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct NeverLoseEngineTests {
     private static let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 

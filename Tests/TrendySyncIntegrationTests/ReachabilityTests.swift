@@ -10,7 +10,7 @@ import TrendySync
 
 /// The reachability port over the real HTTP client: a refused or unroutable server is known at
 /// once, a silent one after the budget, and each says so in words.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct ReachabilityTests {
     struct NoTokens: AccessTokenProvider {
         func accessToken() async throws -> String? { nil }

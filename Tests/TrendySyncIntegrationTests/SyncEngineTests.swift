@@ -10,7 +10,7 @@ import TrendyTestSupport
 
 @testable import TrendySyncLive
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct SyncEngineTests {
     @Test func pushesCreatesInBatchesAndConverges() async throws {
         try await SyncHarness.with { h in
@@ -558,7 +558,7 @@ struct SyncEngineTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct SyncEscapeHatchTests {
     @Test func skipToLatestStillPushesEverythingPending() async throws {
         try await SyncHarness.with { h in
@@ -621,7 +621,7 @@ struct SyncEscapeHatchTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct InFlightEditTests {
     @Test func anEditMadeWhileItsCreateIsInFlightIsNotLost() async throws {
         try await SyncHarness.with { h in

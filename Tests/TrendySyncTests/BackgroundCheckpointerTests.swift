@@ -5,7 +5,7 @@ import TrendySyncLive
 
 /// WAL checkpoints happen away from the writer, the WAL stays bounded either way, and nothing
 /// written is lost.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct BackgroundCheckpointerTests {
     func withDatabase(threshold: Int32, ceiling: Int32, _ body: (DatabasePool, URL) async throws -> Void) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoint-\(UUID().uuidString)")

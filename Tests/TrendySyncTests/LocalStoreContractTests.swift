@@ -8,7 +8,7 @@ import TrendySyncTesting
 import TrendyTestSupport
 
 /// The SQLite store keeps the LocalStore contract in memory and on a file (docs/porting.md).
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LocalStoreContractTests {
     @Test func theInMemoryStoreKeepsTheContract() async throws {
         try await LocalStoreContract.verify(fresh: { try MemoryLocalStore.make() })

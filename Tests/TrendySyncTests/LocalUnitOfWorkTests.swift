@@ -8,7 +8,7 @@ import TrendySyncTesting
 
 /// The `LocalUnitOfWork` port over the real store (issue 21): a feature's own rows, the events it
 /// writes and their outbox entries commit together or not at all.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LocalUnitOfWorkTests {
     struct Boom: Error {}
 

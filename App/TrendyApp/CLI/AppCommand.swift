@@ -82,11 +82,11 @@ struct OpenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let paths = global.paths(environment: ProcessInfo.processInfo.environment)
-        if let answer = ControlClient.send("open \(link)", to: paths.controlSocket) {
-            try handOver(answer, json: global.json)
+        guard let deepLink = DeepLink(link) else { return }
+        if let reply = ControlClient.send(.open(deepLink), to: paths.controlSocket) {
+            try handOver(reply, json: global.json)
             return
         }
-        guard let deepLink = DeepLink(link) else { return }
         try await AppCommand.run(global: global, tab: .dashboard, syncInterval: sync.seconds, links: [deepLink])
     }
 }

@@ -101,14 +101,13 @@ func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?) asy
         names: names)
 }
 
-/// Prints what the running app answered to a handed-over request; an error answer exits 1.
-func handOver(_ answer: String, json: Bool) throws {
+/// Prints what the running app answered to a handed-over request; a refusal exits 1.
+func handOver(_ reply: ControlReply, json: Bool) throws {
     // The answer is shown as text: whatever the request carried, no control character reaches
     // this terminal.
-    let answer = oneLine(answer)
-    let failed = answer.hasPrefix("error")
+    let answer = oneLine(reply.description)
     let output = Output(json: json)
-    if failed {
+    if case .refused = reply {
         output.fail(CLIError(code: .appRefused, message: "the running app: \(answer)", exitCode: .failure))
         throw ExitCode(TrendyExitCode.failure.rawValue)
     }
@@ -141,10 +140,8 @@ struct LocationCommand: AsyncParsableCommand {
         func run() async throws {
             // A running app is the one monitor: it moves the device, not this process.
             let paths = global.paths(environment: ProcessInfo.processInfo.environment)
-            if let answer = ControlClient.send(
-                "location " + (point + (at.map { [$0] } ?? [])).joined(separator: " "), to: paths.controlSocket)
-            {
-                try handOver(answer, json: global.json)
+            if let reply = ControlClient.send(.location(point: point, at: at), to: paths.controlSocket) {
+                try handOver(reply, json: global.json)
                 return
             }
             try await CommandRunner(global).run { env, out in
@@ -167,10 +164,9 @@ struct LocationCommand: AsyncParsableCommand {
             let paths = global.paths(environment: ProcessInfo.processInfo.environment)
             let file = URL(fileURLWithPath: track).standardizedFileURL.path
             if FileManager.default.isReadableFile(atPath: file),
-                let answer = ControlClient.send(
-                    "replay \(file) \(speed.factor.map { String($0) } ?? "max")", to: paths.controlSocket)
+                let reply = ControlClient.send(.replay(path: file, speed: speed.factor), to: paths.controlSocket)
             {
-                try handOver(answer, json: global.json)
+                try handOver(reply, json: global.json)
                 return
             }
             try await CommandRunner(global).run { env, out in

@@ -120,9 +120,15 @@ final class ControlServer: @unchecked Sendable {
 
 /// The other end: what `trendy open` and `trendy location` use to reach a running app.
 enum ControlClient {
-    /// Sends `line` to the app listening at `url` and returns its answer; nil when no app
+    /// Sends `request` to the app listening at `url` and returns its reply; nil when no app
     /// listens there (no socket, or a socket left by an app that died).
-    static func send(_ line: String, to url: URL, timeout: Double = 120) -> String? {
+    static func send(_ request: ControlRequest, to url: URL, timeout: Double = 120) -> ControlReply? {
+        guard let line = send(request.line, to: url, timeout: timeout) else { return nil }
+        return ControlReply(line: line) ?? .refused("an answer this program does not read: \(line)")
+    }
+
+    /// Sends one line and returns the line answered (empty when the app closed without one).
+    static func send(_ line: String, to url: URL, timeout: Double) -> String? {
         let path = url.path
         guard path.utf8.count < 104, FileManager.default.fileExists(atPath: path) else { return nil }
         #if canImport(Glibc)
