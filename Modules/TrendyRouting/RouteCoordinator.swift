@@ -11,7 +11,7 @@ import TrendyOnboarding
 /// status fetches) in the background and turns auth events into route events.
 ///
 /// ```swift
-/// let routing = RouteCoordinator(auth: auth, onboarding: onboarding, logger: logs.logger(.routing))
+/// let routing = RouteCoordinator(auth: AuthRouting(auth), onboarding: onboarding, logger: logs.logger(.routing))
 /// let routes = routing.routes()          // every route, in order, starting with the first
 /// let first = routing.launch()           // synchronous: no network, no database
 /// await routing.settle()                 // wait for background effects (tests, CLI)
@@ -28,13 +28,13 @@ public final class RouteCoordinator: Sendable {
         var deepLinks: [String] = []
     }
 
-    let auth: any AuthService
+    let auth: any RoutingAuth
     let onboarding: any RoutingOnboarding
     let logger: Logger
     let state = Mutex(State())
 
     /// Creates a coordinator; nothing happens until ``launch()``.
-    public init(auth: any AuthService, onboarding: any RoutingOnboarding, logger: Logger) {
+    public init(auth: any RoutingAuth, onboarding: any RoutingOnboarding, logger: Logger) {
         self.auth = auth
         self.onboarding = onboarding
         self.logger = logger

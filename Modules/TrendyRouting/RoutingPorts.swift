@@ -1,6 +1,34 @@
 import TrendyAPI
+import TrendyAuth
 import TrendyModels
 import TrendyOnboarding
+
+/// What routing needs from auth: who is signed in now, the session's events, and the background
+/// check of a cached session — three of ``AuthService``'s twelve calls. ``AuthRouting`` serves it
+/// from any auth service.
+public protocol RoutingAuth: Sendable {
+    /// The signed-in user's id right now (a lock read: the first route is decided from it).
+    var currentUserId: String? { get }
+    /// Validates the cached session with the server.
+    func restore() async
+    /// A stream of auth events; the first is the current state.
+    func events() -> AsyncStream<AuthEvent>
+}
+
+/// ``RoutingAuth`` over an ``AuthService``.
+public struct AuthRouting: RoutingAuth {
+    let auth: any AuthService
+
+    /// Routes from `auth`.
+    public init(_ auth: any AuthService) { self.auth = auth }
+
+    /// The signed-in user's id right now.
+    public var currentUserId: String? { auth.currentUserId }
+    /// Validates the cached session with the server.
+    public func restore() async { await auth.restore() }
+    /// The auth events.
+    public func events() -> AsyncStream<AuthEvent> { auth.events() }
+}
 
 /// What routing needs from onboarding: the cached positions the first route is decided from and
 /// the two fetches its effects make. Narrower than ``OnboardingStatusService`` (which the

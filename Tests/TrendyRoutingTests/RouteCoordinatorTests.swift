@@ -66,7 +66,7 @@ struct RouteCoordinatorTests {
             onboarding = StubOnboardingService(
                 cached: cached.map { [alice.id: $0] } ?? [:], signIn: signIn, deviceSawCompletedUser: device)
             routing = RouteCoordinator(
-                auth: auth, onboarding: onboarding,
+                auth: AuthRouting(auth), onboarding: onboarding,
                 logger: LogSystem(configuration: .init(defaultLevel: .trace), sinks: [logs]).logger(.routing))
         }
 

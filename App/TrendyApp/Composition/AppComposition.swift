@@ -141,7 +141,7 @@ public enum AppComposition {
             paths: paths, logs: logs, ids: platform.ids, now: Date.init, plugins: plugins, modules: app.modules,
             auth: auth, api: api, store: store, sync: engine, reachability: reachability, onboarding: app.onboarding,
             routing: RouteCoordinator(
-                auth: auth, onboarding: app.onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
+                auth: AuthRouting(auth), onboarding: app.onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
             geofence: app.geofence, location: app.location, syncFinished: { await platform.afterSync.run($0) },
             close: {
                 for close in onClose.reversed() { await close() }

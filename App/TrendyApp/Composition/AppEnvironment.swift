@@ -96,7 +96,7 @@ public struct AppEnvironment: Sendable {
             paths: paths, logs: logs, ids: UUIDv7Generator(), now: Date.init, plugins: [], modules: modules, auth: auth,
             api: api, store: store, sync: sync, reachability: reachability, onboarding: onboarding,
             routing: RouteCoordinator(
-                auth: auth, onboarding: onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
+                auth: AuthRouting(auth), onboarding: onboarding ?? NoOnboarding(), logger: logs.logger(.routing)),
             geofence: nil, location: nil, syncFinished: { _ in }, close: {})
     }
 

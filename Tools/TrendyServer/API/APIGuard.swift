@@ -7,7 +7,7 @@ import TrendyAPI
 /// Authenticates API requests (signature, expiry, live session) and applies the per-user rate
 /// limit.
 struct APIGuard: Sendable {
-    let store: any ServerStore
+    let store: any AccountStore
     let tokens: TokenIssuer
     let limiter: RateLimiter
     let now: @Sendable () -> Date

@@ -27,7 +27,7 @@ struct APIResult: Sendable {
 /// must match; stored 2xx answers are replayed for 24 hours. Concurrent first requests are kept
 /// apart by the claim in the database alone — in one process as across instances.
 struct Idempotency: Sendable {
-    let store: any ServerStore
+    let store: any IdempotencyStore
     let now: @Sendable () -> Date
     /// How long a request waits for another one holding its key before answering 409.
     var patience: Duration = .seconds(30)

@@ -11,7 +11,7 @@ import TrendyModels
 
 /// The GoTrue-compatible subset under `/auth/v1`.
 struct AuthRoutes: Sendable {
-    let store: any ServerStore
+    let store: any AccountStore
     let tokens: TokenIssuer
     let passwords: Passwords
     let limiter: RateLimiter

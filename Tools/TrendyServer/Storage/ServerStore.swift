@@ -175,11 +175,15 @@ public struct StoredResponse: Sendable, Equatable {
     }
 }
 
-/// Everything the dev server keeps. Implemented over SQLite (``SQLiteServerStore``); another
-/// database can implement the same protocol. Every write appends its change-log entries in the
-/// same transaction.
-public protocol ServerStore: Sendable {
-    // MARK: Users and sessions
+/// Everything the dev server keeps, as the roles its routes use: accounts, the synced entities,
+/// onboarding, the change feed, idempotency claims, and the store's own operation. Implemented
+/// over SQLite (``SQLiteServerStore``) and PostgreSQL (``PostgresServerStore``). Every write
+/// appends its change-log entries in the same transaction.
+public typealias ServerStore = AccountStore & EntityStore & OnboardingStore & FeedStore & IdempotencyStore
+    & StoreOperations
+
+/// Users, sessions, refresh tokens and reauthentication codes (the auth gateway's store).
+public protocol AccountStore: Sendable {
     /// Creates a user with its initial metadata; throws ``StoreError/emailTaken``.
     func createUser(
         id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
@@ -219,8 +223,11 @@ public protocol ServerStore: Sendable {
     func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool
     /// Ends sessions per `scope`.
     func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws
+}
 
-    // MARK: Event types
+/// The synced entities: event types, events and geofences, each write with its change-feed
+/// entry, conflicts and deleted-entity memory.
+public protocol EntityStore: Sendable {
     /// Every event type of the user, by name.
     func listEventTypes(userId: String) async throws -> [Timestamped<EventType>]
     /// Creates an event type; an identical re-post of the same id returns the stored one.
@@ -234,7 +241,6 @@ public protocol ServerStore: Sendable {
     /// Deletes an event type, its events, and clears geofence references to it.
     func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 
-    // MARK: Events
     /// A page of events as their stored wire JSON, newest first (served without re-encoding).
     func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing
     /// One event.
@@ -247,7 +253,6 @@ public protocol ServerStore: Sendable {
     /// Deletes an event.
     func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 
-    // MARK: Geofences
     /// The user's geofences, optionally only (in)active ones.
     func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>]
     /// Creates a geofence; a re-post of the same id returns the stored one.
@@ -259,16 +264,20 @@ public protocol ServerStore: Sendable {
         -> Timestamped<Geofence>
     /// Deletes a geofence.
     func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws
+}
 
-    // MARK: Onboarding
+/// Each user's onboarding status.
+public protocol OnboardingStore: Sendable {
     /// The status, creating the defaults for a new user (never resetting an existing one).
     func onboarding(userId: String, now: Date) async throws -> OnboardingStatus
     /// Applies a partial update.
     func updateOnboarding(userId: String, _ update: OnboardingUpdate, now: Date) async throws -> OnboardingStatus
     /// Soft reset: back to the initial status, row kept.
     func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus
+}
 
-    // MARK: Change feed
+/// The change feed and what is read from it.
+public protocol FeedStore: Sendable {
     /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
     /// `next_cursor` and `has_more`. Written by the store from the stored JSON, so serving the
     /// feed decodes and re-encodes nothing (the feed is the hottest read).
@@ -279,8 +288,10 @@ public protocol ServerStore: Sendable {
     func syncSummary(userId: String) async throws -> SyncSummary
     /// Every conflict kept for the user, as JSON objects, oldest first.
     func conflicts(userId: String) async throws -> [String]
+}
 
-    // MARK: Idempotency
+/// `Idempotency-Key` claims and stored answers, shared by every instance.
+public protocol IdempotencyStore: Sendable {
     /// Claims a key for one request, across every instance sharing the database: `.claimed`
     /// when this request is to run (no answer younger than `maxAge` is stored, and no other
     /// request holds the key, or its claim is older than `lease`: its instance died), else the
@@ -299,11 +310,12 @@ public protocol ServerStore: Sendable {
     func storeIdempotentResponse(
         userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws
+}
 
-    // MARK: Settings
+/// Settings, readiness, the pool, shutdown.
+public protocol StoreOperations: Sendable {
     /// A stored server setting.
     func setting(_ key: String) async throws -> String?
-    // MARK: Operations
     /// Whether the database answers (the readiness check asks before each answer).
     func isReady() async -> Bool
     /// Connections in use and the pool's size; nil when the store has no pool.
