@@ -63,6 +63,30 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// Another device's create of (type, time) merges into this device's event; this device's
+    /// move of that event to another time, made before it could see the merge, carries it away —
+    /// the merged create's time is kept as a conflict, not dropped (simulation seed 6,890).
+    @Test func movingAnEventAnotherDeviceMergedIntoKeepsTheMergedTimeAsAConflict() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "mine")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            x.timestamp = Self.t0.addingTimeInterval(3_600)
+            try await h.store.updateEvent(x)
+            // Meanwhile another device imports a row at x's time on the server: merged into x.
+            let row = Event(
+                id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "mine", sourceType: .imported)
+            #expect(try await h.direct.createEvents([row], idempotencyKey: nil).results.first?.id == x.id.description)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.direct.event(id: x.id).value.timestamp == x.timestamp)
+            let kept = try await h.direct.conflicts().filter { $0.entityId == x.id.description }
+            #expect(kept.map(\.field) == ["timestamp"])
+            #expect(kept.first?.lostValue == "\"\(ISO8601.format(Self.t0))\"")
+        }
+    }
+
     /// A refused edit whose every field a later delivered change set is gone: nothing is left to
     /// surface or to send.
     @Test func aRefusedEditWhollyOvertakenIsDropped() async throws {

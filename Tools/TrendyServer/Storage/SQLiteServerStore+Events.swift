@@ -114,13 +114,18 @@ extension SQLiteServerStore {
                     continue
                 }
                 if let existing = try Self.duplicate(db, userId: userId, of: event) {
-                    let latest =
-                        try Int64.fetchOne(
-                            db.cachedStatement(sql: "SELECT MAX(seq) FROM change_log WHERE user_id = ?"),
-                            arguments: [userId]) ?? 0
+                    // The merge is a change of the survivor in the feed: its own cursor, after every
+                    // base a device could have edited from (see ``StoreRules/mergedCreateKeyFields``).
+                    let survivor = existing.value.id.description
+                    let version = try Self.appendChange(
+                        db, userId: userId, entity: .event, id: survivor, operation: .update,
+                        data: try StoreRules.encode(existing), now: now)
                     try Self.recordFieldVersions(
-                        db, entity: .event, id: existing.value.id.description, version: max(latest, 1),
+                        db, entity: .event, id: survivor, version: version,
                         fields: try StoreRules.mergedCreateFields(existing.value), base: nil, now: now, replace: false)
+                    try Self.recordFieldVersions(
+                        db, entity: .event, id: survivor, version: version, fields: StoreRules.mergedCreateKeyFields,
+                        base: nil, now: now)
                     outcomes.append(.existing(existing))
                     continue
                 }

@@ -61,14 +61,22 @@ enum StoreRules {
     /// seen (a type's cascade): it only names the loss in the conflict's record.
     static let unseenCreateVersion: Int64 = 1
 
-    /// The fields a de-duplicated create's surviving event holds. Each store records them at the
-    /// feed's latest cursor (`max(latest, 1)`), keeping a version a real change already recorded:
-    /// the merged-away copy's device sends its fields with base 0, and any device whose edit was
-    /// based before the merge had not seen what the merged copy contributed (its type and time) —
+    /// The fields a de-duplicated create's surviving event holds, but its type and time. Each store
+    /// appends the merge to the feed as a change of the survivor and records them at its cursor,
+    /// keeping a version a real change already recorded: the merged-away copy's device sends its fields with base 0, and any device
+    /// whose edit was based before the merge had not seen what the merged copy contributed —
     /// either way a differing value it replaces is kept as a conflict (the create set no version).
     static func mergedCreateFields(_ survivor: Event) throws -> [String] {
-        Array(try fields(of: survivor, as: EventUpdate.self).keys)
+        Array(try fields(of: survivor, as: EventUpdate.self).keys.filter { !mergedCreateKeyFields.contains($0) })
     }
+
+    /// The type and time a de-duplicated create matched on: the merged copy set them *now* (its
+    /// device asserted "an event of this type at this time"), so each store records them at the
+    /// merge's cursor replacing any older version. An edit based before the merge that moves the
+    /// survivor away keeps the merged copy's type or time as a conflict (simulation seed 6,890: a
+    /// device's queued move, made before another device imported a row at the old time, carried
+    /// the merged event away and the imported row's time vanished without a record).
+    static let mergedCreateKeyFields = ["event_type_id", "timestamp"]
 
     /// `changed` for a delete that cascades from a type: an event whose create came after the
     /// deleting device's base in the feed (`unseen`: the store reads the creates after the base's

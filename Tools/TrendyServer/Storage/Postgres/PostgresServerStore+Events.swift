@@ -181,13 +181,23 @@ extension PostgresServerStore {
                 let key = DedupKey(event)
                 if let key, let body = facts.duplicates[key] {
                     let survivor = try stored(body)
-                    let latest =
-                        try await s.value(
-                            "SELECT COALESCE(MAX(seq), 0) FROM change_log WHERE user_id = \(userId)", as: Int64.self)
-                        ?? 0
+                    let survivorId = survivor.value.id.description
+                    // The merge is a change of the survivor in the feed (as the SQLite store's); a
+                    // survivor created earlier in this batch has no create in the feed yet, and no
+                    // device can have edited it from an older base.
+                    let version: Int64
+                    if new.contains(where: { $0.event.id == survivor.value.id }) {
+                        version = 1
+                    } else {
+                        version = try await Self.appendChange(
+                            s, userId: userId, entity: .event, id: survivorId, operation: .update, data: body, now: now)
+                    }
                     try await Self.recordFieldVersions(
-                        s, entity: .event, id: survivor.value.id.description, version: max(latest, 1),
+                        s, entity: .event, id: survivorId, version: version,
                         fields: try StoreRules.mergedCreateFields(survivor.value), base: nil, now: now, replace: false)
+                    try await Self.recordFieldVersions(
+                        s, entity: .event, id: survivorId, version: version, fields: StoreRules.mergedCreateKeyFields,
+                        base: nil, now: now)
                     outcomes.append(.existing(survivor))
                     continue
                 }
