@@ -15,7 +15,9 @@ public protocol RoutingAuth: Sendable {
     func events() -> AsyncStream<AuthEvent>
 }
 
-/// ``RoutingAuth`` over an ``AuthService``.
+extension AuthController: RoutingAuth {}
+
+/// ``RoutingAuth`` over any ``AuthService`` (an app holding the protocol, not the controller).
 public struct AuthRouting: RoutingAuth {
     let auth: any AuthService
 
