@@ -50,19 +50,18 @@ public enum ISO8601 {
     /// stopped every event command of an install, and every download of its account.
     public static func parse(_ text: String) -> Date? {
         var copy = text
-        let date: Date?
         switch copy.withUTF8({ parseFast($0) }) {
-        case .date(let d): date = d
+        case .date(let d): return d  // checked writable by parseFast
         case .invalid: return nil
-        case .otherShape:
-            // Foundation's parser rolls impossible dates over (Feb 30 → Mar 2): check the calendar
-            // date in the text first, in either ISO form (`2026-02-30`, `20260230`).
-            guard copy.withUTF8({ calendarDateIsValid($0) }) else { return nil }
-            date =
-                (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
-                ?? (try? Date.ISO8601FormatStyle().parse(text))
+        case .otherShape: break
         }
-        guard let date, isWritable(date) else { return nil }
+        // Foundation's parser rolls impossible dates over (Feb 30 → Mar 2): check the calendar
+        // date in the text first, in either ISO form (`2026-02-30`, `20260230`).
+        guard copy.withUTF8({ calendarDateIsValid($0) }),
+            let date = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+                ?? (try? Date.ISO8601FormatStyle().parse(text)),
+            isWritable(date)
+        else { return nil }
         return date
     }
 

@@ -121,7 +121,8 @@ enum Outbox {
         }
     }
 
-    private static func insert(
+    /// Appends a new entry at the end of the queue with a new key.
+    static func insert(
         _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?, base: Int64?,
         now: Date
     ) throws {

@@ -212,15 +212,9 @@ extension SQLiteLocalStore {
                     if entry.kind == .update, let payload = entry.payload,
                         let rest = FieldPatch.removing(["event_type_id"], from: payload)
                     {
-                        try db.execute(
-                            sql: """
-                                INSERT INTO outbox (entity, entity_id, kind, payload, idempotency_key, created_at,
-                                base_version) VALUES ('event', ?, 'update', ?, ?, ?, ?)
-                                """,
-                            arguments: [
-                                entry.entityId, rest, Outbox.newKey(), now().timeIntervalSince1970,
-                                entry.baseVersion ?? 0,
-                            ])
+                        try Outbox.insert(
+                            db, .event, entry.entityId, .update, payload: rest, base: entry.baseVersion ?? 0, now: now()
+                        )
                     }
                 }
                 return

@@ -36,9 +36,7 @@ extension SQLiteLocalStore {
                 arguments: [localId])
             try db.execute(
                 sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?", arguments: [localId])
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO merged_events (local_id, server_id) VALUES (?, ?)",
-                arguments: [localId, serverId])
+            try rememberMerge(db, localId, into: serverId)
             return
         }
         if copyAlive {
@@ -91,6 +89,11 @@ extension SQLiteLocalStore {
         try db.execute(
             sql: "UPDATE local_events SET sync_status = ? WHERE id = ?",
             arguments: [waiting ? EntitySyncStatus.pending.rawValue : EntitySyncStatus.synced.rawValue, serverId])
+        try rememberMerge(db, localId, into: serverId)
+    }
+
+    /// Remembers where a copy went (`sync explain <old id>`).
+    private static func rememberMerge(_ db: Database, _ localId: String, into serverId: String) throws {
         try db.execute(
             sql: "INSERT OR REPLACE INTO merged_events (local_id, server_id) VALUES (?, ?)",
             arguments: [localId, serverId])
