@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+
+extension SQLiteServerStore {
+    static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
+        guard
+            let body = try String.fetchOne(
+                db, sql: "SELECT body FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
+        else { return nil }
+        return try StoreRules.decode(Timestamped<Event>.self, body)
+    }
+
+    /// Implements `ServerStore.listEvents`.
+    public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {
+        try await db.read { db in
+            let select = "SELECT timestamp_ms, id, body FROM events WHERE user_id = ?"
+            let order = "ORDER BY timestamp_ms DESC, id DESC LIMIT ?"
+            let rows: [Row]
+            switch start {
+            case .offset(let offset):
+                rows = try Row.fetchAll(
+                    db, sql: "\(select) \(order) OFFSET ?", arguments: [userId, limit + 1, offset])
+            case .after(let key, let skipping):
+                // A row-value comparison: a range search of `events_user_time`, whatever the page.
+                rows = try Row.fetchAll(
+                    db, sql: "\(select) AND (timestamp_ms, id) < (?, ?) \(order) OFFSET ?",
+                    arguments: [userId, key.timestampMs, key.id, limit + 1, skipping])
+            }
+            let page = rows.prefix(limit)
+            let last = page.last.map { EventPageKey(timestampMs: $0[0], id: $0[1]) }
+            return EventListing(bodies: page.map { $0[2] }, next: rows.count > limit ? last : nil)
+        }
+    }
+
+    /// Implements `ServerStore.event`.
+    public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
+        try await db.read { db in try Self.fetchEvent(db, userId: userId, id: id) }
+    }
+
+    /// The stored duplicate of `event` by its de-duplication key, if any, as its JSON.
+    static func duplicate(_ db: Database, userId: String, of event: Event) throws -> String? {
+        switch DedupKey(event) {
+        case .manual(let typeId, let ms)?:
+            return try String.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT body FROM events WHERE user_id = ? AND event_type_id = ? AND timestamp_ms = ?
+                        AND source_type IN ('manual', 'imported')
+                        """), arguments: [userId, typeId, ms])
+        case .healthkit(let external)?:
+            return try String.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT body FROM events WHERE user_id = ? AND external_id = ? AND source_type = 'healthkit'"),
+                arguments: [userId, external])
+        case nil:
+            return nil
+        }
+    }
+
+    /// What a batch of creates reads: per event, its id (taken, or deleted), its type, geofence and
+    /// duplicate — cached statements, one look-up of an index each.
+    static func batchFacts(_ db: Database, userId: String, _ events: [Event]) throws -> BatchFacts {
+        var facts = BatchFacts()
+        for event in events {
+            let id = event.id.description
+            if let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT user_id, body FROM events WHERE id = ?"), arguments: [id])
+            {
+                facts.taken[id] = (row["user_id"], row["body"])
+            } else if let body = try deletedBody(db, userId: userId, entity: .event, id: id) {
+                facts.deleted[id] = body
+            }
+            if let key = DedupKey(event), facts.duplicates[key] == nil,
+                let body = try duplicate(db, userId: userId, of: event)
+            {
+                facts.duplicates[key] = body
+            }
+            if let geofence = event.geofenceId, try isOwnGeofence(db, userId: userId, id: geofence) {
+                facts.geofences.insert(geofence.description)
+            }
+        }
+        facts.types = try knownTypes(db, userId: userId, Array(Set(events.map(\.eventTypeId.description))))
+        return facts
+    }
+
+    /// Implements `ServerStore.createEvents`.
+    public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
+        try await db.write { db in
+            let plan = try StoreFlows.createEvents(
+                events, facts: try Self.batchFacts(db, userId: userId, events), userId: userId, now: now)
+            return StoreFlows.settled(plan, rejected: try Self.write(plan.writes, db, userId: userId, now: now))
+        }
+    }
+
+    /// Whether `id` is one of the user's geofences, or was (deleted since: an event logged at it
+    /// before the delete synced still names it). Another user's geofence never is.
+    static func isOwnGeofence(_ db: Database, userId: String, id: UUIDv7) throws -> Bool {
+        let arguments: StatementArguments = [id.description, userId]
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM geofences WHERE id = ? AND user_id = ?"), arguments: arguments)
+            == true
+        {
+            return true
+        }
+        return try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT 1 FROM deleted_entities WHERE entity_type = 'geofence' AND entity_id = ? AND user_id = ?"),
+            arguments: arguments) == true
+    }
+
+    /// The store's answers to an event edit's questions.
+    static func answers(_ db: Database, userId: String, _ questions: EventQuestions) throws -> EventAnswers {
+        var answers = EventAnswers()
+        if let geofence = questions.geofence {
+            answers.geofenceKnown = try isOwnGeofence(db, userId: userId, id: geofence)
+        }
+        if let type = questions.type { answers.typeKnown = try fetchEventType(db, userId: userId, id: type) != nil }
+        if let event = questions.duplicateOf, let body = try duplicate(db, userId: userId, of: event) {
+            answers.duplicateId = try StoreRules.decode(Timestamped<Event>.self, body).value.id.description
+        }
+        return answers
+    }
+
+    /// Implements `ServerStore.updateEvent`.
+    public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
+        async throws -> Timestamped<Event>
+    {
+        try await db.write { db in
+            let facts = try Self.editFacts(
+                db, userId: userId, entity: .event, id: id, base: base, fetch: Self.fetchEvent)
+            let edited = try StoreFlows.edited(facts, update)
+            let answers = try Self.answers(db, userId: userId, StoreFlows.questions(facts, edited: edited))
+            let plan = try StoreFlows.edit(
+                .event, id: id, what: "event", update, facts: facts, edited: edited,
+                refusal: StoreFlows.refusal(answers, id: id), base: base, now: now
+            ) { event, body in .updateEvent(event, body: body) }
+            try Self.write(plan.writes, db, userId: userId, now: now)
+            return plan.answer
+        }.get()
+    }
+
+    /// Implements `ServerStore.deleteEvent`.
+    public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
+        try await db.write { db in
+            let facts = try Self.editFacts(
+                db, userId: userId, entity: .event, id: id, base: base, fetch: Self.fetchEvent)
+            let plan = try StoreFlows.delete(
+                .event, id: id, what: "event", facts: facts, as: EventUpdate.self, base: base, now: now,
+                row: .deleteEvent(id: id))
+            try Self.write(plan.writes, db, userId: userId, now: now)
+        }
+    }
+}

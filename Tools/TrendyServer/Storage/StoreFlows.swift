@@ -1,0 +1,476 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+
+// Every write flow of the entity stores, written once (D50). A store reads the facts a flow needs
+// into a value, in its own dialect and transaction; the flow decides and answers a plan — the
+// writes to make, in order, and the answer to give; the store writes the plan with its one
+// executor. Neither store decides anything a flow decides, so the two cannot drift.
+
+/// An entity's last content kept at its delete (a `deleted_entities` row).
+struct Tombstone: Sendable {
+    /// The entity's JSON with timestamps.
+    var body: String
+    /// The device that deleted it.
+    var device: String
+    /// When, in seconds since 1970.
+    var deletedAt: Double
+}
+
+/// What a create of an event type or a geofence reads.
+struct CreateFacts<Entity: Codable & Sendable & Hashable> {
+    /// Whether any user's entity holds the id.
+    var taken: Bool
+    /// The user's own entity under the id.
+    var stored: Timestamped<Entity>?
+    /// The user's deleted entity under the id (its last content).
+    var deletedBody: String?
+}
+
+/// What an edit or a delete of one entity reads.
+struct EditFacts<Entity: Codable & Sendable & Hashable> {
+    /// The entity, if it is there.
+    var stored: Timestamped<Entity>?
+    /// Its tombstone, read when it is not there.
+    var tombstone: Tombstone?
+    /// The fields other devices set after the change's base, oldest first (none without a base).
+    var changed: [FieldVersion]
+}
+
+/// The events an event type's delete takes with it, and the geofences that name it.
+struct TypeDeleteFacts {
+    /// One event of the type: its JSON, create time and the changes its deleting device had not seen.
+    struct Member {
+        var id: String
+        var body: String
+        var createdAt: Double
+        var changed: [FieldVersion]
+    }
+
+    var type: EditFacts<EventType>
+    var events: [Member]
+    /// The events created after the deleting device's base (the feed's creates after its cursor).
+    var unseen: Set<String>
+    /// Every geofence of the user, as id and JSON.
+    var geofences: [(id: String, body: String)]
+}
+
+/// The de-duplication key of an event: manual and imported events by type and time, HealthKit
+/// samples by their external id, geofence events by none.
+enum DedupKey: Hashable {
+    case manual(typeId: String, timestampMs: Int64)
+    case healthkit(externalId: String)
+
+    init?(_ event: Event) {
+        switch event.sourceType {
+        case .manual, .imported:
+            self = .manual(typeId: event.eventTypeId.description, timestampMs: StoreRules.milliseconds(event.timestamp))
+        case .healthkit:
+            guard let external = event.externalId else { return nil }
+            self = .healthkit(externalId: external)
+        case .geofence:
+            return nil
+        }
+    }
+}
+
+/// What a batch of event creates reads, in a few set queries: the batch's ids (taken, and by
+/// whom), deleted ids, the user's types and geofences it names, and stored duplicates by key.
+struct BatchFacts {
+    var taken: [String: (userId: String, body: String)] = [:]
+    var deleted: [String: String] = [:]
+    var types: Set<String> = []
+    /// The named geofences the user has or had (an event logged before a delete synced names it).
+    var geofences: Set<String> = []
+    var duplicates: [DedupKey: String] = [:]
+}
+
+/// What an event's edit must ask the store about the edited event (nil: nothing to ask).
+struct EventQuestions {
+    /// A geofence the edit newly names: is it the user's, or was it?
+    var geofence: UUIDv7?
+    /// A type the edit moves the event to: is it the user's?
+    var type: String?
+    /// The edited event: which stored event has its de-duplication key?
+    var duplicateOf: Event?
+}
+
+/// The store's answers to ``EventQuestions``.
+struct EventAnswers {
+    var geofenceKnown = true
+    var typeKnown = true
+    var duplicateId: String?
+}
+
+/// A new event of a batch: where its outcome is, and its JSON.
+struct NewEvent {
+    var index: Int
+    var event: Event
+    var body: String
+}
+
+/// A write of an entity's own row.
+enum RowWrite {
+    /// Throws ``StoreError/conflict(_:)`` when another user took the id meanwhile.
+    case insertEventType(EventType)
+    case updateEventType(EventType)
+    case deleteEventType(id: String)
+    /// Each event inserted is announced as a create; the executor answers the ids another user
+    /// took meanwhile (never inserted, never announced).
+    case insertEvents([NewEvent])
+    case updateEvent(Event, body: String)
+    case deleteEvent(id: String)
+    case deleteEventsOfType(id: String)
+    /// Throws ``StoreError/conflict(_:)`` when another user took the id meanwhile.
+    case insertGeofence(Geofence, body: String)
+    /// `isActive` nil leaves the column as it is.
+    case updateGeofence(id: String, isActive: Bool?, body: String)
+    case deleteGeofence(id: String)
+}
+
+/// Where a plan's field versions point.
+enum VersionAt {
+    /// The cursor of the plan's last appended change.
+    case lastChange
+    case fixed(Int64)
+}
+
+/// One write of a plan; each store writes it in its dialect, in the plan's order.
+enum StoreWrite {
+    case row(RowWrite)
+    /// A change appended to the user's feed; its cursor becomes ``VersionAt/lastChange``.
+    case change(ChangeEntity, id: String, ChangeOperation, data: String?)
+    /// The fields a change set, and by which device; `replace` false keeps a version a real
+    /// change already recorded.
+    case fieldVersions(ChangeEntity, id: String, fields: [String], device: String, at: VersionAt, replace: Bool)
+    /// Conflicts kept and each announced in the feed, each loss once (entity, field, lost value
+    /// and device, replaced version): a retried request records nothing new.
+    case conflicts([KeptConflict])
+    /// An entity's field versions dropped and its last content kept: a create of its id later
+    /// answers "already there", an edit of it is kept as a conflict.
+    case tombstone(ChangeEntity, id: String, body: String, device: String)
+}
+
+/// What a flow decided: the writes, in order, and the answer once they are written.
+struct StorePlan<Answer> {
+    var writes: [StoreWrite]
+    var answer: Answer
+}
+
+/// The write flows of the entity stores (D50).
+enum StoreFlows {
+    static func device(_ base: ChangeBase?) -> String { base?.deviceId ?? "unknown" }
+
+    // MARK: Creates
+
+    /// An event type's create: an idempotent retry answers what is stored; a taken id or name is
+    /// a conflict.
+    static func createEventType(_ type: EventType, facts: CreateFacts<EventType>, nameTaken: Bool, now: Date) throws
+        -> StorePlan<(Timestamped<EventType>, Bool)>
+    {
+        let id = type.id.description
+        if let stored = try existing(facts, id: id) {
+            guard StoreRules.sameEventType(stored.value, type) || !facts.taken else {
+                throw StoreError.conflict("an event type with id \(id) already exists with other values")
+            }
+            return StorePlan(writes: [], answer: (stored, false))
+        }
+        if nameTaken { throw StoreError.conflict("an event type named \"\(type.name)\" already exists") }
+        let stored = Timestamped(type, createdAt: now, updatedAt: now)
+        return StorePlan(
+            writes: [
+                .row(.insertEventType(type)), .change(.eventType, id: id, .create, data: try StoreRules.encode(stored)),
+            ], answer: (stored, true))
+    }
+
+    /// A geofence's create: an idempotent retry answers what is stored; the types it names must
+    /// be among the user's (`knownTypes`).
+    static func createGeofence(_ geofence: Geofence, facts: CreateFacts<Geofence>, knownTypes: Set<String>, now: Date)
+        throws -> StorePlan<(Timestamped<Geofence>, Bool)>
+    {
+        let id = geofence.id.description
+        if let stored = try existing(facts, id: id) { return StorePlan(writes: [], answer: (stored, false)) }
+        let issues = StoreRules.typeIssues(geofence, known: knownTypes)
+        if !issues.isEmpty { throw StoreError.validation(issues) }
+        let stored = Timestamped(geofence, createdAt: now, updatedAt: now)
+        let body = try StoreRules.encode(stored)
+        return StorePlan(
+            writes: [.row(.insertGeofence(geofence, body: body)), .change(.geofence, id: id, .create, data: body)],
+            answer: (stored, true))
+    }
+
+    /// What a create of a stored or deleted id answers (nil: the id is free). Another user's id is
+    /// a conflict; a deleted one answers its last content, never brings it back.
+    static func existing<Entity: Codable & Sendable & Hashable>(_ facts: CreateFacts<Entity>, id: String) throws
+        -> Timestamped<Entity>?
+    {
+        if facts.taken {
+            guard let stored = facts.stored else { throw StoreError.conflict("the id \(id) is already in use") }
+            return stored
+        }
+        return try facts.deletedBody.map { try StoreRules.decode(Timestamped<Entity>.self, $0) }
+    }
+
+    /// A batch of event creates: in the order of the batch, an event earlier in it counting as
+    /// stored for the ones after it. A duplicate by the de-duplication key merges into the stored
+    /// event as a change of it in the feed (see ``StoreRules/mergedCreateKeyFields``).
+    static func createEvents(_ events: [Event], facts: BatchFacts, userId: String, now: Date) throws
+        -> StorePlan<[EventCreateOutcome]>
+    {
+        var facts = facts
+        let decoder = TrendyJSON.decoder()
+        func stored(_ body: String) throws -> Timestamped<Event> {
+            try decoder.decode(Timestamped<Event>.self, from: Data(body.utf8))
+        }
+        var outcomes: [EventCreateOutcome] = []
+        outcomes.reserveCapacity(events.count)
+        var writes: [StoreWrite] = []
+        var new: [NewEvent] = []
+        var newIds: Set<UUIDv7> = []
+        for event in events {
+            let id = event.id.description
+            if let (owner, body) = facts.taken[id] {
+                outcomes.append(
+                    owner == userId ? .existing(try stored(body)) : .failed(.conflict("the id \(id) is already in use"))
+                )
+                continue
+            }
+            if let body = facts.deleted[id] {
+                outcomes.append(.existing(try stored(body)))
+                continue
+            }
+            guard facts.types.contains(event.eventTypeId.description) else {
+                outcomes.append(
+                    .failed(.validation([FieldIssue(field: "event_type_id", reason: "no such event type")])))
+                continue
+            }
+            if let geofence = event.geofenceId, !facts.geofences.contains(geofence.description) {
+                outcomes.append(.failed(.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])))
+                continue
+            }
+            let key = DedupKey(event)
+            if let key, let body = facts.duplicates[key] {
+                let survivor = try stored(body)
+                writes += try merge(into: survivor, body: body, inBatch: newIds.contains(survivor.value.id))
+                outcomes.append(.existing(survivor))
+                continue
+            }
+            let body = event.wireJSON(createdAt: now, updatedAt: now)
+            facts.taken[id] = (userId, body)
+            if let key { facts.duplicates[key] = body }
+            new.append(NewEvent(index: outcomes.count, event: event, body: body))
+            newIds.insert(event.id)
+            outcomes.append(.created(Timestamped(event, createdAt: now, updatedAt: now)))
+        }
+        if !new.isEmpty { writes.append(.row(.insertEvents(new))) }
+        return StorePlan(writes: writes, answer: outcomes)
+    }
+
+    /// A create merged into `survivor`: a change of it in the feed, its own cursor after every
+    /// base a device could have edited from. A survivor created earlier in the same batch has no
+    /// create in the feed yet and no device can have edited it from an older base: version 1.
+    static func merge(into survivor: Timestamped<Event>, body: String, inBatch: Bool) throws -> [StoreWrite] {
+        let id = survivor.value.id.description
+        let at: VersionAt = inBatch ? .fixed(StoreRules.unseenCreateVersion) : .lastChange
+        var writes: [StoreWrite] = inBatch ? [] : [.change(.event, id: id, .update, data: body)]
+        writes.append(
+            .fieldVersions(
+                .event, id: id, fields: try StoreRules.mergedCreateFields(survivor.value), device: device(nil), at: at,
+                replace: false))
+        writes.append(
+            .fieldVersions(
+                .event, id: id, fields: StoreRules.mergedCreateKeyFields, device: device(nil), at: at, replace: true))
+        return writes
+    }
+
+    /// The outcomes of a batch once written: a new event whose id another user took meanwhile
+    /// (`rejected`) is refused.
+    static func settled(_ plan: StorePlan<[EventCreateOutcome]>, rejected: Set<String>) -> [EventCreateOutcome] {
+        guard !rejected.isEmpty else { return plan.answer }
+        var outcomes = plan.answer
+        for case .row(.insertEvents(let new)) in plan.writes {
+            for item in new where rejected.contains(item.event.id.description) {
+                outcomes[item.index] = .failed(.conflict("the id \(item.event.id.description) is already in use"))
+            }
+        }
+        return outcomes
+    }
+
+    // MARK: Edits
+
+    /// The entity before and after `update`: the stored one's, or the deleted one's last content
+    /// (an edit of it is kept, so it is checked like any edit); nil when there is neither.
+    static func edited<Patch: EntityPatch>(_ facts: EditFacts<Patch.Entity>, _ update: Patch) throws
+        -> (before: Patch.Entity, after: Patch.Entity)?
+    where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        let before: Patch.Entity
+        if let stored = facts.stored {
+            before = stored.value
+        } else if let tombstone = facts.tombstone {
+            before = try StoreRules.decode(Timestamped<Patch.Entity>.self, tombstone.body).value
+        } else {
+            return nil
+        }
+        return (before, try StoreRules.valid(update.apply(to: before)))
+    }
+
+    /// What an event's edit asks the store: a geofence it newly names (of a live or deleted
+    /// event), and for a live event the type it moves to and the duplicate of the result.
+    static func questions(_ facts: EditFacts<Event>, edited: (before: Event, after: Event)?) -> EventQuestions {
+        guard let (before, after) = edited else { return EventQuestions() }
+        let live = facts.stored != nil
+        return EventQuestions(
+            geofence: after.geofenceId == before.geofenceId ? nil : after.geofenceId,
+            type: live && after.eventTypeId != before.eventTypeId ? after.eventTypeId.description : nil,
+            duplicateOf: live ? after : nil)
+    }
+
+    /// The refusal an event's edit earns from the store's answers, if any.
+    static func refusal(_ answers: EventAnswers, id: String) -> StoreError? {
+        if !answers.geofenceKnown {
+            return .validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
+        }
+        if !answers.typeKnown { return .validation([FieldIssue(field: "event_type_id", reason: "no such event type")]) }
+        if let duplicate = answers.duplicateId, duplicate != id {
+            return .conflict("another event of this type already exists at this time")
+        }
+        return nil
+    }
+
+    /// The name an event type's edit asks about: a live type's new name (another type of the
+    /// user must not have it).
+    static func nameQuestion(_ facts: EditFacts<EventType>, edited: (before: EventType, after: EventType)?) -> String? {
+        facts.stored == nil ? nil : edited?.after.name
+    }
+
+    /// The refusal an event type's edit earns: another type of the user has its new name.
+    static func refusal(nameTaken: Bool, _ edited: (before: EventType, after: EventType)?) -> StoreError? {
+        guard nameTaken, let name = edited?.after.name else { return nil }
+        return .conflict("an event type named \"\(name)\" already exists")
+    }
+
+    /// The types a geofence's edit asks about: those a live geofence names after it.
+    static func typeQuestion(_ facts: EditFacts<Geofence>, edited: (before: Geofence, after: Geofence)?) -> [String] {
+        guard facts.stored != nil, let after = edited?.after else { return [] }
+        return [after.entryEventTypeId, after.exitEventTypeId].compactMap { $0?.description }
+    }
+
+    /// The refusal a geofence's edit earns: a type it names is not among the user's (`knownTypes`,
+    /// the store's answer to ``typeQuestion(_:edited:)``).
+    static func refusal(
+        _ facts: EditFacts<Geofence>, edited: (before: Geofence, after: Geofence)?, knownTypes: Set<String>
+    ) -> StoreError? {
+        guard facts.stored != nil, let after = edited?.after else { return nil }
+        let issues = StoreRules.typeIssues(after, known: knownTypes)
+        return issues.isEmpty ? nil : .validation(issues)
+    }
+
+    /// An edit of one entity (`edited` from ``edited(_:_:)``, `refusal` from the store's answers
+    /// for the edited entity): the new content, its change and field versions, and the conflicts
+    /// with changes its device had not seen. An edit of a deleted entity is kept as a conflict
+    /// and answers ``StoreError/gone(_:)``; of an entity that never was, `notFound`.
+    static func edit<Patch: EntityPatch>(
+        _ entity: ChangeEntity, id: String, what: String, _ update: Patch, facts: EditFacts<Patch.Entity>,
+        edited: (before: Patch.Entity, after: Patch.Entity)?, refusal: StoreError?, base: ChangeBase?, now: Date,
+        row: (Patch.Entity, String) -> RowWrite
+    ) throws -> StorePlan<Result<Timestamped<Patch.Entity>, StoreError>>
+    where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        guard let edited else { return StorePlan(writes: [], answer: .failure(.notFound(what))) }
+        if let refusal { throw refusal }
+        let patch = try FieldPatch.object(update)
+        guard let stored = facts.stored else {
+            guard let tombstone = facts.tombstone else {
+                return StorePlan(writes: [], answer: .failure(.notFound(what)))
+            }
+            var last = try StoreRules.decode(Timestamped<Patch.Entity>.self, tombstone.body)
+            last.value = edited.after
+            let conflict = StoreRules.editOfDeletedConflict(
+                entity: entity, id: id, patch: patch, base: base, deletedBy: tombstone.device,
+                deletedAt: tombstone.deletedAt, entityAfterEdit: try StoreRules.encode(last), now: now)
+            return StorePlan(writes: [.conflicts([conflict])], answer: .failure(.gone(what)))
+        }
+        let conflicts =
+            try base.map { base in
+                try StoreRules.fieldConflicts(
+                    facts.changed, entity: entity, id: id,
+                    current: { try StoreRules.fields(of: stored.value, as: Patch.self) }, patch: patch, base: base,
+                    now: now)
+            } ?? []
+        let result = Timestamped(edited.after, createdAt: stored.createdAt, updatedAt: now)
+        let body = try StoreRules.encode(result)
+        return StorePlan(
+            writes: [
+                .row(row(edited.after, body)), .change(entity, id: id, .update, data: body),
+                .fieldVersions(
+                    entity, id: id, fields: Array(patch.keys), device: device(base), at: .lastChange, replace: true),
+                .conflicts(conflicts),
+            ], answer: .success(result))
+    }
+
+    // MARK: Deletes
+
+    /// A delete of one event or geofence: the conflict with edits its device had not seen, its
+    /// last content kept, the row and the change.
+    static func delete<Patch: EntityPatch>(
+        _ entity: ChangeEntity, id: String, what: String, facts: EditFacts<Patch.Entity>, as patch: Patch.Type,
+        base: ChangeBase?, now: Date, row: RowWrite
+    ) throws -> StorePlan<Void> where Patch.Entity: Codable & Sendable & Hashable {
+        guard let stored = facts.stored else { throw StoreError.notFound(what) }
+        let writes = try deletion(
+            entity, id: id, current: { try StoreRules.fields(of: stored.value, as: Patch.self) },
+            body: try StoreRules.encode(stored), changed: facts.changed, base: base, now: now)
+        return StorePlan(writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil)], answer: ())
+    }
+
+    /// An event type's delete: every event of it goes with it (each as a direct delete, its
+    /// unseen or later edits kept as conflicts), the geofences that name it lose the reference
+    /// (and say so in the feed), then the type goes.
+    static func deleteEventType(id: String, facts: TypeDeleteFacts, base: ChangeBase?, now: Date) throws
+        -> StorePlan<Void>
+    {
+        guard let type = facts.type.stored else { throw StoreError.notFound("event type") }
+        var writes = try deletion(
+            .eventType, id: id, current: { try StoreRules.fields(of: type.value, as: EventTypeUpdate.self) },
+            body: try StoreRules.encode(type), changed: facts.type.changed, base: base, now: now)
+        for event in facts.events {
+            writes += try deletion(
+                .event, id: event.id,
+                current: {
+                    try FieldPatch.object(
+                        EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, event.body).value))
+                }, body: event.body, changed: event.changed, base: base, now: now,
+                cascade: (event.createdAt, facts.unseen.contains(event.id)))
+            writes.append(StoreWrite.change(.event, id: event.id, .delete, data: nil))
+        }
+        writes.append(.row(.deleteEventsOfType(id: id)))
+        for geofence in facts.geofences {
+            guard let cleared = try StoreRules.geofence(geofence.body, clearing: id, now: now) else { continue }
+            writes.append(.row(.updateGeofence(id: geofence.id, isActive: nil, body: cleared)))
+            writes.append(.change(.geofence, id: geofence.id, .update, data: cleared))
+        }
+        writes += [.row(.deleteEventType(id: id)), .change(.eventType, id: id, .delete, data: nil)]
+        return StorePlan(writes: writes, answer: ())
+    }
+
+    /// Before an entity is deleted: a conflict for the edits its deleting device had not seen
+    /// (`changed`), and the entity's last content kept, so an edit arriving later is kept too and
+    /// either can be restored. `current` is the entity as a patch of every field; `body` its JSON.
+    /// `cascade`: the entity goes with its deleted type — its create time and whether its create
+    /// came after the deleting device's base (see ``StoreRules/withUnseenCreate(_:createdAt:unseen:fields:)``).
+    static func deletion(
+        _ entity: ChangeEntity, id: String, current: () throws -> [String: Any], body: String,
+        changed: [FieldVersion], base: ChangeBase?, now: Date, cascade: (createdAt: Double, unseen: Bool)? = nil
+    ) throws -> [StoreWrite] {
+        var writes: [StoreWrite] = []
+        if let base,
+            let conflict = try StoreRules.deletionConflict(
+                StoreRules.withUnseenCreate(
+                    changed, createdAt: cascade?.createdAt ?? 0, unseen: cascade?.unseen ?? false, fields: current),
+                entity: entity, id: id, current: current, body: body, base: base, now: now)
+        {
+            writes.append(.conflicts([conflict]))
+        }
+        writes.append(.tombstone(entity, id: id, body: body, device: device(base)))
+        return writes
+    }
+}
