@@ -45,33 +45,13 @@ extension PostgresServerStore {
     ) {
         try await database.transaction(feedOf: userId) { s in
             let id = type.id.description
-            if let owner = try await s.value("SELECT user_id FROM event_types WHERE id = \(id)", as: String.self) {
-                guard owner == userId, let stored = try await Self.fetchEventType(s, userId: userId, id: id) else {
-                    throw StoreError.conflict("the id \(id) is already in use")
-                }
-                if StoreRules.sameEventType(stored.value, type) { return (stored, false) }
-                throw StoreError.conflict("an event type with id \(id) already exists with other values")
-            }
-            if let body = try await Self.deletedBody(s, userId: userId, entity: .eventType, id: id) {
-                return (try StoreRules.decode(Timestamped<EventType>.self, body), false)
-            }
-            if try await Self.nameTaken(s, userId: userId, name: type.name, except: id) {
-                throw StoreError.conflict("an event type named \"\(type.name)\" already exists")
-            }
-            let seconds = now.timeIntervalSince1970
-            let inserted = try await s.run(
-                """
-                INSERT INTO event_types (id, user_id, name, color, icon, created_at, updated_at)
-                VALUES (\(id), \(userId), \(type.name), \(type.color), \(type.icon), \(seconds), \(seconds))
-                ON CONFLICT DO NOTHING RETURNING 1
-                """)
-            // Another user took the id at this moment (their transaction holds their own lock).
-            guard inserted == 1 else { throw StoreError.conflict("the id \(id) is already in use") }
-            let stored = Timestamped(type, createdAt: now, updatedAt: now)
-            try await Self.appendChange(
-                s, userId: userId, entity: .eventType, id: id, operation: .create, data: try StoreRules.encode(stored),
-                now: now)
-            return (stored, true)
+            let facts = try await Self.createFacts(
+                s, userId: userId, entity: .eventType, table: "event_types", id: id, fetch: Self.fetchEventType)
+            let plan = try StoreFlows.createEventType(
+                type, facts: facts,
+                nameTaken: try await Self.nameTaken(s, userId: userId, name: type.name, except: id), now: now)
+            try await Self.write(plan.writes, s, userId: userId, now: now)
+            return plan.answer
         }
     }
 
@@ -84,54 +64,39 @@ extension PostgresServerStore {
     public func updateEventType(
         userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
     ) async throws -> Timestamped<EventType> {
-        let outcome: Result<Timestamped<EventType>, StoreError> = try await database.transaction(feedOf: userId) { s in
-            let patch = try FieldPatch.object(update)
-            guard let stored = try await Self.fetchEventType(s, userId: userId, id: id) else {
-                return .failure(
-                    try await Self.missing(
-                        s, userId: userId, entity: .eventType, id: id, what: "event type", patch: patch, base: base,
-                        now: now
-                    ) { body in try StoreRules.edit(body, with: update) })
+        try await database.transaction(feedOf: userId) { s in
+            let facts = try await Self.editFacts(
+                s, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
+            let edited = try StoreFlows.edited(facts, update)
+            var nameTaken = false
+            if let name = StoreFlows.nameQuestion(facts, edited: edited) {
+                nameTaken = try await Self.nameTaken(s, userId: userId, name: name, except: id)
             }
-            let conflicts = try await Self.fieldConflicts(
-                s, entity: .eventType, id: id,
-                current: { try StoreRules.fields(of: stored.value, as: EventTypeUpdate.self) }, patch: patch,
-                base: base, now: now)
-            let updated = try StoreRules.valid(update.apply(to: stored.value))
-            if try await Self.nameTaken(s, userId: userId, name: updated.name, except: id) {
-                throw StoreError.conflict("an event type named \"\(updated.name)\" already exists")
-            }
-            try await s.run(
-                """
-                UPDATE event_types SET name = \(updated.name), color = \(updated.color), icon = \(updated.icon),
-                updated_at = \(now.timeIntervalSince1970) WHERE id = \(id)
-                """)
-            let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
-            let version = try await Self.appendChange(
-                s, userId: userId, entity: .eventType, id: id, operation: .update, data: try StoreRules.encode(result),
-                now: now)
-            try await Self.recordFieldVersions(
-                s, entity: .eventType, id: id, version: version, fields: patch.keys, base: base, now: now)
-            try await Self.record(conflicts, s, userId: userId, now: now)
-            return .success(result)
-        }
-        return try outcome.get()
+            let plan = try StoreFlows.edit(
+                .eventType, id: id, what: "event type", update, facts: facts, edited: edited,
+                refusal: StoreFlows.refusal(nameTaken: nameTaken, edited), base: base, now: now
+            ) { type, _ in .updateEventType(type) }
+            try await Self.write(plan.writes, s, userId: userId, now: now)
+            return plan.answer
+        }.get()
     }
 
     /// Implements `ServerStore.deleteEventType`.
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await database.transaction(feedOf: userId) { s in
-            guard let storedType = try await Self.fetchEventType(s, userId: userId, id: id) else {
-                throw StoreError.notFound("event type")
-            }
-            try await Self.recordDeletion(
-                s, userId: userId, entity: .eventType, id: id,
-                current: { try StoreRules.fields(of: storedType.value, as: EventTypeUpdate.self) },
-                body: try StoreRules.encode(storedType), base: base, now: now)
-            let events = try await s.all(
+            let type = try await Self.editFacts(
+                s, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
+            var events: [TypeDeleteFacts.Member] = []
+            for (eventId, body, createdAt) in try await s.all(
                 """
                 SELECT id, body, created_at FROM events WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id
                 """, as: (String, String, Double).self)
+            {
+                events.append(
+                    TypeDeleteFacts.Member(
+                        id: eventId, body: body, createdAt: createdAt,
+                        changed: try await Self.changedFields(s, entity: .event, id: eventId, since: base)))
+            }
             // The events created after the deleting device's base: one range read of the feed.
             var unseen: Set<String> = []
             if let base {
@@ -142,34 +107,13 @@ extension PostgresServerStore {
                         AND entity_type = 'event' AND operation = 'create'
                         """, as: String.self))
             }
-            for (eventId, body, createdAt) in events {
-                // Each event goes with the type, its unseen or later edits kept as a direct delete's are.
-                try await Self.recordDeletion(
-                    s, userId: userId, entity: .event, id: eventId,
-                    current: {
-                        try FieldPatch.object(
-                            EventUpdate(everyFieldOf: try StoreRules.decode(Timestamped<Event>.self, body).value))
-                    }, body: body, base: base, now: now, cascade: (createdAt, unseen.contains(eventId)))
-                try await Self.appendChange(
-                    s, userId: userId, entity: .event, id: eventId, operation: .delete, data: nil, now: now)
-            }
-            try await s.run("DELETE FROM events WHERE user_id = \(userId) AND event_type_id = \(id)")
-            // Geofences that pointed at the type lose the reference (and say so in the feed).
-            for (geofenceId, body) in try await s.all(
+            let geofences = try await s.all(
                 "SELECT id, body FROM geofences WHERE user_id = \(userId) ORDER BY id", as: (String, String).self)
-            {
-                guard let cleared = try StoreRules.geofence(body, clearing: id, now: now) else { continue }
-                try await s.run(
-                    """
-                    UPDATE geofences SET body = \(cleared), updated_at = \(now.timeIntervalSince1970)
-                    WHERE id = \(geofenceId)
-                    """)
-                try await Self.appendChange(
-                    s, userId: userId, entity: .geofence, id: geofenceId, operation: .update, data: cleared, now: now)
-            }
-            try await s.run("DELETE FROM event_types WHERE id = \(id)")
-            try await Self.appendChange(
-                s, userId: userId, entity: .eventType, id: id, operation: .delete, data: nil, now: now)
+            let facts = TypeDeleteFacts(
+                type: type, events: events, unseen: unseen, geofences: geofences.map { (id: $0.0, body: $0.1) })
+            try await Self.write(
+                try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now).writes, s, userId: userId,
+                now: now)
         }
     }
 }

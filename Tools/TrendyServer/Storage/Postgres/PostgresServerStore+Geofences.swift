@@ -11,15 +11,6 @@ extension PostgresServerStore {
             .map { try StoreRules.decode(Timestamped<Geofence>.self, $0) }
     }
 
-    static func checkTypes(_ s: PostgresSession, userId: String, _ g: Geofence) async throws {
-        let named = [g.entryEventTypeId, g.exitEventTypeId].compactMap { $0?.description }
-        guard !named.isEmpty else { return }
-        let known = try await s.column(
-            "SELECT id FROM event_types WHERE user_id = \(userId) AND id = ANY(\(named)::text[])", as: String.self)
-        let issues = StoreRules.typeIssues(g, known: Set(known))
-        if !issues.isEmpty { throw StoreError.validation(issues) }
-    }
-
     /// Implements `ServerStore.listGeofences`.
     public func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>] {
         try await database.read { s in
@@ -41,30 +32,14 @@ extension PostgresServerStore {
         Timestamped<Geofence>, Bool
     ) {
         try await database.transaction(feedOf: userId) { s in
-            let id = geofence.id.description
-            if let owner = try await s.value("SELECT user_id FROM geofences WHERE id = \(id)", as: String.self) {
-                guard owner == userId, let stored = try await Self.fetchGeofence(s, userId: userId, id: id) else {
-                    throw StoreError.conflict("the id \(id) is already in use")
-                }
-                return (stored, false)
-            }
-            if let body = try await Self.deletedBody(s, userId: userId, entity: .geofence, id: id) {
-                return (try StoreRules.decode(Timestamped<Geofence>.self, body), false)
-            }
-            try await Self.checkTypes(s, userId: userId, geofence)
-            let stored = Timestamped(geofence, createdAt: now, updatedAt: now)
-            let body = try StoreRules.encode(stored)
-            let seconds = now.timeIntervalSince1970
-            let inserted = try await s.run(
-                """
-                INSERT INTO geofences (id, user_id, is_active, body, created_at, updated_at)
-                VALUES (\(id), \(userId), \(geofence.isActive), \(body), \(seconds), \(seconds))
-                ON CONFLICT DO NOTHING RETURNING 1
-                """)
-            guard inserted == 1 else { throw StoreError.conflict("the id \(id) is already in use") }
-            try await Self.appendChange(
-                s, userId: userId, entity: .geofence, id: id, operation: .create, data: body, now: now)
-            return (stored, true)
+            let facts = try await Self.createFacts(
+                s, userId: userId, entity: .geofence, table: "geofences", id: geofence.id.description,
+                fetch: Self.fetchGeofence)
+            let named = [geofence.entryEventTypeId, geofence.exitEventTypeId].compactMap { $0?.description }
+            let plan = try StoreFlows.createGeofence(
+                geofence, facts: facts, knownTypes: try await Self.knownTypes(s, userId: userId, named), now: now)
+            try await Self.write(plan.writes, s, userId: userId, now: now)
+            return plan.answer
         }
     }
 
@@ -77,51 +52,29 @@ extension PostgresServerStore {
     public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Geofence>
     {
-        let outcome: Result<Timestamped<Geofence>, StoreError> = try await database.transaction(feedOf: userId) { s in
-            let patch = try FieldPatch.object(update)
-            guard let stored = try await Self.fetchGeofence(s, userId: userId, id: id) else {
-                return .failure(
-                    try await Self.missing(
-                        s, userId: userId, entity: .geofence, id: id, what: "geofence", patch: patch, base: base,
-                        now: now
-                    ) { body in try StoreRules.edit(body, with: update) })
-            }
-            let conflicts = try await Self.fieldConflicts(
-                s, entity: .geofence, id: id,
-                current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) }, patch: patch,
-                base: base, now: now)
-            let updated = try StoreRules.valid(update.apply(to: stored.value))
-            try await Self.checkTypes(s, userId: userId, updated)
-            let result = Timestamped(updated, createdAt: stored.createdAt, updatedAt: now)
-            let body = try StoreRules.encode(result)
-            try await s.run(
-                """
-                UPDATE geofences SET is_active = \(updated.isActive), body = \(body),
-                updated_at = \(now.timeIntervalSince1970) WHERE id = \(id)
-                """)
-            let version = try await Self.appendChange(
-                s, userId: userId, entity: .geofence, id: id, operation: .update, data: body, now: now)
-            try await Self.recordFieldVersions(
-                s, entity: .geofence, id: id, version: version, fields: patch.keys, base: base, now: now)
-            try await Self.record(conflicts, s, userId: userId, now: now)
-            return .success(result)
-        }
-        return try outcome.get()
+        try await database.transaction(feedOf: userId) { s in
+            let facts = try await Self.editFacts(
+                s, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
+            let edited = try StoreFlows.edited(facts, update)
+            let known = try await Self.knownTypes(s, userId: userId, StoreFlows.typeQuestion(facts, edited: edited))
+            let plan = try StoreFlows.edit(
+                .geofence, id: id, what: "geofence", update, facts: facts, edited: edited,
+                refusal: StoreFlows.refusal(facts, edited: edited, knownTypes: known), base: base, now: now
+            ) { geofence, body in .updateGeofence(id: id, isActive: geofence.isActive, body: body) }
+            try await Self.write(plan.writes, s, userId: userId, now: now)
+            return plan.answer
+        }.get()
     }
 
     /// Implements `ServerStore.deleteGeofence`.
     public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await database.transaction(feedOf: userId) { s in
-            guard let stored = try await Self.fetchGeofence(s, userId: userId, id: id) else {
-                throw StoreError.notFound("geofence")
-            }
-            try await Self.recordDeletion(
-                s, userId: userId, entity: .geofence, id: id,
-                current: { try StoreRules.fields(of: stored.value, as: GeofenceUpdate.self) },
-                body: try StoreRules.encode(stored), base: base, now: now)
-            try await s.run("DELETE FROM geofences WHERE id = \(id) AND user_id = \(userId)")
-            try await Self.appendChange(
-                s, userId: userId, entity: .geofence, id: id, operation: .delete, data: nil, now: now)
+            let facts = try await Self.editFacts(
+                s, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
+            let plan = try StoreFlows.delete(
+                .geofence, id: id, what: "geofence", facts: facts, as: GeofenceUpdate.self, base: base, now: now,
+                row: .deleteGeofence(id: id))
+            try await Self.write(plan.writes, s, userId: userId, now: now)
         }
     }
 }
