@@ -129,7 +129,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            path: "Modules/TrendyServerTestSupport",
+            path: "Tools/TrendyServerTestSupport",
             swiftSettings: swiftSettings
         ),
         .target(

@@ -25,7 +25,8 @@ import TrendyTestSupport
 /// nothing pending, nothing failed.
 ///
 /// Replay one run: `TRENDY_SIM_SEED=<seed> swift test --filter MultiDeviceSimulation`.
-/// More seeds: `TRENDY_SIM_SEEDS=<count>` (CI runs a few; `TRENDY_SIM_FIRST_SEED` picks the start).
+/// More seeds: `TRENDY_SIM_SEEDS=<count>` (CI runs a few; `TRENDY_SIM_FIRST_SEED` picks the start);
+/// `TRENDY_SIM_TRACE=1` prints every run's steps.
 @Suite(.timeLimit(.minutes(60)))
 struct MultiDeviceSimulationTests {
     static var seeds: [UInt64] {
@@ -55,6 +56,10 @@ struct MultiDeviceSimulationTests {
                 var sim = Simulation(seed: seed, harness: h)
                 do {
                     try await sim.run()
+                    // `TRENDY_SIM_TRACE=1` prints a passing run's steps too (to compare two builds' runs).
+                    if ProcessInfo.processInfo.environment["TRENDY_SIM_TRACE"] != nil {
+                        print(sim.log.map { "trace \(seed) \($0)" }.joined(separator: "\n"))
+                    }
                 } catch {
                     let replay =
                         "TRENDY_SIM_SEED=\(seed) swift test --filter MultiDeviceSimulation (\(instances) instances)"
@@ -284,341 +289,20 @@ struct Simulation {
         return out
     }
 
-    /// Runs one local operation on `d` and records what it changed as the person's writes: new
-    /// and changed fields are writes, vanished entities deletes (`cascade`: entities that went
-    /// with a deleted type are left to the server's cascade, not counted as deleted by hand).
-    mutating func act(
-        _ d: Device, _ what: String, cascadeOf type: String? = nil, _ body: () async throws -> Void
-    ) async throws {
-        let before = try await Self.snapshot(d.store)
-        do {
-            try await body()
-        } catch let error as LocalStoreError {
-            // Refused at once, with nothing written (another event of the type at that time).
-            log.append("\(step) \(d.name) was refused \(what): \(error)")
-            return
-        }
-        let after = try await Self.snapshot(d.store)
-        log.append("\(step) \(d.name) \(what)")
-        // A type's delete writes nothing a person chose: the places that named it lose it on the
-        // server too, by the same rule.
-        for (id, fields) in after where type == nil {
-            for (field, value) in fields.sorted(by: { $0.key < $1.key }) where before[id]?[field] != value {
-                wrote(d, id, field, value)
-            }
-        }
-        for (id, fields) in before where after[id] == nil {
-            deleted(d, id, Array(fields.keys), direct: type == nil || id == type)
-        }
-        if let type {
-            deletedTypes.insert(type)
-            // Every reference to the type goes with it, on every device (nothing to restore).
-            for (key, intent) in intents where intent.value == type { intents[key]?.superseded = true }
-        }
-    }
-
-    mutating func wrote(_ d: Device, _ entity: String, _ field: String, _ value: String) {
-        let key = "\(entity)/\(field)"
-        supersedeSeen(by: d, key)
-        intents["\(d.name)|\(key)"] = Intent(value: value, order: log.count)
-        log.append("\(step) \(d.name) wrote \(key)=\(value) cursor \(d.cursors.last ?? -1)")
-        d.seen[key, default: []].insert(value)
-    }
-
     mutating func randomStep() async throws {
-        let h = harness
         let d = devices[int(devices.count)]
         let events = try await d.store.events(limit: 100_000, since: nil).map(\.value)
         let types = try await d.store.eventTypes().map(\.value)
         let geofences = try await d.store.geofences().map(\.value)
-        switch int(100) {
-        case 0..<14:
-            guard let type = types.randomElement(using: &rng) else { return }
-            let e = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: randomTime(), notes: "n\(int(1000))")
-            try await act(d, "logged \(e.id)") { try await d.store.createEvent(e) }
-        case 14..<34:
-            guard var e = events.randomElement(using: &rng) else { return }
-            switch int(5) {
-            case 0: e.notes = chance(0.1) ? nil : "\(d.name)-\(step)-\(int(100))"
-            case 1: e.timestamp = randomTime()
-            case 2: e.eventTypeId = types.randomElement(using: &rng)?.id ?? e.eventTypeId
-            default:
-                e.notes = "\(d.name)-\(step)-\(int(100))"
-                e.timestamp = randomTime()
-            }
-            let edited = e
-            try await act(d, "edited \(e.id)") { try await d.store.updateEvent(edited) }
-        case 34..<39:
-            guard let e = events.randomElement(using: &rng) else { return }
-            try await act(d, "deleted \(e.id)") { try await d.store.deleteEvent(id: e.id) }
-        case 39..<42:
-            typeNames += 1
-            let t = EventType(id: h.ids.next(), name: "T\(seed)-\(typeNames)")
-            try await act(d, "added type \(t.id)") { try await d.store.createEventType(t) }
-        case 42..<46:
-            guard var t = types.randomElement(using: &rng) else { return }
-            if chance(0.5) {
-                typeNames += 1
-                t.name = "R\(seed)-\(typeNames)"
-            } else {
-                t.color = ["#FF0000", "#00FF00", "#0000FF", "#123456"][int(4)]
-            }
-            let edited = t
-            try await act(d, "edited type \(t.id)") { try await d.store.updateEventType(edited) }
-        case 46..<49:
-            guard types.count > 1, let t = types.randomElement(using: &rng) else { return }
-            try await act(d, "deleted type \(t.id)", cascadeOf: t.id.description) {
-                try await d.store.deleteEventType(id: t.id)
-            }
-        case 49..<52:
-            // An import of a file several devices may import: rows at shared times carry the
-            // same note on every device (the same file), the rest are this device's own.
-            guard let type = types.randomElement(using: &rng) else { return }
-            let batch = (0..<(1 + int(40))).map { _ -> Event in
-                let shared = chance(0.3)
-                let at = shared ? sharedTimes[int(sharedTimes.count)] : 1.7e9 + Double(int(1 << 30)) / 1000
-                return Event(
-                    id: h.ids.next(), eventTypeId: type.id, timestamp: Date(timeIntervalSince1970: at),
-                    notes: shared ? "file-\(Int(at))" : nil, sourceType: .imported)
-            }
-            try await act(d, "imported \(batch.count)") { _ = try await d.store.insertEvents(batch) }
-        case 52..<56:
-            let g = Geofence(
-                id: h.ids.next(), name: "g\(int(100))", center: Coordinate(latitude: 52, longitude: 13),
-                radius: Double(100 + int(400)), entryEventTypeId: types.randomElement(using: &rng)?.id,
-                exitEventTypeId: chance(0.3) ? types.randomElement(using: &rng)?.id : nil)
-            try await act(d, "added place \(g.id)") { try await d.store.createGeofence(g) }
-        case 56..<61:
-            guard var g = geofences.randomElement(using: &rng) else { return }
-            switch int(3) {
-            case 0: g.name = "\(d.name)-g\(step)"
-            case 1: g.radius = Double(100 + int(400))
-            default: g.entryEventTypeId = chance(0.2) ? nil : types.randomElement(using: &rng)?.id
-            }
-            let edited = g
-            try await act(d, "edited place \(g.id)") { try await d.store.updateGeofence(edited) }
-        case 61..<63:
-            guard let g = geofences.randomElement(using: &rng) else { return }
-            try await act(d, "deleted place \(g.id)") { try await d.store.deleteGeofence(id: g.id) }
-        case 63..<66:
-            let open = try await d.store.conflicts(includeClosed: false)
-            guard let c = open.randomElement(using: &rng)?.conflict else { return }
-            if chance(0.6) {
-                let newId = h.ids.next()
-                try await act(d, "restored conflict \(c.id) of \(c.entityId)") {
-                    _ = try await d.store.restoreConflict(id: c.id, newId: newId)
-                }
-            } else {
-                try await d.store.dismissConflict(id: c.id)
-                log.append("\(step) \(d.name) dismissed conflict \(c.id) of \(c.entityId)")
-            }
-        case 66..<68:
-            let signedIn = d.identity.current != nil
-            d.identity.set(signedIn ? nil : userId)
-            log.append("\(step) \(d.name) signed \(signedIn ? "out" : "in")")
-        case 68..<72:
-            // Killed at a request of a pass drawn from the seed (a pass here makes 3–20): the
-            // fatal request may reach the server with its answer lost; nothing after it is sent.
-            // The engine is dropped and a new one starts on the same database.
-            let calls = int(14)
-            let losing = chance(0.5)
-            d.api.kill(after: calls, losingAnswer: losing, with: .transport(.connectionLost("the process was killed")))
-            _ = await d.engine.sync(full: false)
-            d.api.clearScript()
-            log.append(
-                "\(step) \(d.name) killed at call \(calls)\(losing ? " (answer lost)" : "") cursor \(try await d.store.cursor() ?? -1)"
-            )
-            // Whatever the pass got to apply is in front of the person now.
-            if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
-            try await observe(d)
-            d.home = (d.home + 1) % d.apis.count
-            d.engine = engine(on: d.store, d.api, identity: d.identity)
-        case 72..<76:
-            d.offlineUntil = step + 3 + int(8)
-        case 76..<83:
-            var faults = FaultConfiguration()
-            if chance(0.6) {
-                faults.errorRate = 0.15
-                faults.dropRate = 0.05
-                faults.cutRate = 0.1
-                faults.forced429Count = chance(0.3) ? 2 : 0
-            }
-            h.setFaults(faults)
-            log.append("\(step) faults \(faults.errorRate > 0 ? "on" : "off")")
-        default:
-            guard d.offlineUntil <= step else { return }
-            let before = d.cursors.last ?? 0
-            let run = try await syncQuietly(d)
-            log.append(
-                "\(step) \(d.name) sync \(run.outcome) pushed \(run.pushed) pulled \(run.pulled) \(run.error ?? "") "
-                    + "cursor \(d.cursors.last ?? -1)")
-            if let after = d.cursors.last, after < before {
-                throw SimulationFailure(description: "\(d.name)'s cursor moved back from \(before) to \(after)")
-            }
+        // One roll picks the operation; each family draws the rest in the same order as ever, so a
+        // seed replays the run it always did.
+        let roll = int(100)
+        switch roll {
+        case 0..<39, 49..<52: try await eventStep(d, roll, events: events, types: types)
+        case 39..<49: try await typeStep(d, roll, types: types)
+        case 52..<66: try await placeStep(d, roll, geofences: geofences, types: types)
+        default: try await systemStep(d, roll)
         }
     }
 
-    /// The person's way out of each change the server refused, as the failure says: an event
-    /// whose type is gone moves to a type that exists; one at the time of another event of its
-    /// type moves to another time. Anything else refused is a defect (the check says so).
-    mutating func resolveFailures(_ d: Device) async throws {
-        for failed in try await d.store.failedChanges() where failed.entity == .event {
-            guard let id = UUIDv7(failed.entityId), var e = try await d.store.event(id: id)?.value else { continue }
-            if failed.error.contains("no such event type"), try await d.store.eventTypes().isEmpty {
-                // Every type is gone (two devices each deleted one): the person makes one.
-                typeNames += 1
-                let t = EventType(id: harness.ids.next(), name: "T\(seed)-\(typeNames)")
-                try await act(d, "added type \(t.id)") { try await d.store.createEventType(t) }
-            }
-            let types = try await d.store.eventTypes().map(\.value)
-            if failed.error.contains("no such event type"), let type = types.first {
-                // To a type that exists, at a time of its own (its old time may be taken there).
-                e.eventTypeId = type.id
-                e.timestamp = Date(timeIntervalSince1970: 1.7e9 + Double(int(1 << 30)) / 1000)
-            } else if failed.error.contains("already exists") {
-                e.timestamp = Date(timeIntervalSince1970: 1.7e9 + Double(int(1 << 30)) / 1000)
-            } else {
-                continue
-            }
-            let fixed = e
-            try await act(d, "took the way out of \(failed.kind) \(failed.entityId): \(failed.error)") {
-                try await d.store.updateEvent(fixed)
-            }
-        }
-    }
-
-    /// A delete knowingly replaces every value the deleting device has seen. `direct`: deleted by
-    /// hand (it must never come back); a type's cascade is the server's to decide.
-    mutating func deleted(_ d: Device, _ id: String, _ fields: [String], direct: Bool = true) {
-        if direct { deletedIds.insert(id) }
-        log.append("\(step) \(d.name) deleted \(id)\(direct ? "" : " with its type")")
-        for field in fields {
-            let key = "\(id)/\(field)"
-            supersedeSeen(by: d, key)
-            intents["\(d.name)|\(key)"]?.superseded = true
-        }
-    }
-
-    /// Other devices' last values of `key` that `d` had in front of it are knowingly replaced.
-    mutating func supersedeSeen(by d: Device, _ key: String) {
-        for other in devices where other !== d {
-            if let intent = intents["\(other.name)|\(key)"], d.seen[key]?.contains(intent.value) == true {
-                intents["\(other.name)|\(key)"]?.superseded = true
-            }
-        }
-    }
-
-    func check() async throws {
-        let server = try await serverState()
-        var conflicts: [SyncConflict] = []
-        /// This device's copies the server de-duplicated into another device's events.
-        var merged: [String: String] = [:]
-        for d in devices {
-            let local = try await Self.snapshot(d.store)
-            if local != server {
-                let ids = Set(local.keys).union(server.keys).filter { local[$0] != server[$0] }.sorted()
-                if let id = ids.first {
-                    let x = try await d.store.explain(entityId: id)
-                    print(
-                        "SIMULATION LOG seed \(seed)\n"
-                            + log.filter {
-                                ProcessInfo.processInfo.environment["TRENDY_SIM_VERBOSE"] != nil || $0.contains(id)
-                                    || $0.contains(" sync ") || $0.contains("kill")
-                            }.joined(
-                                separator: "\n") + "\nexplain: \(x)")
-                }
-                let diff = ids.prefix(3).map { "\($0): here \(local[$0] ?? [:]) server \(server[$0] ?? [:])" }
-                throw SimulationFailure(description: "\(d.name) differs from the server: \(diff)")
-            }
-            let counts = try await d.store.outboxCounts()
-            if counts.pending > 0 {
-                throw SimulationFailure(description: "\(d.name) still has \(counts.pending) pending change(s)")
-            }
-            if let failed = try await d.store.failedChanges().first {
-                print("EXPLAIN \(d.name): \(try await d.store.explain(entityId: failed.entityId))")
-                print("SIMULATION LOG seed \(seed)\n" + log.joined(separator: "\n"))
-                throw SimulationFailure(description: "\(d.name) has a change stuck failed: \(failed)")
-            }
-            for (a, b) in zip(d.cursors, d.cursors.dropFirst()) where b < a {
-                throw SimulationFailure(description: "\(d.name)'s cursor moved back from \(a) to \(b)")
-            }
-            conflicts += try await d.store.conflicts(includeClosed: true).map(\.conflict)
-            for key in intents.keys where key.hasPrefix("\(d.name)|") {
-                let id = String(key.dropFirst(d.name.count + 1).split(separator: "/")[0])
-                if server[id] == nil, let into = try await d.store.mergedInto(id) { merged[id] = into }
-            }
-        }
-        let resurrected = deletedIds.filter { server[merged[$0] ?? $0] != nil }
-        if !resurrected.isEmpty { throw SimulationFailure(description: "deleted and back: \(resurrected.sorted())") }
-        // Every device's last value for every field: current, kept as a conflict, or knowingly replaced.
-        for (key, intent) in intents where !intent.superseded {
-            let entityField = String(key.split(separator: "|")[1])
-            let parts = entityField.split(separator: "/")
-            let (written, field) = (String(parts[0]), String(parts[1]))
-            let id = merged[written] ?? written
-            if server[id]?[field] == intent.value { continue }
-            // A deleted type goes with every reference to it (places lose it, events their type).
-            if deletedTypes.contains(id) || deletedTypes.contains(intent.value) { continue }
-            let kept = conflicts.contains { c in
-                guard c.entityId == id else { return false }
-                if c.kind == .deleted { return true }
-                return c.field == Self.wireName(field) && Self.matches(c.lostValue, field: field, intent.value)
-            }
-            if !kept {
-                let everything = ProcessInfo.processInfo.environment["TRENDY_SIM_VERBOSE"] != nil
-                let story = log.filter {
-                    everything || $0.contains(id) || $0.contains(written) || $0.contains(" sync ")
-                        || $0.contains("kill") || $0.contains("fault")
-                }
-                let conflictList = conflicts.filter { $0.entityId == id }.map {
-                    "\($0.kind) \($0.field ?? "") lost \($0.lostValue)"
-                }
-                for d in devices {
-                    print("EXPLAIN \(d.name): \(try await d.store.explain(entityId: id))")
-                }
-                print("SIMULATION LOG seed \(seed)\n" + story.joined(separator: "\n") + "\nconflicts: \(conflictList)")
-                throw SimulationFailure(
-                    description:
-                        "\(key): its last value \(intent.value) is neither current (\(server[id]?[field] ?? "gone")) nor in a conflict"
-                )
-            }
-        }
-    }
-
-    static func wireName(_ field: String) -> String {
-        switch field {
-        case "type": "event_type_id"
-        case "entry": "event_type_entry_id"
-        case "exit": "event_type_exit_id"
-        default: field
-        }
-    }
-
-    /// Whether a conflict's JSON value is the simulation's value of `field`.
-    static func matches(_ json: String, field: String, _ value: String) -> Bool {
-        let any = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
-        switch field {
-        case "notes", "entry", "exit": return (any as? String ?? "∅") == value
-        case "timestamp":
-            guard let text = any as? String, let date = ISO8601.parse(text) else { return false }
-            return String(Int64(date.timeIntervalSince1970 * 1000)) == value
-        case "radius": return (any as? Double).map { String($0) } == value
-        default: return (any as? String) == value
-        }
-    }
-
-    /// Everything the server holds (events, geofences, types), spelled as a snapshot.
-    func serverState() async throws -> Snapshot {
-        var out: Snapshot = [:]
-        var after: String?
-        while true {
-            let page = try await api.listEvents(limit: 500, after: after)
-            for e in page.items.map(\.value) { out[e.id.description] = Self.fields(e) }
-            guard page.hasMore, let next = page.next else { break }
-            after = next
-        }
-        for g in try await api.listGeofences(active: nil).map(\.value) { out[g.id.description] = Self.fields(g) }
-        for t in try await api.listEventTypes().map(\.value) { out[t.id.description] = Self.fields(t) }
-        return out
-    }
 }
