@@ -66,6 +66,57 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         idempotencyKey: String? = nil, authorized: Bool = true, answersOn extraStatuses: Set<Int> = [],
         deadline: Duration? = nil, as type: T.Type, fastDecode: (@Sendable (Data) -> T?)? = nil, isRetry: Bool = false
     ) async throws(TrendyAPIError) -> (value: T, status: Int) {
+        let (request, url, requestId, sentToken) = try await self.request(
+            method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized)
+        let start = ContinuousClock.now
+        let status: Int
+        let bytes: ByteBuffer
+        let headers: HTTPHeaders
+        let deadline = deadline ?? configuration.budget.request
+        do {
+            let response = try await http.execute(request, timeout: .nanoseconds(deadline.nanoseconds))
+            status = Int(response.status.code)
+            headers = response.headers
+            bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        } catch {
+            let failure = HTTPTransport.failure(error, url: url, deadline: deadline, budget: configuration.budget)
+            logger.debug(
+                "\(method.rawValue) \(path) failed",
+                metadata: ["request_id": .string(requestId), "error": .string(failure.description)])
+            throw .transport(failure)
+        }
+        logger.debug(
+            "\(method.rawValue) \(path)",
+            metadata: [
+                "request_id": .string(requestId), "status": .int(status),
+                "elapsed": .duration(ContinuousClock.now - start),
+            ])
+        let data = Data(bytes.readableBytesView)
+        if extraStatuses.contains(status), let answer = try? TrendyJSON.decoder().decode(T.self, from: data) {
+            return (answer, status)
+        }
+        if status == 401, let sentToken, !isRetry {
+            // The server refused the token (expired by its clock, or revoked): refresh once, retry once.
+            await tokens.accessTokenRejected(sentToken)
+            return try await send(
+                method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized,
+                answersOn: extraStatuses, deadline: deadline, as: type, fastDecode: fastDecode, isRetry: true)
+        }
+        guard (200..<300).contains(status) else {
+            let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
+            let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
+            throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
+        }
+        if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
+        return (try await decoded(data, as: T.self, fastDecode: fastDecode, from: "\(method.rawValue) \(path)"), status)
+    }
+
+    /// The request `send` makes: the URL with its query, the request id, the token (when
+    /// `authorized`), the idempotency key, the change's base (PATCH and DELETE) and the body.
+    func request(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, idempotencyKey: String?,
+        authorized: Bool
+    ) async throws(TrendyAPIError) -> (HTTPClientRequest, url: String, requestId: String, sentToken: String?) {
         let base: String
         do {
             base = try await configuration.endpoint.baseString()
@@ -111,59 +162,27 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let start = ContinuousClock.now
-        let status: Int
-        let bytes: ByteBuffer
-        let headers: HTTPHeaders
-        let deadline = deadline ?? configuration.budget.request
-        do {
-            let response = try await http.execute(request, timeout: .nanoseconds(deadline.nanoseconds))
-            status = Int(response.status.code)
-            headers = response.headers
-            bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
-        } catch {
-            let failure = HTTPTransport.failure(error, url: url, deadline: deadline, budget: configuration.budget)
-            logger.debug(
-                "\(method.rawValue) \(path) failed",
-                metadata: ["request_id": .string(requestId), "error": .string(failure.description)])
-            throw .transport(failure)
-        }
-        logger.debug(
-            "\(method.rawValue) \(path)",
-            metadata: [
-                "request_id": .string(requestId), "status": .int(status),
-                "elapsed": .duration(ContinuousClock.now - start),
-            ])
-        let data = Data(bytes.readableBytesView)
-        if extraStatuses.contains(status), let answer = try? TrendyJSON.decoder().decode(T.self, from: data) {
-            return (answer, status)
-        }
-        if status == 401, let sentToken, !isRetry {
-            // The server refused the token (expired by its clock, or revoked): refresh once, retry once.
-            await tokens.accessTokenRejected(sentToken)
-            return try await send(
-                method, path, query: query, body: body, idempotencyKey: idempotencyKey, authorized: authorized,
-                answersOn: extraStatuses, deadline: deadline, as: type, fastDecode: fastDecode, isRetry: true)
-        }
-        guard (200..<300).contains(status) else {
-            let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
-            let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
-            throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
-        }
-        if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
+        return (request, url, requestId, sentToken)
+    }
+
+    /// An answer's body decoded: `fastDecode` first, else the JSON decoder, off the pool for a
+    /// large body (`offPoolBytes`).
+    func decoded<T: Decodable & Sendable>(
+        _ data: Data, as type: T.Type, fastDecode: (@Sendable (Data) -> T?)?, from what: String
+    ) async throws(TrendyAPIError) -> T {
         let decode: @Sendable () -> Result<T, TrendyAPIError> = {
             if let fastDecode, let value = fastDecode(data) { return .success(value) }
             do {
                 return .success(try TrendyJSON.decoder().decode(T.self, from: data))
             } catch {
-                return .failure(.decoding("\(T.self) from \(method.rawValue) \(path): \(error)"))
+                return .failure(.decoding("\(T.self) from \(what): \(error)"))
             }
         }
-        guard data.count >= Self.offPoolBytes else { return (try decode().get(), status) }
+        guard data.count >= Self.offPoolBytes else { return try decode().get() }
         let decoded = await withCheckedContinuation { continuation in
             decoding.async { continuation.resume(returning: decode()) }
         }
-        return (try decoded.get(), status)
+        return try decoded.get()
     }
 
     func encode<T: Encodable>(_ value: T) throws(TrendyAPIError) -> Data {

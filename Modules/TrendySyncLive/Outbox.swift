@@ -39,27 +39,7 @@ enum Outbox {
         _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?,
         whole: String? = nil, now: Date
     ) throws {
-        // A create the server refused: the entity is not on the server, so a change sent on its own
-        // would be refused too ("no such event"). The change revives the create with the entity as
-        // it now is, at the end of the queue (after anything it may name), and every other waiting
-        // or refused change of the entity goes into it.
-        if kind == .update, let whole,
-            try Bool.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create'
-                        AND state = 'failed' AND sent = 0
-                        """), arguments: [entity.rawValue, id]) == true
-        {
-            let base = try Int64.fetchOne(
-                db, sql: "SELECT MIN(base_version) FROM outbox WHERE entity = ? AND entity_id = ?",
-                arguments: [entity.rawValue, id])
-            try db.execute(
-                sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight'",
-                arguments: [entity.rawValue, id])
-            try insert(db, entity, id, .create, payload: whole, base: base ?? cursor(db), now: now)
-            return
-        }
+        if kind == .update, let whole, try revivedRefusedCreate(db, entity, id, whole: whole, now: now) { return }
         // The newest waiting entry; when none waits, the newest failed one (it may be refused).
         let waiting = try Row.fetchOne(
             db.cachedStatement(
@@ -119,6 +99,31 @@ enum Outbox {
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'failed'")
                 .execute(arguments: [entity.rawValue, id])
         }
+    }
+
+    /// A create the server refused: the entity is not on the server, so a change sent on its own
+    /// would be refused too ("no such event"). An update revives the create with the entity as it
+    /// now is (`whole`), at the end of the queue (after anything it may name), and every other
+    /// waiting or refused change of the entity goes into it. False when no refused create waits.
+    static func revivedRefusedCreate(_ db: Database, _ entity: SyncEntity, _ id: String, whole: String, now: Date)
+        throws -> Bool
+    {
+        guard
+            try Bool.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create'
+                        AND state = 'failed' AND sent = 0
+                        """), arguments: [entity.rawValue, id]) == true
+        else { return false }
+        let base = try Int64.fetchOne(
+            db, sql: "SELECT MIN(base_version) FROM outbox WHERE entity = ? AND entity_id = ?",
+            arguments: [entity.rawValue, id])
+        try db.execute(
+            sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight'",
+            arguments: [entity.rawValue, id])
+        try insert(db, entity, id, .create, payload: whole, base: base ?? cursor(db), now: now)
+        return true
     }
 
     /// Appends a new entry at the end of the queue with a new key.

@@ -70,55 +70,7 @@ extension OutboxSyncEngine {
                 completion = nil
                 try await previous?.value
                 try ensureSameUser(user)
-                switch outcome {
-                case .delivered(let replaced) where replaced.isEmpty:
-                    let store = store
-                    completion = Task { try await store.complete(work, replacedIds: replaced) }
-                    breaker.recordSuccess()
-                case .delivered(let replaced):
-                    // De-duplicated into another device's events: the unit taken meanwhile may
-                    // hold changes to this device's copies, which now go to the surviving ids.
-                    try await store.release(taken.entries)
-                    try await store.complete(work, replacedIds: replaced)
-                    taken = try await store.nextWork(now: now(), batchSize: batchSize)
-                    breaker.recordSuccess()
-                case .mixed(let delivered, let replaced, let refused):
-                    if !replaced.isEmpty { try await store.release(taken.entries) }
-                    try await store.complete(delivered, replacedIds: replaced)
-                    if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
-                    for (entry, message) in refused {
-                        try await store.fail(entry, error: message)
-                        logger.warning(
-                            "The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
-                    }
-                    breaker.recordSuccess()
-                case .refused(let message):
-                    for entry in work { try await store.fail(entry, error: message) }
-                    logger.warning("The server refused a change", metadata: ["reason": .string(message)])
-                    breaker.recordSuccess()
-                case .transient(let message):
-                    var retryAt: Date?
-                    for entry in work where try await !store.retryLater(entry, error: message, now: now()) {
-                        retryAt = now().addingTimeInterval(RetryPolicy.delay(afterAttempts: entry.attempts + 1))
-                    }
-                    unresolved = taken.entries
-                    throw Stop.transient(message, retryAt: retryAt)
-                case .rateLimited(let retryAfter):
-                    throw rateLimitedStop(retryAfter: retryAfter)
-                case .unauthorized(let message):
-                    throw Stop.failed(message)
-                case .gone:
-                    try await store.completeGone(work[0])
-                    breaker.recordSuccess()
-                case .adoptedType(let server):
-                    // The unit taken meanwhile may hold changes that name the local type: put it
-                    // back, re-point everything at the server's type, and take it again.
-                    try await store.release(taken.entries)
-                    try await store.adoptEventType(work[0], as: server)
-                    taken = try await store.nextWork(now: now(), batchSize: batchSize)
-                    breaker.recordSuccess()
-                    logger.info("Adopted the server's event type of the same name")
-                }
+                completion = try await settle(outcome, of: work, taken: &taken, unresolved: &unresolved)
                 unresolved = taken.entries
                 done += work.count
                 let progress = done
@@ -130,6 +82,67 @@ extension OutboxSyncEngine {
             if !unresolved.isEmpty { try? await store.release(unresolved) }
             throw error
         }
+    }
+
+    /// Books the outcome of one sent unit (`work`): completes, fails or reschedules its entries,
+    /// and retakes the unit taken meanwhile (`taken`) when the outcome re-pointed what it may hold.
+    /// Answers the completion left running, if any; throws the stop a transient failure, a rate
+    /// limit or a lost session makes (`unresolved` is then what the pass must release).
+    func settle(
+        _ outcome: SendOutcome, of work: [OutboxEntry], taken: inout (entries: [OutboxEntry], waitUntil: Date?),
+        unresolved: inout [OutboxEntry]
+    ) async throws -> Task<Void, any Error>? {
+        let batchSize = configuration.batchSize
+        switch outcome {
+        case .delivered(let replaced) where replaced.isEmpty:
+            let store = store
+            breaker.recordSuccess()
+            return Task { try await store.complete(work, replacedIds: replaced) }
+        case .delivered(let replaced):
+            // De-duplicated into another device's events: the unit taken meanwhile may
+            // hold changes to this device's copies, which now go to the surviving ids.
+            try await store.release(taken.entries)
+            try await store.complete(work, replacedIds: replaced)
+            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            breaker.recordSuccess()
+        case .mixed(let delivered, let replaced, let refused):
+            if !replaced.isEmpty { try await store.release(taken.entries) }
+            try await store.complete(delivered, replacedIds: replaced)
+            if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
+            for (entry, message) in refused {
+                try await store.fail(entry, error: message)
+                logger.warning(
+                    "The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
+            }
+            breaker.recordSuccess()
+        case .refused(let message):
+            for entry in work { try await store.fail(entry, error: message) }
+            logger.warning("The server refused a change", metadata: ["reason": .string(message)])
+            breaker.recordSuccess()
+        case .transient(let message):
+            var retryAt: Date?
+            for entry in work where try await !store.retryLater(entry, error: message, now: now()) {
+                retryAt = now().addingTimeInterval(RetryPolicy.delay(afterAttempts: entry.attempts + 1))
+            }
+            unresolved = taken.entries
+            throw Stop.transient(message, retryAt: retryAt)
+        case .rateLimited(let retryAfter):
+            throw rateLimitedStop(retryAfter: retryAfter)
+        case .unauthorized(let message):
+            throw Stop.failed(message)
+        case .gone:
+            try await store.completeGone(work[0])
+            breaker.recordSuccess()
+        case .adoptedType(let server):
+            // The unit taken meanwhile may hold changes that name the local type: put it
+            // back, re-point everything at the server's type, and take it again.
+            try await store.release(taken.entries)
+            try await store.adoptEventType(work[0], as: server)
+            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            breaker.recordSuccess()
+            logger.info("Adopted the server's event type of the same name")
+        }
+        return nil
     }
 
     static func classify(_ error: TrendyAPIError) -> SendOutcome {

@@ -9,135 +9,146 @@ import TrendySync
 public enum SyncSchema {
     /// Adds Sync's migrations.
     public static func register(in migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("sync.v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE local_event_types (
-                        id TEXT PRIMARY KEY,
-                        name TEXT NOT NULL COLLATE NOCASE,
-                        color TEXT NOT NULL,
-                        icon TEXT NOT NULL,
-                        sync_status TEXT NOT NULL
-                    );
-                    CREATE TABLE local_events (
-                        id TEXT PRIMARY KEY,
-                        event_type_id TEXT NOT NULL,
-                        timestamp_ms INTEGER NOT NULL,
-                        source_type TEXT NOT NULL,
-                        body TEXT NOT NULL,
-                        sync_status TEXT NOT NULL
-                    );
-                    CREATE INDEX local_events_time ON local_events(timestamp_ms DESC, id DESC);
-                    CREATE INDEX local_events_type_time ON local_events(event_type_id, timestamp_ms);
-                    CREATE TABLE local_geofences (
-                        id TEXT PRIMARY KEY,
-                        body TEXT NOT NULL,
-                        is_active INTEGER NOT NULL,
-                        sync_status TEXT NOT NULL
-                    );
-                    CREATE TABLE outbox (
-                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                        entity TEXT NOT NULL,
-                        entity_id TEXT NOT NULL,
-                        kind TEXT NOT NULL,
-                        payload TEXT,
-                        idempotency_key TEXT NOT NULL,
-                        state TEXT NOT NULL DEFAULT 'pending',
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        next_attempt_at REAL NOT NULL DEFAULT 0,
-                        last_error TEXT,
-                        created_at REAL NOT NULL
-                    );
-                    CREATE INDEX outbox_entity ON outbox(entity, entity_id);
-                    CREATE INDEX outbox_state_seq ON outbox(state, seq);
-                    CREATE TABLE tombstones (
-                        entity TEXT NOT NULL,
-                        entity_id TEXT NOT NULL,
-                        PRIMARY KEY (entity, entity_id)
-                    );
-                    CREATE TABLE sync_state (
-                        key TEXT PRIMARY KEY,
-                        value TEXT NOT NULL
-                    );
-                    CREATE TABLE sync_history (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        body TEXT NOT NULL
-                    );
-                    """)
-        }
-        // Counts kept by triggers, so the banner's "N pending" costs one row read however long
-        // the outbox is (COUNT(*) over 100,000 entries took ~14 ms on the launch path).
-        migrator.registerMigration("sync.v2-outbox-counts") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL);
-                    INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('in_flight', 0), ('failed', 0);
-                    UPDATE outbox_counts SET n = (SELECT COUNT(*) FROM outbox WHERE outbox.state = outbox_counts.state);
-                    CREATE TRIGGER outbox_count_insert AFTER INSERT ON outbox BEGIN
-                        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-                    END;
-                    CREATE TRIGGER outbox_count_delete AFTER DELETE ON outbox BEGIN
-                        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-                    END;
-                    CREATE TRIGGER outbox_count_update AFTER UPDATE OF state ON outbox WHEN OLD.state != NEW.state BEGIN
-                        UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
-                        UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
-                    END;
-                    """)
-        }
-        // Whether an entry was ever handed to the network and not refused: such an entry's key
-        // may be on the server with its body, so the entry is never changed again (D34). Entries
-        // from before this column are judged by their attempts, which counted the same sends.
-        migrator.registerMigration("sync.v3-outbox-sent") { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
-                    UPDATE outbox SET sent = 1 WHERE attempts > 0 OR state = 'in_flight';
-                    """)
-        }
-        // Field-level changes and conflicts (D37): an update entry holds only the fields it
-        // changed and the feed cursor it was made on; this install has a device id; conflicts
-        // the server reports (or a pull finds) are kept. Updates queued by earlier versions held
-        // the whole entity: they become patches of every field, sent without a base (as before).
-        migrator.registerMigration("sync.v4-field-changes") { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE outbox ADD COLUMN base_version INTEGER;
-                    INSERT OR IGNORE INTO sync_state (key, value) VALUES ('device_id', lower(hex(randomblob(16))));
-                    CREATE TABLE sync_conflicts (
-                        id TEXT PRIMARY KEY,
-                        body TEXT NOT NULL,
-                        entity TEXT NOT NULL,
-                        entity_id TEXT NOT NULL,
-                        state TEXT NOT NULL DEFAULT 'open',
-                        detected_at REAL NOT NULL
-                    );
-                    CREATE INDEX sync_conflicts_entity ON sync_conflicts(entity_id);
-                    """)
-            for row in try Row.fetchAll(db, sql: "SELECT seq, entity, payload FROM outbox WHERE kind = 'update'") {
-                guard let text = row["payload"] as String?, let entity = SyncEntity(rawValue: row["entity"]) else {
-                    continue
-                }
-                try db.execute(
-                    sql: "UPDATE outbox SET payload = ? WHERE seq = ?",
-                    arguments: [try LegacyUpdate.patch(entity, text), row["seq"] as Int64])
+        migrator.registerMigration("sync.v1", migrate: tables)
+        migrator.registerMigration("sync.v2-outbox-counts", migrate: outboxCounts)
+        migrator.registerMigration("sync.v3-outbox-sent", migrate: outboxSent)
+        migrator.registerMigration("sync.v4-field-changes", migrate: fieldChanges)
+        migrator.registerMigration("sync.v5-cascades-and-merges", migrate: cascadesAndMerges)
+    }
+
+    /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.
+    static func tables(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE local_event_types (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL COLLATE NOCASE,
+                    color TEXT NOT NULL,
+                    icon TEXT NOT NULL,
+                    sync_status TEXT NOT NULL
+                );
+                CREATE TABLE local_events (
+                    id TEXT PRIMARY KEY,
+                    event_type_id TEXT NOT NULL,
+                    timestamp_ms INTEGER NOT NULL,
+                    source_type TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    sync_status TEXT NOT NULL
+                );
+                CREATE INDEX local_events_time ON local_events(timestamp_ms DESC, id DESC);
+                CREATE INDEX local_events_type_time ON local_events(event_type_id, timestamp_ms);
+                CREATE TABLE local_geofences (
+                    id TEXT PRIMARY KEY,
+                    body TEXT NOT NULL,
+                    is_active INTEGER NOT NULL,
+                    sync_status TEXT NOT NULL
+                );
+                CREATE TABLE outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    payload TEXT,
+                    idempotency_key TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    created_at REAL NOT NULL
+                );
+                CREATE INDEX outbox_entity ON outbox(entity, entity_id);
+                CREATE INDEX outbox_state_seq ON outbox(state, seq);
+                CREATE TABLE tombstones (
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    PRIMARY KEY (entity, entity_id)
+                );
+                CREATE TABLE sync_state (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                CREATE TABLE sync_history (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    body TEXT NOT NULL
+                );
+                """)
+    }
+
+    /// Counts kept by triggers, so the banner's "N pending" costs one row read however long
+    /// the outbox is (COUNT(*) over 100,000 entries took ~14 ms on the launch path).
+    static func outboxCounts(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE outbox_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL);
+                INSERT INTO outbox_counts (state, n) VALUES ('pending', 0), ('in_flight', 0), ('failed', 0);
+                UPDATE outbox_counts SET n = (SELECT COUNT(*) FROM outbox WHERE outbox.state = outbox_counts.state);
+                CREATE TRIGGER outbox_count_insert AFTER INSERT ON outbox BEGIN
+                    UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+                END;
+                CREATE TRIGGER outbox_count_delete AFTER DELETE ON outbox BEGIN
+                    UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+                END;
+                CREATE TRIGGER outbox_count_update AFTER UPDATE OF state ON outbox WHEN OLD.state != NEW.state BEGIN
+                    UPDATE outbox_counts SET n = n - 1 WHERE state = OLD.state;
+                    UPDATE outbox_counts SET n = n + 1 WHERE state = NEW.state;
+                END;
+                """)
+    }
+
+    /// Whether an entry was ever handed to the network and not refused: such an entry's key
+    /// may be on the server with its body, so the entry is never changed again (D34). Entries
+    /// from before this column are judged by their attempts, which counted the same sends.
+    static func outboxSent(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
+                UPDATE outbox SET sent = 1 WHERE attempts > 0 OR state = 'in_flight';
+                """)
+    }
+
+    /// Field-level changes and conflicts (D37): an update entry holds only the fields it
+    /// changed and the feed cursor it was made on; this install has a device id; conflicts
+    /// the server reports (or a pull finds) are kept. Updates queued by earlier versions held
+    /// the whole entity: they become patches of every field, sent without a base (as before).
+    static func fieldChanges(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE outbox ADD COLUMN base_version INTEGER;
+                INSERT OR IGNORE INTO sync_state (key, value) VALUES ('device_id', lower(hex(randomblob(16))));
+                CREATE TABLE sync_conflicts (
+                    id TEXT PRIMARY KEY,
+                    body TEXT NOT NULL,
+                    entity TEXT NOT NULL,
+                    entity_id TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'open',
+                    detected_at REAL NOT NULL
+                );
+                CREATE INDEX sync_conflicts_entity ON sync_conflicts(entity_id);
+                """)
+        for row in try Row.fetchAll(db, sql: "SELECT seq, entity, payload FROM outbox WHERE kind = 'update'") {
+            guard let text = row["payload"] as String?, let entity = SyncEntity(rawValue: row["entity"]) else {
+                continue
             }
-        }
-        // A tombstone left by a type's cascade names the type (`cascade_of`): it holds back only
-        // server copies that are still of that type, so an event another device moved to another
-        // type before the delete reached the server comes back (the server's cascade is the
-        // truth). `merged_events`: events of this device the server de-duplicated into another
-        // device's copy (same type and time), so `sync explain <old id>` can say where they went.
-        migrator.registerMigration("sync.v5-cascades-and-merges") { db in
             try db.execute(
-                sql: """
-                    ALTER TABLE tombstones ADD COLUMN cascade_of TEXT;
-                    CREATE TABLE merged_events (
-                        local_id TEXT PRIMARY KEY,
-                        server_id TEXT NOT NULL
-                    );
-                    """)
+                sql: "UPDATE outbox SET payload = ? WHERE seq = ?",
+                arguments: [try LegacyUpdate.patch(entity, text), row["seq"] as Int64])
         }
+    }
+
+    /// A tombstone left by a type's cascade names the type (`cascade_of`): it holds back only
+    /// server copies that are still of that type, so an event another device moved to another
+    /// type before the delete reached the server comes back (the server's cascade is the
+    /// truth). `merged_events`: events of this device the server de-duplicated into another
+    /// device's copy (same type and time), so `sync explain <old id>` can say where they went.
+    static func cascadesAndMerges(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                ALTER TABLE tombstones ADD COLUMN cascade_of TEXT;
+                CREATE TABLE merged_events (
+                    local_id TEXT PRIMARY KEY,
+                    server_id TEXT NOT NULL
+                );
+                """)
     }
 }
 

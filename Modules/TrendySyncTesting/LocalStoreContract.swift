@@ -16,28 +16,53 @@ public enum LocalStoreContract {
         fresh: () throws -> any LocalStore, reopen: ((any LocalStore) throws -> any LocalStore)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        let ids = UUIDv7Generator()
-        func isConflict(_ error: LocalStoreError) -> Bool {
-            if case .conflict = error { return true }
-            return false
+        let run = ContractRun(store: try fresh(), sourceLocation: sourceLocation)
+        try await run.startsEmpty()
+        let (coffee, renamed) = try await run.eventTypes()
+        let (_, second) = try await run.events(coffee: coffee, renamed: renamed)
+        let place = try await run.geofences(coffee: coffee)
+        if let reopen {
+            let other = try reopen(run.store)
+            #expect(
+                try await other.events(limit: 10, since: nil).count == 4, "another process sees every write",
+                sourceLocation: sourceLocation)
+            #expect(try await other.outboxCounts().pending > 0, sourceLocation: sourceLocation)
         }
-        func isInvalid(_ error: LocalStoreError) -> Bool {
-            if case .invalid = error { return true }
-            return false
+        try await run.deletesAndOwnership(coffee: coffee, renamed: renamed, second: second, place: place)
+    }
+}
+
+/// One run of ``LocalStoreContract``: its store, ids and where to report.
+private struct ContractRun {
+    let store: any LocalStore
+    let sourceLocation: SourceLocation
+    let ids = UUIDv7Generator()
+
+    func isConflict(_ error: LocalStoreError) -> Bool {
+        if case .conflict = error { return true }
+        return false
+    }
+
+    func isInvalid(_ error: LocalStoreError) -> Bool {
+        if case .invalid = error { return true }
+        return false
+    }
+
+    func expectStoreError(
+        _ comment: Comment, _ matches: (LocalStoreError) -> Bool, _ body: () async throws -> Void
+    ) async {
+        do {
+            try await body()
+            Issue.record("\(comment): accepted", sourceLocation: sourceLocation)
+        } catch let error as LocalStoreError {
+            #expect(matches(error), "\(comment): got \(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(comment): not a LocalStoreError: \(error)", sourceLocation: sourceLocation)
         }
-        func expectStoreError(
-            _ comment: Comment, _ matches: (LocalStoreError) -> Bool, _ body: () async throws -> Void
-        ) async {
-            do {
-                try await body()
-                Issue.record("\(comment): accepted", sourceLocation: sourceLocation)
-            } catch let error as LocalStoreError {
-                #expect(matches(error), "\(comment): got \(error)", sourceLocation: sourceLocation)
-            } catch {
-                Issue.record("\(comment): not a LocalStoreError: \(error)", sourceLocation: sourceLocation)
-            }
-        }
-        let store = try fresh()
+    }
+
+    /// A new store is empty, and a first claim clears nothing.
+    func startsEmpty() async throws {
         #expect(try await store.eventTypes().isEmpty, "a new store is empty", sourceLocation: sourceLocation)
         #expect(try await store.events(limit: 10, since: nil).isEmpty, sourceLocation: sourceLocation)
         #expect(try await store.geofences().isEmpty, sourceLocation: sourceLocation)
@@ -48,7 +73,10 @@ public enum LocalStoreContract {
         #expect(
             try await store.claim(for: "contract-a") == false, "a first claim clears nothing",
             sourceLocation: sourceLocation)
+    }
 
+    /// Event types: created, found by id and by name in any case, unique by name.
+    func eventTypes() async throws -> (coffee: EventType, renamed: EventType) {
         // Event types: created, found by id and by name in any case, unique by name.
         let coffee = EventType(id: ids.next(), name: "Coffee")
         try await store.createEventType(coffee)
@@ -75,7 +103,11 @@ public enum LocalStoreContract {
         renamed.name = "Green tea"
         try await store.updateEventType(renamed)
         #expect(try await store.eventType(named: "green tea")?.value == renamed, sourceLocation: sourceLocation)
+        return (coffee, renamed)
+    }
 
+    /// Events: newest first, counted by time, updated and deleted; imports skip duplicates.
+    func events(coffee: EventType, renamed: EventType) async throws -> (first: Event, second: Event) {
         // Events: newest first, counted by time, updated and deleted; imports skip duplicates.
         let t = Date(timeIntervalSince1970: 1_800_000_000)
         let first = Event(id: ids.next(), eventTypeId: coffee.id, timestamp: t)
@@ -116,7 +148,11 @@ public enum LocalStoreContract {
         #expect(try await store.event(id: second.id)?.value.notes == "edited", sourceLocation: sourceLocation)
         try await store.deleteEvent(id: first.id)
         #expect(try await store.event(id: first.id) == nil, sourceLocation: sourceLocation)
+        return (first, second)
+    }
 
+    /// Geofences: created, edited, a bad one refused.
+    func geofences(coffee: EventType) async throws -> Geofence {
         // Geofences.
         let place = Geofence(
             id: ids.next(), name: "Café", center: Coordinate(latitude: 52.52, longitude: 13.405), radius: 100,
@@ -132,15 +168,11 @@ public enum LocalStoreContract {
             bad.radius = 0
             try await store.createGeofence(bad)
         }
+        return place
+    }
 
-        if let reopen {
-            let other = try reopen(store)
-            #expect(
-                try await other.events(limit: 10, since: nil).count == 4, "another process sees every write",
-                sourceLocation: sourceLocation)
-            #expect(try await other.outboxCounts().pending > 0, sourceLocation: sourceLocation)
-        }
-
+    /// Deleting a type deletes its events; an account's unsynced changes are never handed to another.
+    func deletesAndOwnership(coffee: EventType, renamed: EventType, second: Event, place: Geofence) async throws {
         // Deleting a type deletes its events.
         try await store.deleteEventType(id: renamed.id)
         #expect(try await store.eventType(id: renamed.id) == nil, sourceLocation: sourceLocation)
