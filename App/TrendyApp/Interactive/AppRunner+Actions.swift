@@ -11,48 +11,109 @@ import TrendyRouting
 import TrendySync
 
 extension AppRunner {
-    func enterBackground(reason: String, phase: inout Phase) async {
+    /// Carries out one effect of the core; answers what it learned, for the core to handle next.
+    func execute(_ effect: AppCore.Effect, _ core: AppCore, _ running: inout Running) async -> Input? {
+        switch effect {
+        case .perform(let command):
+            let outcome = await perform(command)
+            return .performed(command, outcome, route: env.routing.route)
+        case .startSync:
+            let env = env
+            let sink = running.sink
+            running.syncing = Task {
+                let run = await env.sync.sync(full: false)
+                await env.syncFinished(run)
+                sink.yield(.synced(run))
+            }
+        case .syncSoon:
+            running.debounce?.cancel()
+            let delay = writeDebounce
+            let sink = running.sink
+            running.debounce = Task {
+                try? await Task.sleep(for: delay)
+                if !Task.isCancelled { sink.yield(.syncDue) }
+            }
+        case .refreshCounts:
+            await env.sync.refreshCounts()
+        case .resolve(let link, let reply):
+            return .resolved(link, await resolve(link), reply)
+        case .announce(let link):
+            env.routing.send(.deepLink(link.description))
+        case .move(let request, let reply):
+            let env = env
+            let previous = running.moves
+            let sink = running.sink
+            running.moves = Task {
+                await previous?.value
+                let answer = await Self.move(env, request)
+                reply.send(answer.line)
+                sink.yield(.message(answer.description))
+            }
+        case .answer(let answer, let reply):
+            reply.send(answer.line)
+        case .read:
+            return .read(await viewData(route: core.route, ui: core.ui))
+        case .paint(let index, let route, let screen, let banner, let text):
+            terminal.draw(
+                Frame(
+                    index: index, route: route.description, screen: screen, banner: banner,
+                    elapsedMs: LaunchClock.milliseconds(since: start), text: text),
+                plain: plain)
+        case .repaint:
+            terminal.invalidate()
+        case .suspend:
+            await enterBackground(reason: "SIGTSTP")
+            terminal.leave()
+            // Suspend for real: the default action, raised at ourselves; `fg` continues here.
+            running.signals.suspend()
+            terminal.enter()
+            await enterForeground()
+        case .log(let message, let metadata):
+            log.info("\(message)", metadata: metadata.mapValues { .string($0) })
+        case .exit:
+            break
+        }
+        return nil
+    }
+
+    func enterBackground(reason: String) async {
         log.info("Scene phase", metadata: ["phase": "background", "reason": .string(reason)])
-        phase = .background
         for module in env.modules.reversed() { await module.didEnterBackground() }
         env.logs.flush()
     }
 
-    func enterForeground(phase: inout Phase) async {
-        phase = .foreground
+    func enterForeground() async {
         log.info("Scene phase", metadata: ["phase": "foreground"])
         for module in env.modules { await module.willEnterForeground() }
     }
 
-    /// Does what a key asked; returns whether it wrote locally (a sync should follow).
-    func perform(_ command: AppUI.Command, ui: inout AppUI, route: AppRoute, sink: AsyncStream<Input>.Continuation?)
-        async -> Bool
-    {
+    /// Does what a key asked: the line to show, and whether it wrote locally.
+    func perform(_ command: AppUI.Command) async -> AppCore.Outcome {
         do {
             switch command {
-            case .quit, .redraw, .syncNow: return false
+            case .quit, .redraw, .syncNow: return AppCore.Outcome()
             case .log(let typeId):
                 try await env.store.createEvent(Event(id: env.ids.next(), eventTypeId: typeId, timestamp: env.now()))
-                ui.message = "Logged \(try await env.store.eventType(id: typeId)?.value.name ?? "an event")."
                 await env.sync.localWriteHappened()
-                return true
+                return AppCore.Outcome(
+                    message: "Logged \(try await env.store.eventType(id: typeId)?.value.name ?? "an event").",
+                    wrote: true)
             case .delete(let id):
                 try await env.store.deleteEvent(id: id)
-                ui.message = "Deleted."
-                ui.selection = max(0, ui.selection - 1)
-                return true
+                await env.sync.localWriteHappened()
+                return AppCore.Outcome(message: "Deleted.", wrote: true)
             case .retype(let id, let typeId):
-                guard var event = try await env.store.event(id: id)?.value else { return false }
+                guard var event = try await env.store.event(id: id)?.value else { return AppCore.Outcome() }
                 event.eventTypeId = typeId
                 try await env.store.updateEvent(event)
-                ui.message = "Moved."
-                return true
+                await env.sync.localWriteHappened()
+                return AppCore.Outcome(message: "Moved.", wrote: true)
             case .editNote(let id, let note):
-                guard var event = try await env.store.event(id: id)?.value else { return false }
+                guard var event = try await env.store.event(id: id)?.value else { return AppCore.Outcome() }
                 event.notes = note
                 try await env.store.updateEvent(event)
-                ui.message = note == nil ? "Note cleared." : "Note saved."
-                return true
+                await env.sync.localWriteHappened()
+                return AppCore.Outcome(message: note == nil ? "Note cleared." : "Note saved.", wrote: true)
             case .signIn(let email, let password), .signUp(let email, let password):
                 let session: AuthSession
                 do throws(AuthError) {
@@ -62,24 +123,21 @@ extension AppRunner {
                         session = try await env.auth.signIn(email: email, password: password)
                     }
                 } catch {
-                    ui.message = error.description
-                    return false
+                    return AppCore.Outcome(message: error.description)
                 }
                 try await claimLocalData(env, for: session)
-                ui.message = "Signed in as \(session.user.email)."
-                return false
+                return AppCore.Outcome(message: "Signed in as \(session.user.email).")
             case .onboardingNext, .onboardingBack, .onboardingSkip, .firstType, .firstEvent, .permissions:
                 try await onboarding(command)
-                return command != .onboardingBack
+                return AppCore.Outcome(wrote: command != .onboardingBack)
             }
         } catch let error as CLIError {
-            ui.message = error.message
+            return AppCore.Outcome(message: error.message)
         } catch let error as LocalStoreError {
-            ui.message = error.description
+            return AppCore.Outcome(message: error.description)
         } catch {
-            ui.message = String(describing: error)
+            return AppCore.Outcome(message: String(describing: error))
         }
-        return false
     }
 
     /// Runs one onboarding step and tells routing where the person now stands.

@@ -10,63 +10,21 @@ import TrendyRouting
 import TrendySync
 
 extension AppRunner {
-    /// Answers one request handed over on the control socket. A link opens now, or once the
-    /// person is signed in and onboarded; moves run one at a time, in the order they came, each
-    /// reporting its own crossings.
-    func handle(
-        _ request: ControlRequest, answer: @escaping @Sendable (String) -> Void, ui: inout AppUI, route: AppRoute,
-        pendingLinks: inout [DeepLink], moves: inout Task<Void, Never>?, sink: AsyncStream<Input>.Continuation
-    ) async {
-        switch request {
-        case .open(let link):
-            log.info("Deep link received", metadata: ["link": .string(link.description)])
-            if route == .authenticated {
-                let failure = await open(link, ui: &ui)
-                answer((failure.map { ControlReply.refused($0) } ?? .done("opened \(link)")).line)
-            } else {
-                pendingLinks.append(link)
-                answer(ControlReply.waiting("\(link) opens once you are signed in and onboarded").line)
-            }
-        case .location, .replay:
-            let env = env
-            let previous = moves
-            moves = Task {
-                await previous?.value
-                let reply = await Self.move(env, request)
-                answer(reply.line)
-                sink.yield(.message(reply.description))
-            }
-        }
-    }
-
-    /// Opens `link`: a tab, an event on its page, or a new event of a type; why not, if it could not.
-    func open(_ link: DeepLink, ui: inout AppUI) async -> String? {
-        env.routing.send(.deepLink(link.description))
-        ui.mode = .browse
+    /// Where `link` leads: a tab, an event's position in the newest-first list, a type to log.
+    func resolve(_ link: DeepLink) async -> AppCore.LinkTarget {
         switch link {
         case .tab(let tab):
-            ui.tab = tab
-            ui.selection = 0
-            return nil
+            return .tab(tab)
         case .event(let id):
             let newest = (try? await env.store.events(limit: 1_000_000, since: nil).map(\.value.id)) ?? []
-            guard let index = newest.firstIndex(of: id) else {
-                ui.message = "No event \(id) on this device."
-                return ui.message
-            }
-            ui.tab = .events
-            ui.filter = nil
-            ui.page = index / AppUI.pageSize
-            ui.selection = index % AppUI.pageSize
-            return nil
+            guard let index = newest.firstIndex(of: id) else { return .missing("No event \(id) on this device.") }
+            return .event(index: index)
         case .log(let name):
             guard let type = try? await env.store.eventType(named: name)?.value else {
-                ui.message = "No event type named \(name)."
-                return ui.message
+                return .missing("No event type named \(name).")
             }
-            _ = await perform(.log(typeId: type.id), ui: &ui, route: .authenticated, sink: nil)
+            return .log(typeId: type.id)
         }
-        return nil
     }
 
     /// Moves the simulated device for a `trendy location set|replay` another process handed over;

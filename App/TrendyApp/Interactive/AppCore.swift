@@ -1,0 +1,291 @@
+import Foundation
+import TrendyModels
+import TrendyRouting
+import TrendySync
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The running app's state and every decision it makes, without I/O: ``AppRunner`` turns what
+/// happens (a key, a signal, a route, a sync status, a control request, the answer of a use case
+/// or a screen read) into an ``Input``, and carries out the ``Effect``s ``handle(_:)`` answers —
+/// the only I/O. Tested like `RouteMachine`, input by input (`AppCoreTests`).
+struct AppCore: Sendable {
+    /// How a control request is answered: one line back on its connection.
+    struct Reply: Sendable {
+        let send: @Sendable (String) -> Void
+    }
+
+    /// Where a deep link leads, once the store was asked.
+    enum LinkTarget: Sendable, Equatable {
+        case tab(MainTab)
+        /// The event at this position of the newest-first list.
+        case event(index: Int)
+        /// A new event of this type.
+        case log(typeId: UUIDv7)
+        /// Why it leads nowhere.
+        case missing(String)
+    }
+
+    /// What a use case did: the line to show, and whether it wrote locally (a sync follows).
+    struct Outcome: Sendable, Equatable {
+        var message: String?
+        var wrote = false
+    }
+
+    /// What the core reacts to.
+    enum Input: Sendable {
+        case key(Key)
+        case inputEnded
+        /// A signal; `canSuspend`: the process has a shell to resume it (not a session leader).
+        case signal(Int32, canSuspend: Bool)
+        case route(AppRoute)
+        case banner(String)
+        case syncDue
+        case synced(SyncRun)
+        case message(String)
+        /// Time to look at the store again (another process may have written).
+        case refresh
+        /// A line on the control socket.
+        case control(String, Reply)
+        /// A use case finished (``Effect/perform(_:)``); `route` is routing's route after it.
+        case performed(AppUI.Command, Outcome, route: AppRoute)
+        /// A link was looked up (``Effect/resolve(_:_:)``).
+        case resolved(DeepLink, LinkTarget, Reply?)
+        /// The screen's data was read (``Effect/read``).
+        case read(AppViewData)
+    }
+
+    /// What the runner does, in order.
+    enum Effect: Sendable {
+        /// Run the use case behind a key; answer ``Input/performed(_:_:route:)``.
+        case perform(AppUI.Command)
+        /// Start a sync pass; it answers ``Input/synced(_:)`` when done.
+        case startSync
+        /// A sync shortly, once, however many writes come meanwhile.
+        case syncSoon
+        /// Count the outbox again (a local write).
+        case refreshCounts
+        /// Look a link up in the store; answer ``Input/resolved(_:_:_:)``.
+        case resolve(DeepLink, Reply?)
+        /// Tell routing a link was opened.
+        case announce(DeepLink)
+        /// Move the simulated device (after any move still running); its line goes back to `reply`
+        /// and comes in as a ``Input/message(_:)``.
+        case move(ControlRequest, Reply)
+        case answer(ControlReply, Reply)
+        /// Read the screen's data; answer ``Input/read(_:)``.
+        case read
+        /// Put this screen on the terminal.
+        case paint(index: Int, route: AppRoute, screen: String, banner: String?, text: String)
+        /// Forget what is on the terminal: the next paint draws everything.
+        case repaint
+        /// Background hooks, terminal restored, suspended; on `fg`, the terminal and foreground hooks.
+        case suspend
+        case log(String, [String: String])
+        /// End the loop with this status.
+        case exit(Int32)
+    }
+
+    var route: AppRoute
+    var ui: AppUI
+    var banner: String
+    let plain: Bool
+    /// Links that open once the person is signed in and onboarded.
+    var pendingLinks: [DeepLink]
+    /// A pass is running.
+    var syncing = false
+    /// Local writes since the last pass started.
+    var writesSinceSync = false
+    /// What the keys are judged against: set by every read from what it showed.
+    var context: AppUI.Context
+    var frames = 0
+    var lastText = ""
+
+    init(route: AppRoute, tab: MainTab, banner: String, plain: Bool, links: [DeepLink]) {
+        self.route = route
+        self.banner = banner
+        self.plain = plain
+        pendingLinks = links
+        ui = AppUI()
+        ui.tab = tab
+        context = AppUI.Context(route: route, types: [], page: [], hasMore: false)
+    }
+
+    /// Whether changes made since the last pass are sent before the app exits.
+    var syncsBeforeExit: Bool { writesSinceSync && route == .authenticated }
+
+    /// Handles one input; answers what the runner must do. An input from outside ends with the
+    /// pending links (once signed in) and a read of the screen; the answers of the runner's own
+    /// effects are handled where they came from.
+    mutating func handle(_ input: Input) -> [Effect] {
+        switch input {
+        case .performed(let command, let outcome, let next): return performed(command, outcome, route: next)
+        case .resolved(let link, let target, let reply): return resolved(link, target, reply)
+        case .read(let data): return read(data)
+        default: break
+        }
+        guard let effects = react(to: input) else { return [] }
+        if case .exit = effects.last { return effects }
+        return effects + openPendingLinks() + [.read]
+    }
+
+    /// The effects of an input from outside; nil when nothing changed (no read follows).
+    mutating func react(to input: Input) -> [Effect]? {
+        switch input {
+        case .key(let key):
+            guard let command = ui.handle(key, context) else { return nil }
+            return command == .quit ? [.exit(0)] : [.perform(command)]
+        case .inputEnded:
+            return [.log("Input ended", [:]), .exit(0)]
+        case .signal(let signal, let canSuspend):
+            return react(to: signal, canSuspend: canSuspend)
+        case .route(let next):
+            guard next != route else { return nil }
+            route = next
+            ui.mode = .browse
+            ui.selection = 0
+            return [.log("Route changed", ["to": next.description])]
+        case .banner(let text):
+            banner = text
+            return []
+        case .syncDue:
+            return startSync()
+        case .synced(let run):
+            syncing = false
+            ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
+            return []
+        case .message(let text):
+            ui.message = text
+            return []
+        case .refresh:
+            return []
+        case .control(let line, let reply):
+            return control(line, reply)
+        case .performed, .resolved, .read:
+            return nil
+        }
+    }
+
+    mutating func react(to signal: Int32, canSuspend: Bool) -> [Effect] {
+        switch signal {
+        case SIGTSTP:
+            guard canSuspend else {
+                ui.message = "Cannot suspend here (no job control); q quits."
+                return []
+            }
+            lastText = ""
+            return [.suspend, .repaint]
+        case SIGCONT, SIGWINCH:
+            // Continued after a stop we did not ask for (SIGSTOP), or resized: repaint.
+            lastText = ""
+            return [.repaint]
+        default:
+            return [.log("Signal", ["signal": "\(signal)"]), .exit(signal == SIGINT ? 130 : 0)]
+        }
+    }
+
+    /// A pass, unless one runs or nobody is signed in and onboarded.
+    mutating func startSync() -> [Effect] {
+        guard !syncing, route == .authenticated else { return [] }
+        syncing = true
+        writesSinceSync = false
+        return [.startSync]
+    }
+
+    /// A use case finished: its line, a sync soon after a local write, a pass when asked, and a
+    /// route it moved (the next key sees the new screen).
+    mutating func performed(_ command: AppUI.Command, _ outcome: Outcome, route next: AppRoute) -> [Effect] {
+        var effects: [Effect] = []
+        if let message = outcome.message { ui.message = message }
+        if outcome.wrote {
+            if case .delete = command { ui.selection = max(0, ui.selection - 1) }
+            writesSinceSync = true
+            effects += [.refreshCounts, .syncSoon]
+        }
+        if command == .syncNow { effects += startSync() }
+        if next != route {
+            route = next
+            effects.append(.log("Route changed", ["to": next.description]))
+        }
+        return effects
+    }
+
+    /// A line on the control socket. A link opens now, or once the person is signed in and
+    /// onboarded; moves run one at a time, in the order they came.
+    mutating func control(_ line: String, _ reply: Reply) -> [Effect] {
+        let request: ControlRequest
+        do throws(ControlRequest.Unreadable) {
+            request = try ControlRequest(line: line)
+        } catch {
+            return [.answer(.refused(error.reason), reply)]
+        }
+        switch request {
+        case .open(let link):
+            var effects: [Effect] = [.log("Deep link received", ["link": link.description])]
+            if route == .authenticated { return effects + [.resolve(link, reply)] }
+            pendingLinks.append(link)
+            effects.append(.answer(.waiting("\(link) opens once you are signed in and onboarded"), reply))
+            return effects
+        case .location, .replay:
+            return [.move(request, reply)]
+        }
+    }
+
+    mutating func openPendingLinks() -> [Effect] {
+        guard route == .authenticated, !pendingLinks.isEmpty else { return [] }
+        defer { pendingLinks = [] }
+        return pendingLinks.map { .resolve($0, nil) }
+    }
+
+    /// Opens a looked-up link: a tab, an event on its page, or a new event of a type.
+    mutating func resolved(_ link: DeepLink, _ target: LinkTarget, _ reply: Reply?) -> [Effect] {
+        ui.mode = .browse
+        var effects: [Effect] = [.announce(link)]
+        switch target {
+        case .tab(let tab):
+            ui.tab = tab
+            ui.selection = 0
+        case .event(let index):
+            ui.tab = .events
+            ui.filter = nil
+            ui.page = index / AppUI.pageSize
+            ui.selection = index % AppUI.pageSize
+        case .log(let typeId):
+            effects.append(.perform(.log(typeId: typeId)))
+        case .missing(let why):
+            ui.message = why
+            if let reply { effects.append(.answer(.refused(why), reply)) }
+            return effects
+        }
+        if let reply { effects.append(.answer(.done("opened \(link)"), reply)) }
+        return effects
+    }
+
+    /// The screen's data came: the selection stays on its event when rows above it came or went;
+    /// a last page that emptied shows the one before; the frame is painted when it changed.
+    mutating func read(_ data: AppViewData) -> [Effect] {
+        let selected = context.page.indices.contains(ui.selection) ? context.page[ui.selection] : nil
+        if let selected, let row = data.page.firstIndex(where: { $0.id == selected }), row != ui.selection {
+            ui.selection = row
+        } else if ui.selection >= data.page.count, !data.page.isEmpty {
+            ui.selection = data.page.count - 1
+        } else if data.page.isEmpty, ui.page > 0, !data.hasMore, ui.tab == .events, route == .authenticated {
+            // The last page emptied (its only event deleted): show the one before.
+            ui.page -= 1
+            return [.read]
+        }
+        context = AppUI.Context(route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore)
+        let (id, text) = AppScreens.render(ui, route: route, data: data, banner: banner, plain: plain)
+        guard text != lastText else { return [] }
+        lastText = text
+        frames += 1
+        return [
+            .paint(
+                index: frames, route: route, screen: id, banner: route == .authenticated ? banner : nil, text: text)
+        ]
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Synchronization
+import Testing
+import TrendyModels
+import TrendyRouting
+import TrendySync
+
+@testable import TrendyApp
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The running app's decisions, input by input, without a terminal, a store or a clock: what each
+/// input changes and which effects it asks for, in order.
+@Suite struct AppCoreTests {
+    static let ids = UUIDv7Generator()
+    static let coffee = EventType(id: ids.next(), name: "Coffee")
+
+    /// The lines control replies sent.
+    final class Replies: Sendable {
+        let lines = Mutex<[String]>([])
+        var reply: AppCore.Reply { AppCore.Reply { line in self.lines.withLock { $0.append(line) } } }
+    }
+
+    func core(_ route: AppRoute = .authenticated, links: [DeepLink] = []) -> AppCore {
+        AppCore(route: route, tab: .dashboard, banner: "Synced", plain: true, links: links)
+    }
+
+    /// Each effect's name, and what it names (enough to tell effects apart in an expectation).
+    func names(_ effects: [AppCore.Effect]) -> [String] {
+        effects.map { effect in
+            switch effect {
+            case .perform(let command): "perform \(command)"
+            case .startSync: "startSync"
+            case .syncSoon: "syncSoon"
+            case .refreshCounts: "refreshCounts"
+            case .resolve(let link, let reply): "resolve \(link)\(reply == nil ? "" : " (reply)")"
+            case .announce(let link): "announce \(link)"
+            case .move: "move"
+            case .answer(let reply, _): "answer \(reply.line)"
+            case .read: "read"
+            case .paint(let index, _, let screen, _, _): "paint \(index) \(screen)"
+            case .repaint: "repaint"
+            case .suspend: "suspend"
+            case .log(let message, _): "log \(message)"
+            case .exit(let status): "exit \(status)"
+            }
+        }
+    }
+
+    func run(_ outcome: SyncOutcome, error: String? = nil) -> SyncRun {
+        SyncRun(startedAt: Date(), duration: 0, pushed: 0, pulled: 0, outcome: outcome, error: error)
+    }
+
+    @Test func aKeyRunsItsUseCaseAndAWriteSyncsSoonOnce() {
+        var core = core()
+        #expect(names(core.handle(.key(.char("s")))) == ["perform syncNow", "read"])
+        let log = AppUI.Command.log(typeId: Self.coffee.id)
+        let wrote = core.handle(
+            .performed(log, AppCore.Outcome(message: "Logged Coffee.", wrote: true), route: .authenticated))
+        #expect(names(wrote) == ["refreshCounts", "syncSoon"])
+        #expect(core.writesSinceSync && core.ui.message == "Logged Coffee.")
+        #expect(core.syncsBeforeExit, "a write not yet sent goes before exit")
+        #expect(names(core.handle(.key(.char("x")))) == [], "a key that changes nothing reads nothing")
+        #expect(names(core.handle(.key(.char("q")))) == ["exit 0"])
+    }
+
+    @Test func oneSyncAtATimeAndOnlyWhenSignedInAndOnboarded() {
+        var core = core()
+        #expect(names(core.handle(.syncDue)) == ["startSync", "read"])
+        #expect(core.syncing && !core.writesSinceSync)
+        #expect(names(core.handle(.syncDue)) == ["read"], "a pass runs: no second one")
+        #expect(
+            names(core.handle(.performed(.syncNow, AppCore.Outcome(), route: .authenticated))) == [],
+            "s while a pass runs starts nothing")
+        #expect(names(core.handle(.synced(run(.waiting, error: "the server did not answer")))) == ["read"])
+        #expect(!core.syncing && core.ui.message == "Sync: the server did not answer")
+        #expect(names(core.handle(.synced(run(.ok)))) == ["read"])
+        #expect(core.ui.message == nil)
+
+        var login = self.core(.login)
+        #expect(names(login.handle(.syncDue)) == ["read"], "nobody signed in: no pass")
+        #expect(!login.syncsBeforeExit)
+    }
+
+    @Test func aLinkWaitsForSignInThenOpensOnce() {
+        let replies = Replies()
+        var core = core(.onboarding(.welcome))
+        let link = DeepLink.tab(.calendar)
+        let waiting = core.handle(.control("open \(link)", replies.reply))
+        #expect(names(waiting).contains("answer waiting \(link) opens once you are signed in and onboarded"))
+        #expect(core.pendingLinks == [link])
+        #expect(
+            names(core.handle(.route(.authenticated)))
+                == ["log Route changed", "resolve \(link)", "read"])
+        #expect(core.pendingLinks.isEmpty)
+        #expect(names(core.handle(.refresh)) == ["read"], "opened once")
+        let opened = core.handle(.resolved(link, .tab(.calendar), nil))
+        #expect(names(opened) == ["announce \(link)"])
+        #expect(core.ui.tab == .calendar)
+    }
+
+    @Test func linksAnswerWhatTheyOpenedOrWhyNot() {
+        let replies = Replies()
+        var core = core()
+        let event = Self.ids.next()
+        #expect(
+            names(core.handle(.control("open trendy://events/\(event)", replies.reply))).contains(
+                "resolve trendy://events/\(event) (reply)"))
+        let found = core.handle(.resolved(.event(event), .event(index: 23), replies.reply))
+        #expect(names(found) == ["announce trendy://events/\(event)", "answer done opened trendy://events/\(event)"])
+        #expect(core.ui.tab == .events && core.ui.page == 2 && core.ui.selection == 3 && core.ui.filter == nil)
+        let missing = core.handle(.resolved(.log(typeName: "Tea"), .missing("No event type named Tea."), replies.reply))
+        #expect(names(missing) == ["announce trendy://log/Tea", "answer refused No event type named Tea."])
+        #expect(core.ui.message == "No event type named Tea.")
+        let log = core.handle(.resolved(.log(typeName: "Coffee"), .log(typeId: Self.coffee.id), nil))
+        #expect(names(log) == ["announce trendy://log/Coffee", "perform \(AppUI.Command.log(typeId: Self.coffee.id))"])
+    }
+
+    @Test func anUnreadableControlLineIsRefusedAndMovesGoToTheRunner() {
+        let replies = Replies()
+        var core = core()
+        let refused = names(core.handle(.control("fly me to the moon", replies.reply)))
+        #expect(refused.first?.hasPrefix("answer refused") == true)
+        #expect(names(core.handle(.control("location now 52.52,13.405", replies.reply))) == ["move", "read"])
+    }
+
+    @Test func signalsSuspendRepaintOrEnd() {
+        var core = core()
+        #expect(names(core.handle(.signal(SIGTSTP, canSuspend: false))) == ["read"])
+        #expect(core.ui.message == "Cannot suspend here (no job control); q quits.")
+        #expect(names(core.handle(.signal(SIGTSTP, canSuspend: true))) == ["suspend", "repaint", "read"])
+        #expect(names(core.handle(.signal(SIGWINCH, canSuspend: true))) == ["repaint", "read"])
+        #expect(names(core.handle(.signal(SIGINT, canSuspend: true))) == ["log Signal", "exit 130"])
+        #expect(names(core.handle(.signal(SIGTERM, canSuspend: true))) == ["log Signal", "exit 0"])
+        #expect(names(core.handle(.inputEnded)) == ["log Input ended", "exit 0"])
+    }
+
+    @Test func theScreenIsPaintedWhenItChangesAndTheSelectionFollowsItsEvent() {
+        var core = core()
+        core.ui.tab = .events
+        let events = (0..<3).map { i in
+            Event(
+                id: Self.ids.next(), eventTypeId: Self.coffee.id,
+                timestamp: Date(timeIntervalSince1970: 1e9 + Double(i)))
+        }
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        data.page = events
+        #expect(names(core.read(data)) == ["paint 1 events"])
+        #expect(names(core.read(data)) == [], "the same screen is not painted again")
+        core.ui.selection = 1
+        _ = core.read(data)
+        // A new event above the selected one: the selection stays on its event.
+        data.page = [Event(id: Self.ids.next(), eventTypeId: Self.coffee.id, timestamp: Date())] + events
+        _ = core.read(data)
+        #expect(core.ui.selection == 2 && core.context.page[2] == events[1].id)
+        // Deleting moves the selection up; the last page emptied shows the one before.
+        _ = core.handle(
+            .performed(
+                .delete(eventId: events[1].id), AppCore.Outcome(message: "Deleted.", wrote: true), route: .authenticated
+            ))
+        #expect(core.ui.selection == 1)
+        core.ui.page = 1
+        #expect(names(core.read(AppViewData())) == ["read"])
+        #expect(core.ui.page == 0)
+    }
+
+    @Test func aUseCaseThatMovesTheRouteIsSeenByTheNextKey() {
+        var core = core(.onboarding(.welcome))
+        let effects = core.handle(.performed(.onboardingSkip, AppCore.Outcome(wrote: true), route: .authenticated))
+        #expect(names(effects) == ["refreshCounts", "syncSoon", "log Route changed"])
+        #expect(core.route == .authenticated)
+    }
+}
