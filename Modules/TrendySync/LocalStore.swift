@@ -83,6 +83,14 @@ public protocol LocalStore: Sendable {
     func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>]
     /// How many events there are at or after `since` (an index range count; nothing is decoded).
     func eventCount(since: Date) async throws -> Int
+    /// One page of the newest-first list, of one type when `typeId` is given: `limit` events after
+    /// the first `offset` (an index range read; nothing before the page is decoded).
+    func eventPage(offset: Int, limit: Int, typeId: UUIDv7?) async throws -> [LocalRecord<Event>]
+    /// How many events come before the event `id` in the newest-first list (of one type when
+    /// `typeId` is given): where it stands, counted in the time index. Nil when it is not there.
+    func eventPosition(id: UUIDv7, typeId: UUIDv7?) async throws -> Int?
+    /// How many events of each type fall at or after `from` and before `to` (counted, not loaded).
+    func eventCountsByType(from: Date, to: Date) async throws -> [UUIDv7: Int]
     /// One event.
     func event(id: UUIDv7) async throws -> LocalRecord<Event>?
     /// Creates an event.

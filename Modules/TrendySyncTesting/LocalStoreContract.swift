@@ -20,6 +20,7 @@ public enum LocalStoreContract {
         try await run.startsEmpty()
         let (coffee, renamed) = try await run.eventTypes()
         let (_, second) = try await run.events(coffee: coffee, renamed: renamed)
+        try await run.screenQueries(coffee: coffee, renamed: renamed)
         let place = try await run.geofences(coffee: coffee)
         if let reopen {
             let other = try reopen(run.store)
@@ -149,6 +150,37 @@ private struct ContractRun {
         try await store.deleteEvent(id: first.id)
         #expect(try await store.event(id: first.id) == nil, sourceLocation: sourceLocation)
         return (first, second)
+    }
+
+    /// Pages, positions and counts agree with the newest-first list.
+    func screenQueries(coffee: EventType, renamed: EventType) async throws {
+        let all = try await store.events(limit: 100, since: nil).map(\.value)
+        #expect(all.count == 4, sourceLocation: sourceLocation)
+        #expect(
+            try await store.eventPage(offset: 1, limit: 2, typeId: nil).map(\.value) == Array(all[1...2]),
+            "a page is a slice of the list", sourceLocation: sourceLocation)
+        let ofRenamed = all.filter { $0.eventTypeId == renamed.id }
+        #expect(
+            try await store.eventPage(offset: 0, limit: 10, typeId: renamed.id).map(\.value) == ofRenamed,
+            "a page of one type", sourceLocation: sourceLocation)
+        for (index, event) in all.enumerated() {
+            #expect(try await store.eventPosition(id: event.id, typeId: nil) == index, sourceLocation: sourceLocation)
+        }
+        if let last = ofRenamed.last {
+            #expect(
+                try await store.eventPosition(id: last.id, typeId: renamed.id) == ofRenamed.count - 1,
+                "a position among one type's events", sourceLocation: sourceLocation)
+        }
+        #expect(try await store.eventPosition(id: ids.next(), typeId: nil) == nil, sourceLocation: sourceLocation)
+        let times = all.map(\.timestamp)
+        guard let oldest = times.min(), let newest = times.max() else { return }
+        #expect(
+            try await store.eventCountsByType(from: oldest, to: newest.addingTimeInterval(1))
+                == [renamed.id: ofRenamed.count, coffee.id: all.count - ofRenamed.count],
+            "counted per type", sourceLocation: sourceLocation)
+        #expect(
+            try await store.eventCountsByType(from: oldest, to: oldest) == [:], "an empty range counts nothing",
+            sourceLocation: sourceLocation)
     }
 
     /// Geofences: created, edited, a bad one refused.

@@ -16,8 +16,9 @@ extension AppRunner {
         case .tab(let tab):
             return .tab(tab)
         case .event(let id):
-            let newest = (try? await env.store.events(limit: 1_000_000, since: nil).map(\.value.id)) ?? []
-            guard let index = newest.firstIndex(of: id) else { return .missing("No event \(id) on this device.") }
+            guard let index = try? await env.store.eventPosition(id: id, typeId: nil) else {
+                return .missing("No event \(id) on this device.")
+            }
             return .event(index: index)
         case .log(let name):
             guard let type = try? await env.store.eventType(named: name)?.value else {

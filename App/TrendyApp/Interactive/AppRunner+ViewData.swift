@@ -44,19 +44,12 @@ extension AppRunner {
         case .dashboard:
             data.recent = try await store.events(limit: 5, since: nil).map(\.value)
         case .events:
-            // Newest first; a filtered page reads ahead until it has a page (or the store ends).
-            let wanted = (ui.page + 1) * AppUI.pageSize + 1
-            var limit = wanted
-            var matching: [Event] = []
-            while true {
-                let batch = try await store.events(limit: limit, since: nil).map(\.value)
-                matching = ui.filter.map { f in batch.filter { $0.eventTypeId == f } } ?? batch
-                if matching.count >= wanted || batch.count < limit || limit >= 1_000_000 { break }
-                limit *= 4
-            }
-            let first = ui.page * AppUI.pageSize
-            data.page = Array(matching.dropFirst(first).prefix(AppUI.pageSize))
-            data.hasMore = matching.count > first + AppUI.pageSize
+            // Newest first, one page and one more row (is there a next page?), from the index.
+            let rows = try await store.eventPage(
+                offset: ui.page * AppUI.pageSize, limit: AppUI.pageSize + 1, typeId: ui.filter
+            ).map(\.value)
+            data.page = Array(rows.prefix(AppUI.pageSize))
+            data.hasMore = rows.count > AppUI.pageSize
         case .calendar:
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth
@@ -77,9 +70,12 @@ extension AppRunner {
             data.weeks = weeks
             let names = data.typeNames
             var perType: [String: [Int]] = [:]
-            for event in try await store.events(limit: 1_000_000, since: weeks.first).map(\.value) {
-                guard let week = weeks.lastIndex(where: { $0 <= event.timestamp }) else { continue }
-                perType[names[event.eventTypeId] ?? "?", default: Array(repeating: 0, count: weeks.count)][week] += 1
+            // Per week: one grouped count of the time index, however many events the weeks hold.
+            for (week, start) in weeks.enumerated() {
+                let end = week + 1 < weeks.count ? weeks[week + 1] : .distantFuture
+                for (typeId, count) in try await store.eventCountsByType(from: start, to: end) {
+                    perType[names[typeId] ?? "?", default: Array(repeating: 0, count: weeks.count)][week] += count
+                }
             }
             data.perWeek = perType.sorted { a, b in
                 let (x, y) = (a.value.reduce(0, +), b.value.reduce(0, +))

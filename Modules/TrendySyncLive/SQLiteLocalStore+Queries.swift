@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+import TrendyModels
+import TrendySync
+
+/// What the app's screens ask the store: pages, positions and counts, each from an index, so a
+/// screen never loads events it does not show.
+extension SQLiteLocalStore {
+    /// Implements ``LocalStore/eventPage(offset:limit:typeId:)``.
+    public func eventPage(offset: Int, limit: Int, typeId: UUIDv7?) async throws -> [LocalRecord<Event>] {
+        try await db.read { db in
+            let order = "ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?"
+            let rows: [Row]
+            if let typeId {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT body, sync_status FROM local_events WHERE event_type_id = ? \(order)",
+                    arguments: [typeId.description, limit, offset])
+            } else {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT body, sync_status FROM local_events \(order)", arguments: [limit, offset])
+            }
+            return try rows.map(Self.event)
+        }
+    }
+
+    /// Implements ``LocalStore/eventPosition(id:typeId:)``.
+    public func eventPosition(id: UUIDv7, typeId: UUIDv7?) async throws -> Int? {
+        try await db.read { db in
+            guard
+                let time = try Int64.fetchOne(
+                    db, sql: "SELECT timestamp_ms FROM local_events WHERE id = ?", arguments: [id.description])
+            else { return nil }
+            // Newer, or as new with a greater id: the list's order (timestamp_ms DESC, id DESC), a
+            // range of the time index.
+            let newer = "(timestamp_ms, id) > (?, ?)"
+            if let typeId {
+                return try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM local_events WHERE event_type_id = ? AND \(newer)",
+                    arguments: [typeId.description, time, id.description])
+            }
+            return try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM local_events WHERE \(newer)", arguments: [time, id.description])
+        }
+    }
+
+    /// Implements ``LocalStore/eventCountsByType(from:to:)``.
+    public func eventCountsByType(from: Date, to: Date) async throws -> [UUIDv7: Int] {
+        try await db.read { db in
+            var counts: [UUIDv7: Int] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT event_type_id, COUNT(*) FROM local_events WHERE timestamp_ms >= ? AND timestamp_ms < ?
+                    GROUP BY event_type_id
+                    """, arguments: [Self.milliseconds(from), Self.milliseconds(to)])
+            {
+                if let id = UUIDv7(row[0] as String) { counts[id] = row[1] }
+            }
+            return counts
+        }
+    }
+}
