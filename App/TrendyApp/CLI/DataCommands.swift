@@ -162,9 +162,8 @@ struct LogCommand: AsyncParsableCommand {
     func run() async throws {
         try await CommandRunner(global).run { env, out in
             let t = try await resolveType(env, type)
-            let event = Event(
-                id: env.ids.next(), eventTypeId: t.id, timestamp: try parseTime(at, now: env.now()), notes: note)
-            try await storeCall { try await env.store.createEvent(event) }
+            let time = try parseTime(at, now: env.now())
+            let event = try await storeCall { try await EventActions(env: env).log(typeId: t.id, at: time, note: note) }
             out.line("Logged \(t.name) at \(TrendyJSON.formatDate(event.timestamp)).")
             var synced = false
             if sync {
@@ -264,19 +263,25 @@ struct EventsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                var event = try await EventsCommand.find(env, id).value
-                let typeName: String
-                if let type {
-                    let t = try await resolveType(env, type)
-                    event.eventTypeId = t.id
-                    typeName = t.name
-                } else {
-                    typeName = try await env.store.eventType(id: event.eventTypeId)?.value.name ?? "?"
+                let found = try await EventsCommand.find(env, id).value
+                var newType: EventType?
+                if let type { newType = try await resolveType(env, type) }
+                let time = try at.map { text throws(CLIError) in try parseTime(text, now: env.now()) }
+                let changed = try await storeCall {
+                    try await EventActions(env: env).change(found.id) { event in
+                        if let newType { event.eventTypeId = newType.id }
+                        if let time { event.timestamp = time }
+                        if let note { event.notes = note }
+                        if clearNote { event.notes = nil }
+                    }
                 }
-                if let at { event.timestamp = try parseTime(at, now: env.now()) }
-                if let note { event.notes = note }
-                if clearNote { event.notes = nil }
-                try await storeCall { try await env.store.updateEvent(event) }
+                guard let event = changed else {
+                    throw CLIError(code: .notFound, message: "no event with id \(id) here", exitCode: .dataError)
+                }
+                var typeName = newType?.name ?? "?"
+                if newType == nil, let stored = try await env.store.eventType(id: event.eventTypeId) {
+                    typeName = stored.value.name
+                }
                 // A local write always leaves the event pending until the next sync takes it.
                 let saved = LocalRecord(event, syncStatus: .pending)
                 out.line(
@@ -296,7 +301,7 @@ struct EventsCommand: AsyncParsableCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let stored = try await EventsCommand.find(env, id)
-                try await storeCall { try await env.store.deleteEvent(id: stored.value.id) }
+                try await storeCall { try await EventActions(env: env).delete(stored.value.id) }
                 out.line("Removed the event at \(TrendyJSON.formatDate(stored.value.timestamp)).")
                 out.document(["removed": stored.value.id.description])
             }

@@ -93,26 +93,19 @@ extension AppRunner {
             switch command {
             case .quit, .redraw, .syncNow: return AppCore.Outcome()
             case .log(let typeId):
-                try await env.store.createEvent(Event(id: env.ids.next(), eventTypeId: typeId, timestamp: env.now()))
-                await env.sync.localWriteHappened()
+                _ = try await EventActions(env: env).log(typeId: typeId)
                 return AppCore.Outcome(
                     message: "Logged \(try await env.store.eventType(id: typeId)?.value.name ?? "an event").",
                     wrote: true)
             case .delete(let id):
-                try await env.store.deleteEvent(id: id)
-                await env.sync.localWriteHappened()
+                try await EventActions(env: env).delete(id)
                 return AppCore.Outcome(message: "Deleted.", wrote: true)
             case .retype(let id, let typeId):
-                guard var event = try await env.store.event(id: id)?.value else { return AppCore.Outcome() }
-                event.eventTypeId = typeId
-                try await env.store.updateEvent(event)
-                await env.sync.localWriteHappened()
-                return AppCore.Outcome(message: "Moved.", wrote: true)
+                let moved = try await EventActions(env: env).change(id) { $0.eventTypeId = typeId }
+                return AppCore.Outcome(message: moved == nil ? "That event is gone." : "Moved.", wrote: moved != nil)
             case .editNote(let id, let note):
-                guard var event = try await env.store.event(id: id)?.value else { return AppCore.Outcome() }
-                event.notes = note
-                try await env.store.updateEvent(event)
-                await env.sync.localWriteHappened()
+                let saved = try await EventActions(env: env).change(id) { $0.notes = note }
+                guard saved != nil else { return AppCore.Outcome(message: "That event is gone.") }
                 return AppCore.Outcome(message: note == nil ? "Note cleared." : "Note saved.", wrote: true)
             case .signIn(let email, let password), .signUp(let email, let password):
                 let session: AuthSession
