@@ -4,19 +4,16 @@ import TrendyAPI
 import TrendyModels
 
 extension LiveTrendyAPIClient {
-    /// Implements `TrendyAPIClient.health(within:)`.
     public func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus {
         try await send(.GET, APIPaths.health, authorized: false, deadline: budget, as: HealthStatus.self).value
     }
 
     // MARK: Event types
 
-    /// Implements `TrendyAPIClient.listEventTypes`.
     public func listEventTypes() async throws(TrendyAPIError) -> [Timestamped<EventType>] {
         try await send(.GET, APIPaths.eventTypes, as: ItemList<Timestamped<EventType>>.self).value.items
     }
 
-    /// Implements `TrendyAPIClient.createEventType`.
     public func createEventType(_ body: EventTypeCreate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<EventType>
     {
@@ -26,12 +23,10 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.eventType`.
     public func eventType(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<EventType> {
         try await send(.GET, "\(APIPaths.eventTypes)/\(id)", as: Timestamped<EventType>.self).value
     }
 
-    /// Implements `TrendyAPIClient.updateEventType`.
     public func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?)
         async throws(TrendyAPIError) -> Timestamped<EventType>
     {
@@ -41,14 +36,12 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.deleteEventType`.
     public func deleteEventType(id: UUIDv7) async throws(TrendyAPIError) {
         _ = try await send(.DELETE, "\(APIPaths.eventTypes)/\(id)", as: Empty.self)
     }
 
     // MARK: Events
 
-    /// Implements `TrendyAPIClient.listEvents`.
     public func listEvents(limit: Int, offset: Int) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
         try await send(
             .GET, APIPaths.events, query: [("limit", String(limit)), ("offset", String(offset))],
@@ -56,7 +49,6 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.listEvents(limit:after:)`.
     public func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
         try await send(
             .GET, APIPaths.events, query: [("limit", String(limit))] + (after.map { [("after", $0)] } ?? []),
@@ -64,12 +56,10 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.event`.
     public func event(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Event> {
         try await send(.GET, "\(APIPaths.events)/\(id)", as: Timestamped<Event>.self).value
     }
 
-    /// Implements `TrendyAPIClient.createEvent`.
     public func createEvent(_ event: Event, idempotencyKey: String?) async throws(TrendyAPIError) -> (
         event: Timestamped<Event>, created: Bool
     ) {
@@ -78,7 +68,6 @@ extension LiveTrendyAPIClient {
         return (value, status == 201)
     }
 
-    /// Implements `TrendyAPIClient.createEvents`.
     public func createEvents(_ events: [Event], idempotencyKey: String?) async throws(TrendyAPIError)
         -> EventBatchResponse
     {
@@ -86,7 +75,7 @@ extension LiveTrendyAPIClient {
         try await createEvents(encoded: events.map { $0.wireJSON() }, idempotencyKey: idempotencyKey)
     }
 
-    /// Implements `TrendyAPIClient.createEvents(encoded:idempotencyKey:)`: the body is spliced
+    /// The body is spliced
     /// from the events' wire JSON.
     public func createEvents(encoded: [String], idempotencyKey: String?) async throws(TrendyAPIError)
         -> EventBatchResponse
@@ -100,7 +89,6 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.updateEvent`.
     public func updateEvent(id: UUIDv7, _ body: EventUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<Event>
     {
@@ -110,14 +98,12 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.deleteEvent`.
     public func deleteEvent(id: UUIDv7) async throws(TrendyAPIError) {
         _ = try await send(.DELETE, "\(APIPaths.events)/\(id)", as: Empty.self)
     }
 
     // MARK: Geofences
 
-    /// Implements `TrendyAPIClient.listGeofences`.
     public func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>] {
         try await send(
             .GET, APIPaths.geofences, query: active.map { [("active", String($0))] } ?? [],
@@ -125,7 +111,6 @@ extension LiveTrendyAPIClient {
         ).value.items
     }
 
-    /// Implements `TrendyAPIClient.createGeofence`.
     public func createGeofence(_ geofence: Geofence, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<Geofence>
     {
@@ -135,12 +120,10 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.geofence`.
     public func geofence(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Geofence> {
         try await send(.GET, "\(APIPaths.geofences)/\(id)", as: Timestamped<Geofence>.self).value
     }
 
-    /// Implements `TrendyAPIClient.updateGeofence`.
     public func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?)
         async throws(TrendyAPIError) -> Timestamped<Geofence>
     {
@@ -150,19 +133,16 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.deleteGeofence`.
     public func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError) {
         _ = try await send(.DELETE, "\(APIPaths.geofences)/\(id)", as: Empty.self)
     }
 
     // MARK: Onboarding
 
-    /// Implements `TrendyAPIClient.onboardingStatus`.
     public func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus {
         try await send(.GET, APIPaths.onboarding, as: OnboardingStatus.self).value
     }
 
-    /// Implements `TrendyAPIClient.updateOnboarding`.
     public func updateOnboarding(_ body: OnboardingUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> OnboardingStatus
     {
@@ -171,14 +151,12 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.resetOnboarding`.
     public func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus {
         try await send(.DELETE, APIPaths.onboarding, as: OnboardingStatus.self).value
     }
 
     // MARK: Change feed
 
-    /// Implements `TrendyAPIClient.changes`.
     public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
         try await send(
             .GET, APIPaths.changes, query: [("since", String(cursor)), ("limit", String(limit))], as: ChangesPage.self,
@@ -186,17 +164,14 @@ extension LiveTrendyAPIClient {
         ).value
     }
 
-    /// Implements `TrendyAPIClient.latestCursor`.
     public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {
         try await send(.GET, APIPaths.latestCursor, as: LatestCursor.self).value
     }
 
-    /// Implements `TrendyAPIClient.conflicts`.
     public func conflicts() async throws(TrendyAPIError) -> [SyncConflict] {
         try await send(.GET, APIPaths.conflicts, as: ItemList<SyncConflict>.self).value.items
     }
 
-    /// Implements `TrendyAPIClient.syncSummary`.
     public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
         try await send(.GET, APIPaths.syncSummary, as: SyncSummary.self).value
     }

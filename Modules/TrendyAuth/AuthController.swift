@@ -259,7 +259,6 @@ public final class AuthController: AuthService, Sendable {
         }
     }
 
-    /// Implements ``AuthService/changePassword(to:nonce:)``.
     public func changePassword(to newPassword: String, nonce: String?) async throws(AuthError) {
         try CredentialRules.check(newPassword: newPassword)
         try await withSessionCall { token throws(AuthError) in
@@ -268,7 +267,6 @@ public final class AuthController: AuthService, Sendable {
         logger.notice("Password changed")
     }
 
-    /// Implements ``AuthService/requestReauthentication()``.
     public func requestReauthentication() async throws(AuthError) {
         try await withSessionCall { token throws(AuthError) in
             try await gateway.requestReauthentication(accessToken: token)

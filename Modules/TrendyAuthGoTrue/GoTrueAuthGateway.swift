@@ -147,12 +147,10 @@ public final class GoTrueAuthGateway: AuthGateway {
         }
     }
 
-    /// Implements `AuthGateway.signUp`.
     public func signUp(email: String, password: String) async throws(AuthError) -> AuthSession {
         try session(from: await send(.POST, "/signup", body: credentials(email, password)))
     }
 
-    /// Implements `AuthGateway.signIn`.
     public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
         let reply = try await send(.POST, "/token?grant_type=password", body: credentials(email, password))
         if reply.status == 400 {
@@ -164,7 +162,6 @@ public final class GoTrueAuthGateway: AuthGateway {
         return try session(from: reply)
     }
 
-    /// Implements `AuthGateway.refresh`.
     public func refresh(refreshToken: String) async throws(AuthError) -> AuthSession {
         let body: Data
         do { body = try JSONEncoder().encode(GoTrueRefreshRequest(refreshToken: refreshToken)) } catch {
@@ -179,7 +176,6 @@ public final class GoTrueAuthGateway: AuthGateway {
         return try session(from: reply)
     }
 
-    /// Implements `AuthGateway.user`.
     public func user(accessToken: String) async throws(AuthError) -> AuthUser {
         let reply = try await send(.GET, "/user", body: nil, token: accessToken, quick: true)
         guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
@@ -189,7 +185,6 @@ public final class GoTrueAuthGateway: AuthGateway {
         return AuthUser(id: user.id, email: user.email)
     }
 
-    /// Implements `AuthGateway.updatePassword`.
     public func updatePassword(accessToken: String, newPassword: String, nonce: String?) async throws(AuthError) {
         var fields = ["password": newPassword]
         if let nonce { fields["nonce"] = nonce }
@@ -201,13 +196,11 @@ public final class GoTrueAuthGateway: AuthGateway {
         guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
     }
 
-    /// Implements `AuthGateway.requestReauthentication`.
     public func requestReauthentication(accessToken: String) async throws(AuthError) {
         let reply = try await send(.GET, "/reauthenticate", body: nil, token: accessToken)
         guard (200..<300).contains(reply.status) else { throw Self.error(from: reply) }
     }
 
-    /// Implements `AuthGateway.signOut`.
     public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {
         let reply = try await send(
             .POST, "/logout?scope=\(scope.rawValue)", body: nil, token: accessToken, quick: true)

@@ -53,7 +53,6 @@ public final class InMemoryAuthServer: AuthGateway {
     /// A server with no accounts, on the clock `now`.
     public init(now: @escaping @Sendable () -> Date = Date.init) { self.now = now }
 
-    /// Implements ``AuthGateway/signUp(email:password:)``.
     public func signUp(email: String, password: String) async throws(AuthError) -> AuthSession {
         let at = now()
         return try state.withLock { s throws(AuthError) in
@@ -69,7 +68,6 @@ public final class InMemoryAuthServer: AuthGateway {
         }
     }
 
-    /// Implements ``AuthGateway/signIn(email:password:)``.
     public func signIn(email: String, password: String) async throws(AuthError) -> AuthSession {
         let at = now()
         return try state.withLock { s throws(AuthError) in
@@ -82,7 +80,6 @@ public final class InMemoryAuthServer: AuthGateway {
         }
     }
 
-    /// Implements ``AuthGateway/refresh(refreshToken:)``.
     public func refresh(refreshToken: String) async throws(AuthError) -> AuthSession {
         let at = now()
         return try state.withLock { s throws(AuthError) in
@@ -107,13 +104,12 @@ public final class InMemoryAuthServer: AuthGateway {
         }
     }
 
-    /// Implements ``AuthGateway/user(accessToken:)``.
     public func user(accessToken: String) async throws(AuthError) -> AuthUser {
         let at = now()
         return try state.withLock { s throws(AuthError) in try Self.account(accessToken, in: s, at: at).user }
     }
 
-    /// Implements ``AuthGateway/signOut(accessToken:scope:)``: signing out twice is fine.
+    /// Signing out twice is fine.
     public func signOut(accessToken: String, scope: SignOutScope) async throws(AuthError) {
         state.withLock { s in
             guard let token = s.accessTokens[accessToken], let session = s.sessions[token.session] else { return }
@@ -129,7 +125,7 @@ public final class InMemoryAuthServer: AuthGateway {
         }
     }
 
-    /// Implements ``AuthGateway/updatePassword(accessToken:newPassword:nonce:)``: the user's
+    /// The user's
     /// other sessions end.
     public func updatePassword(accessToken: String, newPassword: String, nonce: String?) async throws(AuthError) {
         let at = now()
@@ -145,7 +141,7 @@ public final class InMemoryAuthServer: AuthGateway {
         }
     }
 
-    /// Implements ``AuthGateway/requestReauthentication(accessToken:)``: accepted (no mail here).
+    /// Accepted (no mail here).
     public func requestReauthentication(accessToken: String) async throws(AuthError) {
         let at = now()
         _ = try state.withLock { s throws(AuthError) in try Self.account(accessToken, in: s, at: at) }

@@ -69,7 +69,6 @@ public actor GeofenceManager: GeofenceService {
         self.localWriteHappened = localWriteHappened
     }
 
-    /// Implements ``GeofenceService/start()``.
     public func start() async {
         guard !started else { return }
         started = true
@@ -84,7 +83,6 @@ public actor GeofenceManager: GeofenceService {
         await reconcile(.launch)
     }
 
-    /// Implements ``GeofenceService/stop()``.
     public func stop() async {
         listener?.cancel()
         listener = nil
@@ -114,7 +112,6 @@ public actor GeofenceManager: GeofenceService {
         }
     }
 
-    /// Implements ``GeofenceService/deliver(_:)``.
     public func deliver(_ crossing: RegionCrossing) async throws -> CrossingOutcome {
         let outcome = try await ledger.record(crossing)
         handled.append(HandledCrossing(crossing: crossing, outcome: outcome.kind, handledAt: now()))
@@ -180,18 +177,15 @@ public actor GeofenceManager: GeofenceService {
         waiters = still
     }
 
-    /// Implements ``GeofenceService/waitUntilProcessed(_:)``.
     public func waitUntilProcessed(_ sequence: UInt64) async {
         guard sequence > processed, listener != nil else { return }
         await withCheckedContinuation { waiters.append((sequence, $0)) }
     }
 
-    /// Implements ``GeofenceService/handledThisRun()``.
     public func handledThisRun() -> [HandledCrossing] { handled }
 
     // MARK: Reconcile
 
-    /// Implements ``GeofenceService/reconcile(_:)``.
     @discardableResult
     public func reconcile(_ reason: ReconcileReason) async -> ReconcileReport {
         var report = ReconcileReport(
@@ -270,7 +264,6 @@ public actor GeofenceManager: GeofenceService {
         return hasher.finalize()
     }
 
-    /// Implements ``GeofenceService/geofencesMayHaveChanged()``.
     public func geofencesMayHaveChanged() async {
         guard let geofences = try? await saved.geofences(),
             Self.fingerprint(geofences) != planned.map({ Self.fingerprint($0.geofences) })
@@ -280,7 +273,7 @@ public actor GeofenceManager: GeofenceService {
 
     // MARK: Authorization
 
-    /// Implements ``GeofenceService/requestAuthorization()``: "while in use" first, then the
+    /// "while in use" first, then the
     /// upgrade to "always", as the platform requires.
     public func requestAuthorization() async -> LocationAuthorization {
         var status = await monitor.authorization()
@@ -292,7 +285,6 @@ public actor GeofenceManager: GeofenceService {
 
     // MARK: Health
 
-    /// Implements ``GeofenceService/health()``.
     public func health() async -> GeofenceHealth {
         let ns = planner.namespace
         let authorization = await monitor.authorization()

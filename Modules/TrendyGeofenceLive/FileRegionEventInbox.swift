@@ -20,7 +20,6 @@ public struct FileRegionEventInbox: RegionEventInbox {
 
     static let limit = 64 * 1024
 
-    /// Implements ``RegionEventInbox/append(_:)``.
     public func append(_ crossing: RegionCrossing) throws {
         let data = try TrendyJSON.encoder().encode(crossing)
         let millis = max(0, Int64((crossing.occurredAt.timeIntervalSince1970 * 1000).rounded()))
@@ -50,7 +49,7 @@ public struct FileRegionEventInbox: RegionEventInbox {
         }
     }
 
-    /// Implements ``RegionEventInbox/pending()``: an unreadable entry is renamed `*.corrupt`
+    /// An unreadable entry is renamed `*.corrupt`
     /// (kept for a bug report) and skipped.
     public func pending() throws -> [RegionCrossing] {
         var out: [(RegionCrossing, String)] = []
@@ -69,7 +68,6 @@ public struct FileRegionEventInbox: RegionEventInbox {
         return out.sorted { ($0.0.occurredAt, $0.1) < ($1.0.occurredAt, $1.1) }.map(\.0)
     }
 
-    /// Implements ``RegionEventInbox/remove(id:)``.
     public func remove(id: String) throws {
         let suffix = "-\(Self.safe(id)).json"
         for file in try files() where file.lastPathComponent.hasSuffix(suffix) {

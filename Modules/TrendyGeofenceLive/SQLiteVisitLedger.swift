@@ -37,7 +37,6 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
             lastKind: row["last_kind"]?.text.flatMap(CrossingKind.init(rawValue:)))
     }
 
-    /// Implements ``GeofenceVisitLedger/states()``.
     public func states() async throws -> [UUIDv7: RegionVisitState] {
         try await local.read { tx in
             var out: [UUIDv7: RegionVisitState] = [:]
@@ -48,7 +47,6 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
         }
     }
 
-    /// Implements ``GeofenceVisitLedger/state(of:)``.
     public func state(of geofence: UUIDv7) async throws -> RegionVisitState? {
         try await local.read { tx in
             try tx.rows("SELECT * FROM geofence_visit_states WHERE geofence_id = ?", [.text(geofence.description)])
@@ -56,7 +54,6 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
         }
     }
 
-    /// Implements ``GeofenceVisitLedger/lastCrossings()``.
     public func lastCrossings() async throws -> [UUIDv7: HandledCrossing] {
         try await local.read { tx in
             var out: [UUIDv7: HandledCrossing] = [:]
@@ -78,7 +75,6 @@ public final class SQLiteVisitLedger: GeofenceVisitLedger {
         }
     }
 
-    /// Implements ``GeofenceVisitLedger/record(_:)``.
     public func record(_ crossing: RegionCrossing) async throws -> CrossingOutcome {
         let at = now()
         let body = String(decoding: try TrendyJSON.encoder().encode(crossing), as: UTF8.self)

@@ -9,6 +9,5 @@ public struct SavedGeofences: GeofenceSource {
     /// Reads `store`.
     public init(_ store: any LocalStore) { self.store = store }
 
-    /// Implements ``GeofenceSource/geofences()``.
     public func geofences() async throws -> [Geofence] { try await store.geofences().map(\.value) }
 }

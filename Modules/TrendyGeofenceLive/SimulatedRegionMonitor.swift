@@ -56,7 +56,6 @@ public actor SimulatedRegionMonitor: RegionMonitor {
         var inside: Bool?
     }
 
-    /// Implements ``RegionMonitor/capacity``.
     public nonisolated let capacity: Int
     let file: URL?
     let logger: Logger
@@ -132,10 +131,8 @@ public actor SimulatedRegionMonitor: RegionMonitor {
 
     // MARK: RegionMonitor
 
-    /// Implements ``RegionMonitor/monitoredRegions()``.
     public func monitoredRegions() -> [MonitoredRegion] { tracked.map(\.region) }
 
-    /// Implements ``RegionMonitor/startMonitoring(_:)``.
     public func startMonitoring(_ region: MonitoredRegion) throws {
         let inside = locationVector.map { UnitVector(region.center).distance(to: $0) <= region.radius }
         let entry = Tracked(region: region, vector: UnitVector(region.center), inside: inside)
@@ -148,14 +145,12 @@ public actor SimulatedRegionMonitor: RegionMonitor {
         dirty = true
     }
 
-    /// Implements ``RegionMonitor/stopMonitoring(identifier:)``.
     public func stopMonitoring(identifier: String) {
         let before = tracked.count
         tracked.removeAll { $0.region.identifier == identifier }
         if tracked.count != before { dirty = true }
     }
 
-    /// Implements ``RegionMonitor/requestState(identifier:)``.
     public func requestState(identifier: String) {
         guard let i = tracked.firstIndex(where: { $0.region.identifier == identifier }) else { return }
         var state = RegionState.unknown
@@ -169,25 +164,23 @@ public actor SimulatedRegionMonitor: RegionMonitor {
         emit(.determined(identifier: identifier, state: state), at: locationAt ?? now())
     }
 
-    /// Implements ``RegionMonitor/events()``: one stream for the monitor's lifetime.
+    /// One stream for the monitor's lifetime.
     public nonisolated func events() -> AsyncStream<RegionMonitorEvent> { stream }
 
-    /// Implements ``RegionMonitor/authorization()``.
     public func authorization() -> LocationAuthorization { authorizationStatus }
 
-    /// Implements ``RegionMonitor/requestWhenInUseAuthorization()``: the simulated person allows.
+    /// The simulated person allows.
     public func requestWhenInUseAuthorization() -> LocationAuthorization {
         if authorizationStatus == .notDetermined { setAuthorization(.whenInUse) }
         return authorizationStatus
     }
 
-    /// Implements ``RegionMonitor/requestAlwaysAuthorization()``: the simulated person upgrades.
+    /// The simulated person upgrades.
     public func requestAlwaysAuthorization() -> LocationAuthorization {
         if authorizationStatus == .whenInUse { setAuthorization(.always) }
         return authorizationStatus
     }
 
-    /// Implements ``RegionMonitor/lastKnownLocation()``.
     public func lastKnownLocation() -> Coordinate? { location }
 
     // MARK: Simulation

@@ -10,7 +10,7 @@ public final class InMemoryRegionEventInbox: RegionEventInbox {
     /// An empty inbox.
     public init() {}
 
-    /// Implements ``RegionEventInbox/append(_:)``: a crossing with an id already held replaces it.
+    /// A crossing with an id already held replaces it.
     public func append(_ crossing: RegionCrossing) throws {
         crossings.withLock { all in
             all.removeAll { $0.id == crossing.id }
@@ -18,7 +18,7 @@ public final class InMemoryRegionEventInbox: RegionEventInbox {
         }
     }
 
-    /// Implements ``RegionEventInbox/pending()``: oldest first (ties in arrival order).
+    /// Oldest first (ties in arrival order).
     public func pending() throws -> [RegionCrossing] {
         crossings.withLock { all in
             all.enumerated().sorted { ($0.element.occurredAt, $0.offset) < ($1.element.occurredAt, $1.offset) }
@@ -26,6 +26,6 @@ public final class InMemoryRegionEventInbox: RegionEventInbox {
         }
     }
 
-    /// Implements ``RegionEventInbox/remove(id:)``: unknown ids are ignored.
+    /// Unknown ids are ignored.
     public func remove(id: String) throws { crossings.withLock { $0.removeAll { $0.id == id } } }
 }

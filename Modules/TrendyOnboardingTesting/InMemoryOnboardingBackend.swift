@@ -112,13 +112,11 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         return initial
     }
 
-    /// Implements ``OnboardingRemote/onboardingStatus()``.
     public func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus {
         let at = now()
         return try await call("onboardingStatus") { Self.current(&$0, at) }
     }
 
-    /// Implements ``OnboardingRemote/updateOnboarding(_:idempotencyKey:)``.
     public func updateOnboarding(_ body: OnboardingUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> OnboardingStatus
     {
@@ -143,7 +141,6 @@ public final class InMemoryOnboardingBackend: OnboardingRemote {
         return try answer.get()
     }
 
-    /// Implements ``OnboardingRemote/resetOnboarding()``.
     public func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus {
         let at = now()
         return try await call("resetOnboarding") { s in

@@ -60,7 +60,6 @@ public struct HealthCheckProbe: ReachabilityProbe {
         self.server = server
     }
 
-    /// Implements ``ReachabilityProbe/check()``.
     public func check() async -> Reachability {
         let api = self.api
         let budget = self.budget

@@ -128,7 +128,6 @@ public actor OutboxSyncEngine: SyncEngine {
     /// The last passes, newest first.
     public func history() async throws -> [SyncRun] { try await store.history() }
 
-    /// Implements ``SyncEngine/skipToLatest()``.
     /// Never joins a running pass (that one pulls): waits for it, then runs its own.
     public func skipToLatest() async -> SyncRun {
         while let running { _ = await running.value }

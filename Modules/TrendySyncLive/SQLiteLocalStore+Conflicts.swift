@@ -56,7 +56,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements `LocalStore.conflicts(includeClosed:)`.
     public func conflicts(includeClosed: Bool) async throws -> [StoredConflict] {
         try await db.read { db in
             try Row.fetchAll(
@@ -73,7 +72,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements `LocalStore.openConflictCount()`.
     public func openConflictCount() async throws -> Int {
         try await db.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_conflicts WHERE state = 'open'") ?? 0
@@ -86,7 +84,6 @@ extension SQLiteLocalStore {
         return try decode(SyncConflict.self, body)
     }
 
-    /// Implements `LocalStore.dismissConflict(id:)`.
     public func dismissConflict(id: String) async throws {
         try await db.write { db in
             _ = try Self.storedConflict(db, id)
@@ -94,7 +91,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements `LocalStore.restoreConflict(id:newId:eventType:)`.
     public func restoreConflict(id: String, newId: UUIDv7, eventType: UUIDv7?) async throws -> String {
         let at = now()
         return try await db.write { db in
@@ -191,7 +187,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements `LocalStore.explain(entityId:)`.
     public func explain(entityId: String) async throws -> SyncExplanation {
         let at = now()
         return try await db.read { db in

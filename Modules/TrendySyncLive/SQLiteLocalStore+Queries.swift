@@ -6,7 +6,6 @@ import TrendySync
 /// What the app's screens ask the store: pages, positions and counts, each from an index, so a
 /// screen never loads events it does not show.
 extension SQLiteLocalStore {
-    /// Implements ``LocalStore/eventPage(offset:limit:typeId:)``.
     public func eventPage(offset: Int, limit: Int, typeId: UUIDv7?) async throws -> [LocalRecord<Event>] {
         try await db.read { db in
             let order = "ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?"
@@ -23,7 +22,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements ``LocalStore/eventPosition(id:typeId:)``.
     public func eventPosition(id: UUIDv7, typeId: UUIDv7?) async throws -> Int? {
         try await db.read { db in
             guard
@@ -43,7 +41,6 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Implements ``LocalStore/eventCountsByType(from:to:)``.
     public func eventCountsByType(from: Date, to: Date) async throws -> [UUIDv7: Int] {
         try await db.read { db in
             var counts: [UUIDv7: Int] = [:]

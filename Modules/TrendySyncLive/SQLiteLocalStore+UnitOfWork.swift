@@ -50,12 +50,10 @@ struct SQLiteLocalTransaction: LocalTransaction {
 }
 
 extension SQLiteLocalStore: LocalUnitOfWork {
-    /// Implements ``LocalUnitOfWork/write(_:)``.
     public func write<T: Sendable>(_ body: @Sendable (any LocalTransaction) throws -> T) async throws -> T {
         try await db.write { db in try body(SQLiteLocalTransaction(db: db)) }
     }
 
-    /// Implements ``LocalUnitOfWork/read(_:)``.
     public func read<T: Sendable>(_ body: @Sendable (any LocalTransaction) throws -> T) async throws -> T {
         try await db.read { db in try body(SQLiteLocalTransaction(db: db)) }
     }

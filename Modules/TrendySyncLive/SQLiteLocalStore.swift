@@ -43,14 +43,12 @@ public final class SQLiteLocalStore: LocalStore {
             syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
     }
 
-    /// Implements `LocalStore.eventTypes`.
     public func eventTypes() async throws -> [LocalRecord<EventType>] {
         try await db.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM local_event_types ORDER BY name").compactMap(Self.eventType)
         }
     }
 
-    /// Implements `LocalStore.eventType(id:)`.
     public func eventType(id: UUIDv7) async throws -> LocalRecord<EventType>? {
         try await db.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [id.description])
@@ -58,7 +56,6 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.eventType(named:)`.
     public func eventType(named name: String) async throws -> LocalRecord<EventType>? {
         try await db.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE name = ?", arguments: [name])
@@ -66,13 +63,11 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.createEventType`.
     public func createEventType(_ type: EventType) async throws {
         let (_, created) = try await findOrCreateEventType(type)
         guard created else { throw LocalStoreError.conflict("an event type named \"\(type.name)\" already exists") }
     }
 
-    /// Implements `LocalStore.findOrCreateEventType`.
     public func findOrCreateEventType(_ type: EventType) async throws -> (type: EventType, created: Bool) {
         try validate { () throws(ValidationError) in try type.validate() }
         let at = now()
@@ -91,7 +86,6 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.updateEventType`.
     public func updateEventType(_ type: EventType) async throws {
         try validate { () throws(ValidationError) in try type.validate() }
         let at = now()
@@ -120,7 +114,7 @@ public final class SQLiteLocalStore: LocalStore {
             db, .eventType, type.id.description, .update, payload: patch, whole: try Self.encode(type), now: now)
     }
 
-    /// Implements `LocalStore.deleteEventType`: its events go too (the server does the same).
+    /// Its events go too (the server does the same).
     public func deleteEventType(id: UUIDv7) async throws {
         let at = now()
         try await db.write { db in
@@ -164,7 +158,7 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.events`: an index range scan, whatever the outbox holds.
+    /// An index range scan, whatever the outbox holds.
     public func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>] {
         try await db.read { db in
             let rows: [Row]
@@ -185,7 +179,6 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.event(id:)`.
     public func event(id: UUIDv7) async throws -> LocalRecord<Event>? {
         try await db.read { db in
             try Row.fetchOne(
@@ -203,7 +196,6 @@ public final class SQLiteLocalStore: LocalStore {
         else { throw LocalStoreError.notFound("event type \(event.eventTypeId)") }
     }
 
-    /// Implements `LocalStore.createEvent`.
     public func createEvent(_ event: Event) async throws {
         try validate { () throws(ValidationError) in try event.validate() }
         let at = now()
@@ -229,7 +221,7 @@ public final class SQLiteLocalStore: LocalStore {
         try Outbox.enqueue(db, .event, event.id.description, .create, payload: body, now: now)
     }
 
-    /// Implements `LocalStore.insertEvents`: one transaction per chunk of 1,000.
+    /// One transaction per chunk of 1,000.
     public func insertEvents(_ events: [Event]) async throws -> InsertSummary {
         var summary = InsertSummary(inserted: 0, duplicates: 0)
         for start in stride(from: 0, to: events.count, by: 1_000) {
@@ -267,14 +259,12 @@ public final class SQLiteLocalStore: LocalStore {
         return summary
     }
 
-    /// Implements `LocalStore.updateEvent`.
     public func updateEvent(_ event: Event) async throws {
         try validate { () throws(ValidationError) in try event.validate() }
         let at = now()
         try await db.write { db in try Self.replaceEvent(db, event, now: at) }
     }
 
-    /// Implements `LocalStore.deleteEvent`.
     public func deleteEvent(id: UUIDv7) async throws {
         let at = now()
         try await db.write { db in
@@ -287,7 +277,6 @@ public final class SQLiteLocalStore: LocalStore {
 
     // MARK: Geofences
 
-    /// Implements `LocalStore.geofences`.
     public func geofences() async throws -> [LocalRecord<Geofence>] {
         try await db.read { db in
             try Row.fetchAll(db, sql: "SELECT body, sync_status FROM local_geofences ORDER BY id").map { row in
@@ -298,7 +287,6 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.createGeofence`.
     public func createGeofence(_ geofence: Geofence) async throws {
         try validate { () throws(ValidationError) in try geofence.validate() }
         let at = now()
@@ -311,7 +299,6 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.updateGeofence`.
     public func updateGeofence(_ geofence: Geofence) async throws {
         try validate { () throws(ValidationError) in try geofence.validate() }
         let at = now()
@@ -330,7 +317,6 @@ public final class SQLiteLocalStore: LocalStore {
         try Outbox.enqueue(db, .geofence, geofence.id.description, .update, payload: patch, whole: body, now: now)
     }
 
-    /// Implements `LocalStore.deleteGeofence`.
     public func deleteGeofence(id: UUIDv7) async throws {
         let at = now()
         try await db.write { db in
@@ -343,7 +329,6 @@ public final class SQLiteLocalStore: LocalStore {
 
     // MARK: Outbox summary
 
-    /// Implements `LocalStore.eventCount(since:)`.
     public func eventCount(since: Date) async throws -> Int {
         try await db.read { db in
             try Int.fetchOne(
@@ -353,12 +338,10 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.outboxCounts`.
     public func outboxCounts() async throws -> (pending: Int, failed: Int) {
         try await db.read { db in try Outbox.counts(db) }
     }
 
-    /// Implements `LocalStore.failedChanges`.
     public func failedChanges() async throws -> [FailedChange] {
         try await db.read { db in
             try Row.fetchAll(
@@ -375,7 +358,7 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
-    /// Implements `LocalStore.retryFailed`. Each entry keeps its idempotency key: a change that
+    /// Each entry keeps its idempotency key: a change that
     /// ran out of retries may have been applied with its answers lost, and resending it under
     /// the same key makes the server replay that answer instead of applying the old body again
     /// over what other devices did since.

@@ -23,7 +23,6 @@ public final class ScriptedSyncEngine: SyncEngine {
         state = Mutex(State(status: status, history: history, runs: runs))
     }
 
-    /// Implements ``SyncEngine/status``.
     public var status: SyncStatus { state.withLock { $0.status } }
 
     /// How many passes ran (``sync(full:)`` and ``skipToLatest()``).
@@ -41,7 +40,6 @@ public final class ScriptedSyncEngine: SyncEngine {
         for observer in observers.values { observer.yield(status) }
     }
 
-    /// Implements ``SyncEngine/statusUpdates()``.
     public func statusUpdates() -> AsyncStream<SyncStatus> {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncStatus.self)
         let id = UUID()
@@ -56,19 +54,18 @@ public final class ScriptedSyncEngine: SyncEngine {
         return stream
     }
 
-    /// Implements ``SyncEngine/refreshCounts()``: nothing to load.
+    /// Nothing to load.
     public func refreshCounts() async {}
 
-    /// Implements ``SyncEngine/sync(full:)``: the next scripted run, recorded in the history.
+    /// The next scripted run, recorded in the history.
     public func sync(full: Bool) async -> SyncRun { pass() }
 
-    /// Implements ``SyncEngine/skipToLatest()``: the next scripted run.
+    /// The next scripted run.
     public func skipToLatest() async -> SyncRun { pass() }
 
-    /// Implements ``SyncEngine/localWriteHappened()``: counted.
+    /// Counted.
     public func localWriteHappened() async { state.withLock { $0.localWrites += 1 } }
 
-    /// Implements ``SyncEngine/history()``.
     public func history() async throws -> [SyncRun] { state.withLock { $0.history } }
 
     func pass() -> SyncRun {
@@ -88,12 +85,10 @@ public final class ScriptedSyncEngine: SyncEngine {
 public struct FixedReachability: ReachabilityProbe {
     /// The answer.
     public var answer: Reachability
-    /// Implements ``ReachabilityProbe/budget``.
     public var budget: Duration { .seconds(2) }
 
     /// A probe answering `answer`.
     public init(_ answer: Reachability) { self.answer = answer }
 
-    /// Implements ``ReachabilityProbe/check()``.
     public func check() async -> Reachability { answer }
 }

@@ -24,7 +24,6 @@ extension PostgresServerStore {
             userMetadata: (try? StoreRules.decode([String: JSONValue].self, metadata)) ?? [:])
     }
 
-    /// Implements `ServerStore.createUser`.
     public func createUser(
         id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
     ) async throws -> StoredUser {
@@ -45,7 +44,6 @@ extension PostgresServerStore {
             userMetadata: userMetadata)
     }
 
-    /// Implements `ServerStore.updateUserMetadata`.
     public func updateUserMetadata(userId: String, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
         async throws -> StoredUser?
     {
@@ -59,7 +57,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.sessionStart`.
     public func sessionStart(_ sessionId: String) async throws -> Date? {
         try await database.read { s in
             try await s.value("SELECT created_at FROM sessions WHERE id = \(sessionId)", as: Double.self)
@@ -67,7 +64,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.startReauthentication`.
     public func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
         async throws -> ReauthenticationStart
     {
@@ -89,7 +85,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.cancelReauthentication`.
     public func cancelReauthentication(userId: String) async throws {
         try await database.read { s in
             try await s.run(
@@ -99,7 +94,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.consumeReauthentication`.
     public func consumeReauthentication(
         userId: String, codeHash: String, now: Date, lifetime: TimeInterval, maximumFailures: Int
     ) async throws -> Bool {
@@ -125,7 +119,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.updatePassword`.
     public func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser? {
         try await database.read { s in
             try await s.run(
@@ -137,26 +130,22 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.user`.
     public func user(email: String) async throws -> StoredUser? {
         try await database.read { s in
             try await Self.user(s, "WHERE lower(email) = lower(\(email)::text COLLATE \"C\")")
         }
     }
 
-    /// Implements `ServerStore.user`.
     public func user(id: String) async throws -> StoredUser? {
         try await database.read { s in try await Self.user(s, "WHERE id = \(id)") }
     }
 
-    /// Implements `ServerStore.recordSignIn`.
     public func recordSignIn(userId: String, now: Date) async throws {
         try await database.read { s in
             try await s.run("UPDATE users SET last_sign_in_at = \(now.timeIntervalSince1970) WHERE id = \(userId)")
         }
     }
 
-    /// Implements `ServerStore.createSession`.
     public func createSession(userId: String, refreshToken: String, now: Date) async throws -> String {
         let sessionId = UUID().uuidString.lowercased()
         let seconds = now.timeIntervalSince1970
@@ -171,7 +160,7 @@ extension PostgresServerStore {
         return sessionId
     }
 
-    /// Implements `ServerStore.rotateRefreshToken`. The token's row is locked: the same token
+    /// The token's row is locked: the same token
     /// presented to two instances at once is rotated by one; the other waits, then finds it
     /// rotated moments ago and answers the session's current token (the reuse window).
     public func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date)
@@ -218,7 +207,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.isSessionActive`.
     public func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool {
         try await database.read { s in
             try await s.run(
@@ -226,7 +214,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.revokeSessions`.
     public func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws {
         let seconds = now.timeIntervalSince1970
         try await database.transaction(feedOf: nil) { s in

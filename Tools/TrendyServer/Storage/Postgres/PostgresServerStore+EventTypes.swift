@@ -31,7 +31,6 @@ extension PostgresServerStore {
             """) > 0
     }
 
-    /// Implements `ServerStore.listEventTypes`.
     public func listEventTypes(userId: String) async throws -> [Timestamped<EventType>] {
         try await database.read { s in
             try await Self.eventTypes(
@@ -39,7 +38,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.createEventType`.
     public func createEventType(userId: String, _ type: EventType, now: Date) async throws -> (
         Timestamped<EventType>, Bool
     ) {
@@ -55,12 +53,10 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.eventType`.
     public func eventType(userId: String, id: String) async throws -> Timestamped<EventType>? {
         try await database.read { s in try await Self.fetchEventType(s, userId: userId, id: id) }
     }
 
-    /// Implements `ServerStore.updateEventType`.
     public func updateEventType(
         userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
     ) async throws -> Timestamped<EventType> {
@@ -81,7 +77,6 @@ extension PostgresServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteEventType`.
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await database.transaction(feedOf: userId) { s in
             let type = try await Self.editFacts(

@@ -9,7 +9,6 @@ extension PostgresServerStore {
             .map { try StoreRules.decode(Timestamped<Event>.self, $0) }
     }
 
-    /// Implements `ServerStore.listEvents`.
     public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {
         try await database.read { s in
             let rows: [(Int64, String, String)]
@@ -35,7 +34,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.event`.
     public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
         try await database.read { s in try await Self.fetchEvent(s, userId: userId, id: id) }
     }
@@ -112,7 +110,7 @@ extension PostgresServerStore {
         return facts
     }
 
-    /// Implements `ServerStore.createEvents`: a handful of statements whatever the batch's size.
+    /// A handful of statements whatever the batch's size.
     public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
         guard !events.isEmpty else { return [] }
         return try await database.transaction(feedOf: userId) { s in
@@ -169,7 +167,6 @@ extension PostgresServerStore {
         return answers
     }
 
-    /// Implements `ServerStore.updateEvent`.
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
     {
@@ -187,7 +184,6 @@ extension PostgresServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteEvent`.
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await database.transaction(feedOf: userId) { s in
             let facts = try await Self.editFacts(

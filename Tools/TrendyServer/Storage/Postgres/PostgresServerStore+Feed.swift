@@ -27,7 +27,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.onboarding`.
     public func onboarding(userId: String, now: Date) async throws -> OnboardingStatus {
         try await database.transaction(feedOf: userId) { s in
             if let stored = try await Self.fetchOnboarding(s, userId: userId) { return stored }
@@ -38,7 +37,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.updateOnboarding`.
     public func updateOnboarding(userId: String, _ update: OnboardingUpdate, now: Date) async throws
         -> OnboardingStatus
     {
@@ -50,7 +48,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.resetOnboarding`.
     public func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus {
         try await database.transaction(feedOf: userId) { s in
             var initial = OnboardingStatus.initial
@@ -62,7 +59,7 @@ extension PostgresServerStore {
 
     // MARK: Change feed
 
-    /// Implements `ServerStore.changesPage`: the body is written from the rows' bytes (entity
+    /// The body is written from the rows' bytes (entity
     /// JSON is stored ready to send), as the SQLite store does.
     public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
         let rows = try await database.read { s in
@@ -106,14 +103,13 @@ extension PostgresServerStore {
             body: out, count: page.count, newestChangeAt: page.last.map { Date(timeIntervalSince1970: $0.4) })
     }
 
-    /// Implements `ServerStore.latestCursor`.
     public func latestCursor(userId: String) async throws -> Int64 {
         try await database.read { s in
             try await s.value("SELECT COALESCE(MAX(seq), 0) FROM change_log WHERE user_id = \(userId)", as: Int64.self)
         } ?? 0
     }
 
-    /// Implements `ServerStore.syncSummary`: the counts and the newest change from one snapshot.
+    /// The counts and the newest change from one snapshot.
     public func syncSummary(userId: String) async throws -> SyncSummary {
         try await database.read { s in
             guard

@@ -11,7 +11,6 @@ extension PostgresServerStore {
             .map { try StoreRules.decode(Timestamped<Geofence>.self, $0) }
     }
 
-    /// Implements `ServerStore.listGeofences`.
     public func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>] {
         try await database.read { s in
             let bodies: [String]
@@ -27,7 +26,6 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.createGeofence`.
     public func createGeofence(userId: String, _ geofence: Geofence, now: Date) async throws -> (
         Timestamped<Geofence>, Bool
     ) {
@@ -43,12 +41,10 @@ extension PostgresServerStore {
         }
     }
 
-    /// Implements `ServerStore.geofence`.
     public func geofence(userId: String, id: String) async throws -> Timestamped<Geofence>? {
         try await database.read { s in try await Self.fetchGeofence(s, userId: userId, id: id) }
     }
 
-    /// Implements `ServerStore.updateGeofence`.
     public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Geofence>
     {
@@ -66,7 +62,6 @@ extension PostgresServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteGeofence`.
     public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await database.transaction(feedOf: userId) { s in
             let facts = try await Self.editFacts(

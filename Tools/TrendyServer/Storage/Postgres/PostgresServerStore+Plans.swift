@@ -231,7 +231,6 @@ extension PostgresServerStore {
         return Set(ids).subtracting(inserted)
     }
 
-    /// Implements `ServerStore.conflicts`.
     public func conflicts(userId: String) async throws -> [String] {
         try await database.read { s in
             try await s.column(

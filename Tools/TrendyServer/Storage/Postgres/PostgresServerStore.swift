@@ -28,13 +28,10 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.close`.
     public func close() async { await database.close() }
 
-    /// Implements `ServerStore.isReady`.
     public func isReady() async -> Bool { await database.ping() }
 
-    /// Implements `ServerStore.poolUsage`.
     public var poolUsage: (inUse: Int, capacity: Int)? { (database.leased, database.maximumConnections) }
 
     /// Appends a change to the user's feed and answers its cursor: one more than the user's last.
@@ -57,14 +54,12 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Settings
 
-    /// Implements `ServerStore.setting`.
     public func setting(_ key: String) async throws -> String? {
         try await database.read { s in
             try await s.value("SELECT value FROM server_settings WHERE key = \(key)", as: String.self)
         }
     }
 
-    /// Implements `ServerStore.initialSetting`.
     public func initialSetting(_ key: String, value: String) async throws -> String {
         try await database.read { s in
             try await s.run("INSERT INTO server_settings (key, value) VALUES (\(key), \(value)) ON CONFLICT DO NOTHING")
@@ -74,7 +69,7 @@ public final class PostgresServerStore: ServerStore {
 
     // MARK: Idempotency
 
-    /// Implements `ServerStore.claimIdempotencyKey`: the key's row is the claim, so the same key
+    /// The key's row is the claim, so the same key
     /// sent to two instances at once runs once (the unique key lets one insert in; the other waits).
     public func claimIdempotencyKey(
         userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
@@ -105,7 +100,6 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.releaseIdempotencyKey`.
     public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String, token: String)
         async throws
     {
@@ -119,7 +113,6 @@ public final class PostgresServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.storeIdempotentResponse`.
     public func storeIdempotentResponse(
         userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws {

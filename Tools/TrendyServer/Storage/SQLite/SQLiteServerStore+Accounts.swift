@@ -5,7 +5,6 @@ import TrendyModels
 
 /// Accounts, sessions and refresh tokens (the ``AccountStore`` role).
 extension SQLiteServerStore {
-    /// Implements `ServerStore.createUser`.
     public func createUser(
         id: String, email: String, passwordHash: String, userMetadata: [String: JSONValue], now: Date
     ) async throws -> StoredUser {
@@ -26,7 +25,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.updateUserMetadata`.
     public func updateUserMetadata(userId: String, _ data: [String: JSONValue], maximumBytes: Int, now: Date)
         async throws -> StoredUser?
     {
@@ -43,7 +41,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.sessionStart`.
     public func sessionStart(_ sessionId: String) async throws -> Date? {
         try await db.read { db in
             try Double.fetchOne(db, sql: "SELECT created_at FROM sessions WHERE id = ?", arguments: [sessionId])
@@ -51,7 +48,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.startReauthentication`.
     public func startReauthentication(userId: String, codeHash: String, now: Date, minimumInterval: TimeInterval)
         async throws -> ReauthenticationStart
     {
@@ -71,7 +67,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.cancelReauthentication`.
     public func cancelReauthentication(userId: String) async throws {
         try await db.write { db in
             try db.execute(
@@ -80,7 +75,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.consumeReauthentication`.
     public func consumeReauthentication(
         userId: String, codeHash: String, now: Date, lifetime: TimeInterval, maximumFailures: Int
     ) async throws -> Bool {
@@ -107,7 +101,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.updatePassword`.
     public func updatePassword(userId: String, passwordHash: String, now: Date) async throws -> StoredUser? {
         try await db.write { db in
             try db.execute(
@@ -129,21 +122,18 @@ extension SQLiteServerStore {
         )
     }
 
-    /// Implements `ServerStore.user`.
     public func user(email: String) async throws -> StoredUser? {
         try await db.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM users WHERE email = ?", arguments: [email]).map(Self.user(from:))
         }
     }
 
-    /// Implements `ServerStore.user`.
     public func user(id: String) async throws -> StoredUser? {
         try await db.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM users WHERE id = ?", arguments: [id]).map(Self.user(from:))
         }
     }
 
-    /// Implements `ServerStore.recordSignIn`.
     public func recordSignIn(userId: String, now: Date) async throws {
         try await db.write { db in
             try db.execute(
@@ -152,7 +142,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.createSession`.
     public func createSession(userId: String, refreshToken: String, now: Date) async throws -> String {
         let sessionId = UUID().uuidString.lowercased()
         try await db.write { db in
@@ -166,7 +155,6 @@ extension SQLiteServerStore {
         return sessionId
     }
 
-    /// Implements `ServerStore.rotateRefreshToken`.
     public func rotateRefreshToken(_ token: String, newToken: String, reuseInterval: TimeInterval, now: Date)
         async throws -> RefreshOutcome
     {
@@ -213,7 +201,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.isSessionActive`.
     public func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool {
         try await db.read { db in
             try Bool.fetchOne(
@@ -222,7 +209,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.revokeSessions`.
     public func revokeSessions(userId: String, scope: LogoutScope, currentSession: String, now: Date) async throws {
         try await db.write { db in
             let condition: String

@@ -24,7 +24,6 @@ extension SQLiteServerStore {
             arguments: [userId, name, id]) ?? false
     }
 
-    /// Implements `ServerStore.listEventTypes`.
     public func listEventTypes(userId: String) async throws -> [Timestamped<EventType>] {
         try await db.read { db in
             try Row.fetchAll(
@@ -33,7 +32,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.createEventType`.
     public func createEventType(userId: String, _ type: EventType, now: Date) async throws -> (
         Timestamped<EventType>, Bool
     ) {
@@ -49,12 +47,10 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.eventType`.
     public func eventType(userId: String, id: String) async throws -> Timestamped<EventType>? {
         try await db.read { db in try Self.fetchEventType(db, userId: userId, id: id) }
     }
 
-    /// Implements `ServerStore.updateEventType`.
     public func updateEventType(
         userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
     ) async throws -> Timestamped<EventType> {
@@ -74,7 +70,6 @@ extension SQLiteServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteEventType`.
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
             let type = try Self.editFacts(

@@ -12,7 +12,6 @@ extension SQLiteServerStore {
         return try StoreRules.decode(Timestamped<Event>.self, body)
     }
 
-    /// Implements `ServerStore.listEvents`.
     public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {
         try await db.read { db in
             let select = "SELECT timestamp_ms, id, body FROM events WHERE user_id = ?"
@@ -34,7 +33,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.event`.
     public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
         try await db.read { db in try Self.fetchEvent(db, userId: userId, id: id) }
     }
@@ -85,7 +83,6 @@ extension SQLiteServerStore {
         return facts
     }
 
-    /// Implements `ServerStore.createEvents`.
     public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
         try await db.write { db in
             let plan = try StoreFlows.createEvents(
@@ -123,7 +120,6 @@ extension SQLiteServerStore {
         return answers
     }
 
-    /// Implements `ServerStore.updateEvent`.
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
     {
@@ -141,7 +137,6 @@ extension SQLiteServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteEvent`.
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
             let facts = try Self.editFacts(

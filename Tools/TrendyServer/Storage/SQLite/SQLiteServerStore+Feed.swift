@@ -24,7 +24,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.onboarding`.
     public func onboarding(userId: String, now: Date) async throws -> OnboardingStatus {
         try await db.write { db in
             if let stored = try Self.fetchOnboarding(db, userId: userId) { return stored }
@@ -35,7 +34,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.updateOnboarding`.
     public func updateOnboarding(userId: String, _ update: OnboardingUpdate, now: Date) async throws
         -> OnboardingStatus
     {
@@ -47,7 +45,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.resetOnboarding`.
     public func resetOnboarding(userId: String, now: Date) async throws -> OnboardingStatus {
         try await db.write { db in
             var initial = OnboardingStatus.initial
@@ -64,7 +61,7 @@ extension SQLiteServerStore {
         (1, #","entity_type":"#), (2, #","entity_id":"#), (3, #","operation":"#),
     ]
 
-    /// Implements `ServerStore.changesPage`: the body is written straight from SQLite's buffers
+    /// The body is written straight from SQLite's buffers
     /// (no row objects, no strings per column; entity JSON is stored ready to send).
     public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
         try await db.read { db in
@@ -118,14 +115,12 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.latestCursor`.
     public func latestCursor(userId: String) async throws -> Int64 {
         try await db.read { db in
             try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change_log WHERE user_id = ?", arguments: [userId]) ?? 0
         }
     }
 
-    /// Implements `ServerStore.syncSummary`.
     public func syncSummary(userId: String) async throws -> SyncSummary {
         try await db.read { db in
             let events = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM events WHERE user_id = ?", arguments: [userId])

@@ -12,7 +12,6 @@ extension SQLiteServerStore {
         return try StoreRules.decode(Timestamped<Geofence>.self, body)
     }
 
-    /// Implements `ServerStore.listGeofences`.
     public func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>] {
         try await db.read { db in
             let bodies: [String]
@@ -28,7 +27,6 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.createGeofence`.
     public func createGeofence(userId: String, _ geofence: Geofence, now: Date) async throws -> (
         Timestamped<Geofence>, Bool
     ) {
@@ -44,12 +42,10 @@ extension SQLiteServerStore {
         }
     }
 
-    /// Implements `ServerStore.geofence`.
     public func geofence(userId: String, id: String) async throws -> Timestamped<Geofence>? {
         try await db.read { db in try Self.fetchGeofence(db, userId: userId, id: id) }
     }
 
-    /// Implements `ServerStore.updateGeofence`.
     public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Geofence>
     {
@@ -67,7 +63,6 @@ extension SQLiteServerStore {
         }.get()
     }
 
-    /// Implements `ServerStore.deleteGeofence`.
     public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
         try await db.write { db in
             let facts = try Self.editFacts(

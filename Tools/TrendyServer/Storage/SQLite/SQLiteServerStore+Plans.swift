@@ -213,7 +213,6 @@ extension SQLiteServerStore {
         return rejected
     }
 
-    /// Implements `ServerStore.conflicts`.
     public func conflicts(userId: String) async throws -> [String] {
         try await db.read { db in
             try String.fetchAll(

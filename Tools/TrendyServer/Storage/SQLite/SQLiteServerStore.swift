@@ -40,27 +40,25 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Operations
 
-    /// Implements `ServerStore.isReady`: the file can be read.
+    /// The file can be read.
     public func isReady() async -> Bool {
         (try? await db.read { db in try Int.fetchOne(db, sql: "SELECT 1") }) == 1
     }
 
-    /// Implements `ServerStore.poolUsage`: SQLite has no connection pool to watch.
+    /// SQLite has no connection pool to watch.
     public var poolUsage: (inUse: Int, capacity: Int)? { nil }
 
-    /// Implements `ServerStore.close`: GRDB closes the file when the store is released.
+    /// GRDB closes the file when the store is released.
     public func close() async {}
 
     // MARK: Settings
 
-    /// Implements `ServerStore.setting`.
     public func setting(_ key: String) async throws -> String? {
         try await db.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM server_settings WHERE key = ?", arguments: [key])
         }
     }
 
-    /// Implements `ServerStore.initialSetting`.
     public func initialSetting(_ key: String, value: String) async throws -> String {
         try await db.write { db in
             try db.execute(
@@ -72,7 +70,7 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Idempotency
 
-    /// Implements `ServerStore.claimIdempotencyKey` (the statement is PostgreSQL's too).
+    /// (the statement is PostgreSQL's too).
     public func claimIdempotencyKey(
         userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
         maxAge: TimeInterval, lease: TimeInterval
@@ -107,7 +105,6 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.releaseIdempotencyKey`.
     public func releaseIdempotencyKey(userId: String, method: String, path: String, key: String, token: String)
         async throws
     {
@@ -120,7 +117,6 @@ public final class SQLiteServerStore: ServerStore {
         }
     }
 
-    /// Implements `ServerStore.storeIdempotentResponse`.
     public func storeIdempotentResponse(
         userId: String, method: String, path: String, key: String, token: String, response: StoredResponse, now: Date
     ) async throws {
