@@ -39,16 +39,16 @@ enum AppScreens {
         var keys: [String]
         switch route {
         case .loading:
-            (id, title, lines, keys) = ("loading", "Trendy", ["Loading your account…"], ["q quit"])
+            (id, title, lines, keys) = ("loading", "Trendy", [ScreenCopy.loading], ["q quit"])
         case .error(let message):
-            (id, title, lines, keys) = ("error", "Trendy · Something went wrong", [message], ["q quit"])
+            (id, title, lines, keys) = ("error", ScreenCopy.errorTitle, [message], ["q quit"])
         case .login:
             (id, title) = ("login", "Trendy · Sign in")
-            lines = ["Welcome back. Sign in to see your events."]
+            lines = [ScreenCopy.login]
             keys = ["Enter sign in", "q quit"]
         case .onboarding(let step):
             id = "onboarding.\(step.rawValue)"
-            title = "Trendy · \(Screen.stepTitle(step))"
+            title = "Trendy · \(ScreenCopy.stepTitle(step))"
             (lines, keys) = onboarding(step, data)
         case .authenticated:
             id = ui.tab.rawValue
@@ -114,41 +114,16 @@ enum AppScreens {
     }
 
     static func onboarding(_ step: OnboardingStep, _ data: AppViewData) -> (lines: [String], keys: [String]) {
-        let f = data.onboarding
+        let keys: [String]
         switch step {
-        case .welcome:
-            return (
-                [
-                    "Track the moments of your life: log by hand, import in bulk,",
-                    "or let the places you go log for you.",
-                ], ["Enter start", "q quit"]
-            )
-        case .auth:
-            return (
-                ["Create your account, or sign in to an existing one."], ["u sign up", "l sign in", "b back", "q quit"]
-            )
-        case .createEventType:
-            return (["What do you want to track? Create your first event type."], ["Enter name it", "q quit"])
-        case .logFirstEvent:
-            return (
-                ["Log your first event (\(f.typeNames.prefix(3).joined(separator: ", ")))."],
-                ["Enter choose a type", "b back", "q quit"]
-            )
-        case .permissions:
-            var lines = ["Trendy works best with a few permissions. Each is optional:"]
-            for kind in PermissionKind.allCases {
-                lines.append("  \(kind.rawValue): \((f.permissions[kind] ?? .notRequested).rawValue)")
-            }
-            return (lines, ["a allow all", "s not now", "b back", "q quit"])
-        case .finish:
-            return (
-                [
-                    "You are all set\(f.email.map { ", \($0)" } ?? "").",
-                    "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.",
-                ],
-                ["Enter finish", "q quit"]
-            )
+        case .welcome: keys = ["Enter start", "q quit"]
+        case .auth: keys = ["u sign up", "l sign in", "b back", "q quit"]
+        case .createEventType: keys = ["Enter name it", "q quit"]
+        case .logFirstEvent: keys = ["Enter choose a type", "b back", "q quit"]
+        case .permissions: keys = ["a allow all", "s not now", "b back", "q quit"]
+        case .finish: keys = ["Enter finish", "q quit"]
         }
+        return (ScreenCopy.onboarding(step, data.onboarding), keys)
     }
 
     static func main(_ ui: AppUI, _ data: AppViewData, _ timeZone: TimeZone, _ screen: Screen) -> (

@@ -80,19 +80,19 @@ struct Screen {
     func render(_ content: ScreenContent, timeZone: TimeZone) -> String {
         switch content {
         case .loading:
-            return box("Trendy", ["Loading your account…"])
+            return box("Trendy", [ScreenCopy.loading])
         case .onboarding(let step, let facts):
             return onboarding(step, facts)
         case .login(let email):
             return box(
                 "Trendy · Sign in",
                 [
-                    "Welcome back. Sign in to see your events.",
+                    ScreenCopy.login,
                     "",
                     "→ trendy login --email \(email ?? "you@example.com")",
                 ])
         case .error(let message):
-            return box("Trendy · Something went wrong", [message, "", "→ trendy status"])
+            return box(ScreenCopy.errorTitle, [message, "", "→ trendy status"])
         case .main(let tab, let facts, let banner):
             return main(tab, facts, banner, timeZone)
         }
@@ -103,57 +103,20 @@ struct Screen {
         let position = (all.firstIndex(of: step) ?? 0) + 1
         let filled = Int((OnboardingFlow.progress(at: step) * 10).rounded())
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 10 - filled)
-        var lines: [String]
+        let hints: [String]
         switch step {
-        case .welcome:
-            lines = [
-                "Track the moments of your life: log by hand, import in bulk,",
-                "or let the places you go log for you.", "", "→ trendy onboarding next",
-            ]
-        case .auth:
-            lines = [
-                "Create your account, or sign in to an existing one.", "",
-                "→ trendy signup --email you@example.com", "→ trendy login --email you@example.com",
-            ]
-        case .createEventType:
-            lines = [
-                "What do you want to track? Create your first event type.", "",
-                "→ trendy onboarding next --type \"Coffee\"",
-            ]
-        case .logFirstEvent:
-            let types = f.typeNames.isEmpty ? "" : " (your types: \(f.typeNames.prefix(3).joined(separator: ", ")))"
-            lines = [
-                "Log your first event\(types).", "",
-                "→ trendy onboarding next --log \"\(f.typeNames.first ?? "Coffee")\"",
-            ]
-        case .permissions:
-            lines = ["Trendy works best with a few permissions. Each is optional:"]
-            for kind in PermissionKind.allCases {
-                lines.append("  \(kind.rawValue): \((f.permissions[kind] ?? .notRequested).rawValue)")
-            }
-            lines += ["", "→ trendy onboarding next   (asks for each)", "→ trendy onboarding skip"]
-        case .finish:
-            lines = [
-                "You are all set\(f.email.map { ", \($0)" } ?? "").",
-                "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.", "", "→ trendy onboarding next",
-            ]
+        case .welcome, .finish: hints = ["→ trendy onboarding next"]
+        case .auth: hints = ["→ trendy signup --email you@example.com", "→ trendy login --email you@example.com"]
+        case .createEventType: hints = ["→ trendy onboarding next --type \"Coffee\""]
+        case .logFirstEvent: hints = ["→ trendy onboarding next --log \"\(f.typeNames.first ?? "Coffee")\""]
+        case .permissions: hints = ["→ trendy onboarding next   (asks for each)", "→ trendy onboarding skip"]
         }
-        let title = "Trendy · \(Self.stepTitle(step))"
+        let lines = ScreenCopy.onboarding(step, f) + [""] + hints
+        let title = "Trendy · \(ScreenCopy.stepTitle(step))"
         let progress =
             plain
             ? "Step \(position) of \(all.count), \(filled * 10)% done." : "step \(position) of \(all.count)  \(bar)"
         return box(title, [progress, ""] + lines)
-    }
-
-    static func stepTitle(_ step: OnboardingStep) -> String {
-        switch step {
-        case .welcome: "Welcome"
-        case .auth: "Your account"
-        case .createEventType: "Create a type"
-        case .logFirstEvent: "Log your first event"
-        case .permissions: "Permissions"
-        case .finish: "Done"
-        }
     }
 
     func main(_ tab: MainTab, _ f: MainFacts, _ banner: String, _ timeZone: TimeZone) -> String {

@@ -1,0 +1,48 @@
+import Foundation
+import TrendyModels
+import TrendyOnboarding
+
+/// The words of the screens both renderers draw — `trendy launch`'s first frame with the commands
+/// to type, the running app with its keys — written once.
+enum ScreenCopy {
+    static let loading = "Loading your account…"
+    static let login = "Welcome back. Sign in to see your events."
+    static let errorTitle = "Trendy · Something went wrong"
+
+    /// What an onboarding step says, before its commands or keys.
+    static func onboarding(_ step: OnboardingStep, _ f: OnboardingFacts) -> [String] {
+        switch step {
+        case .welcome:
+            return [
+                "Track the moments of your life: log by hand, import in bulk,", "or let the places you go log for you.",
+            ]
+        case .auth:
+            return ["Create your account, or sign in to an existing one."]
+        case .createEventType:
+            return ["What do you want to track? Create your first event type."]
+        case .logFirstEvent:
+            let types = f.typeNames.isEmpty ? "" : " (your types: \(f.typeNames.prefix(3).joined(separator: ", ")))"
+            return ["Log your first event\(types)."]
+        case .permissions:
+            return ["Trendy works best with a few permissions. Each is optional:"]
+                + PermissionKind.allCases.map { "  \($0.rawValue): \((f.permissions[$0] ?? .notRequested).rawValue)" }
+        case .finish:
+            return [
+                "You are all set\(f.email.map { ", \($0)" } ?? "").",
+                "\(f.typeNames.count) type(s), \(f.eventCount) event(s) so far.",
+            ]
+        }
+    }
+
+    /// A step's title.
+    static func stepTitle(_ step: OnboardingStep) -> String {
+        switch step {
+        case .welcome: "Welcome"
+        case .auth: "Your account"
+        case .createEventType: "Create a type"
+        case .logFirstEvent: "Log your first event"
+        case .permissions: "Permissions"
+        case .finish: "Done"
+        }
+    }
+}
