@@ -49,6 +49,48 @@ struct ConcurrencyMatrixTests {
         ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(offset)))
     }
 
+    /// Makes the writing steps of the matrix, each at times no other step uses.
+    struct StepMaker {
+        let dir: TemporaryDirectory
+        let home: String
+        var counter = 0
+
+        mutating func next() -> Int {
+            counter += 1
+            return counter
+        }
+
+        /// An import of 150 rows of a type no one has yet (the same new type for both imports of
+        /// a pair: `shared`).
+        mutating func importStep(_ shared: String) throws -> Step {
+            let n = next()
+            let file = dir.url.appendingPathComponent("import-\(n).csv")
+            var text = "type,timestamp,notes\n"
+            var writes: [String] = []
+            for i in 0..<150 {
+                let t = ConcurrencyMatrixTests.stamp(n * 10_000 + i)
+                text += "\(shared),\(t),import \(n)\n"
+                writes.append(t)
+            }
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            return Step(name: "import", arguments: ["import", file.path], writes: writes)
+        }
+
+        mutating func logStep() -> Step {
+            let t = ConcurrencyMatrixTests.stamp(next() * 10_000)
+            return Step(name: "log", arguments: ["log", "Coffee", "--at", t], writes: [t])
+        }
+
+        /// A geofence wake-up: an arrival (a new event), or the departure closing it.
+        mutating func wakeStep(arriving: Bool) -> Step {
+            let t = ConcurrencyMatrixTests.stamp(next() * 10_000)
+            return Step(
+                name: "wake-up",
+                arguments: ["launch", "--region-event", "\(arriving ? "enter" : "exit"):\(home)@\(t)"],
+                writes: arriving ? [t] : [])
+        }
+    }
+
     @Test func everyPairOfWritingCommandsOnOneInstallLosesNothing() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
@@ -64,54 +106,23 @@ struct ConcurrencyMatrixTests {
                 ["geofence", "add", "Home", "52.52", "13.405", "--type", "Walk", "--json"], dir, api: api)
             let home = try #require(cli.json(fence)["id"] as? String)
 
-            var counter = 0
             var expected = Set<String>()
-            func next() -> Int {
-                counter += 1
-                return counter
-            }
-            /// An import of 150 rows of a type no one has yet (the same new type for both
-            /// imports of a pair: `shared`).
-            func importStep(_ shared: String) throws -> Step {
-                let n = next()
-                let file = dir.url.appendingPathComponent("import-\(n).csv")
-                var text = "type,timestamp,notes\n"
-                var writes: [String] = []
-                for i in 0..<150 {
-                    let t = Self.stamp(n * 10_000 + i)
-                    text += "\(shared),\(t),import \(n)\n"
-                    writes.append(t)
-                }
-                try text.write(to: file, atomically: true, encoding: .utf8)
-                return Step(name: "import", arguments: ["import", file.path], writes: writes)
-            }
-            func logStep() -> Step {
-                let t = Self.stamp(next() * 10_000)
-                return Step(name: "log", arguments: ["log", "Coffee", "--at", t], writes: [t])
-            }
-            /// A geofence wake-up: an arrival (a new event), or the departure closing it.
-            func wakeStep(arriving: Bool) -> Step {
-                let t = Self.stamp(next() * 10_000)
-                return Step(
-                    name: "wake-up",
-                    arguments: ["launch", "--region-event", "\(arriving ? "enter" : "exit"):\(home)@\(t)"],
-                    writes: arriving ? [t] : [])
-            }
+            var make = StepMaker(dir: dir, home: home)
             let sync = Step(name: "sync", arguments: ["sync"])
             let repair = Step(name: "repair", arguments: ["repair"])
 
             var busy: [String: Int] = [:]
             for round in 0..<Self.rounds {
                 let pairs: [(Step, Step)] = [
-                    (try importStep("Run \(round)"), try importStep("Run \(round)")),
-                    (try importStep("Swim \(round)"), sync),
-                    (logStep(), sync),
+                    (try make.importStep("Run \(round)"), try make.importStep("Run \(round)")),
+                    (try make.importStep("Swim \(round)"), sync),
+                    (make.logStep(), sync),
                     (sync, sync),
-                    (wakeStep(arriving: true), sync),
-                    (repair, logStep()),
-                    (repair, try importStep("Row \(round)")),
+                    (make.wakeStep(arriving: true), sync),
+                    (repair, make.logStep()),
+                    (repair, try make.importStep("Row \(round)")),
                     (repair, sync),
-                    (repair, wakeStep(arriving: false)),
+                    (repair, make.wakeStep(arriving: false)),
                 ]
                 for (a, b) in pairs {
                     async let first = runToSuccess(a, dir, api)

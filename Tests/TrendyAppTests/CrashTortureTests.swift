@@ -32,6 +32,56 @@ struct CrashTortureTests {
         try await TrendyProcess.killed(arguments, after: delay)
     }
 
+    /// Every log line written by all those runs (and their export) holds no secret and no
+    /// unmasked email address.
+    func expectNoSecretsInLogs(_ dir: TemporaryDirectory, _ api: String) async throws {
+        let bundle = dir.url.appendingPathComponent("logs-export.txt")
+        #expect(try await trendy(["logs", "export", bundle.path], dir, api).status == 0)
+        let logs = try String(contentsOf: bundle, encoding: .utf8)
+        let session = try #require(
+            FileManager.default.contents(atPath: dir.url.appendingPathComponent("session.json").path))
+        let sessionObject = try JSONSerialization.jsonObject(with: session) as? [String: Any]
+        let stored = sessionObject?["session"] as? [String: Any]
+        for secret in [
+            "torture-pass-1", "torture@example.com", stored?["access_token"] as? String ?? "-",
+            stored?["refresh_token"] as? String ?? "-",
+        ] {
+            #expect(!logs.contains(secret), "a log holds \(secret.prefix(12))…")
+        }
+        #expect(logs.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"#, options: .regularExpression) == nil)
+        #expect(logs.range(of: #"[A-Za-z0-9._%+-]{2,}@example\.com"#, options: .regularExpression) == nil)
+    }
+
+    /// A visit's enter and exit, each delivered to a launch killed after `delay` and delivered
+    /// again (the system redelivers what the app did not finish) to a normal run.
+    func killedVisit(home: String, at t: Date, after delay: Duration, _ dir: TemporaryDirectory, _ api: String)
+        async throws
+    {
+        let common = ["--data-dir", dir.path, "--api-url", api]
+        let enter = "enter:\(home)@\(ISO8601DateFormatter().string(from: t))"
+        let exit = "exit:\(home)@\(ISO8601DateFormatter().string(from: t.addingTimeInterval(3_600)))"
+        for crossing in [enter, exit] {
+            try await killed(["launch", "--region-event", crossing] + common, after: delay)
+            #expect(try await trendy(["launch", "--no-wait", "--region-event", crossing], dir, api).status == 0)
+        }
+    }
+
+    /// After the kills: every import finished (idempotent), any captured crossing handled, then
+    /// syncs until nothing is pending.
+    func converge(finishing imports: [URL], _ dir: TemporaryDirectory, _ api: String) async throws {
+        for file in imports {
+            let r = try await trendy(["import", file.path], dir, api)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        #expect(try await trendy(["launch"], dir, api).status == 0)  // handles any captured crossing
+        var pending = -1
+        for _ in 0..<5 where pending != 0 {
+            _ = try await trendy(["sync"], dir, api)
+            pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? -1
+        }
+        #expect(pending == 0)
+    }
+
     @Test func killedAtRandomMomentsItStillConvergesWithEveryEventOnTheServerExactlyOnce() async throws {
         try await LaunchCLITests.withServer { _, running in
             let api = running.baseURL.absoluteString
@@ -76,32 +126,14 @@ struct CrashTortureTests {
                     kinds["sync --full", default: 0] += 1
                 default:
                     // A geofence wake-up: an enter, or the exit closing it.
-                    let day = trial / 5
-                    let t = base.addingTimeInterval(Double(10_000_000 + day * 86_400))
-                    let enter = "enter:\(home)@\(ISO8601DateFormatter().string(from: t))"
-                    let exit = "exit:\(home)@\(ISO8601DateFormatter().string(from: t.addingTimeInterval(3_600)))"
-                    try await killed(["launch", "--region-event", enter] + common, after: delay)
-                    // The system redelivers what the app did not finish; the second is a normal run.
-                    #expect(try await trendy(["launch", "--no-wait", "--region-event", enter], dir, api).status == 0)
-                    try await killed(["launch", "--region-event", exit] + common, after: delay)
-                    #expect(try await trendy(["launch", "--no-wait", "--region-event", exit], dir, api).status == 0)
+                    let t = base.addingTimeInterval(Double(10_000_000 + trial / 5 * 86_400))
+                    try await killedVisit(home: home, at: t, after: delay, dir, api)
                     expectedTimestamps.insert(ISO8601DateFormatter().string(from: t))
                     kinds["geofence", default: 0] += 1
                 }
             }
 
-            // Restart: finish every import (idempotent), then sync until nothing is pending.
-            for file in imports {
-                let r = try await trendy(["import", file.path], dir, api)
-                #expect(r.status == 0, "\(r.stderr)")
-            }
-            #expect(try await trendy(["launch"], dir, api).status == 0)  // handles any captured crossing
-            var pending = -1
-            for _ in 0..<5 where pending != 0 {
-                _ = try await trendy(["sync"], dir, api)
-                pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? -1
-            }
-            #expect(pending == 0)
+            try await converge(finishing: imports, dir, api)
 
             // Nothing local lost: every event any trial created is here, once.
             let local = events(try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api))
@@ -122,23 +154,7 @@ struct CrashTortureTests {
             let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
             let check = try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") }
             #expect(check == ["ok"])
-            // Every log line written by all those runs (and their export) holds no secret and no
-            // unmasked email address.
-            let bundle = dir.url.appendingPathComponent("logs-export.txt")
-            #expect(try await trendy(["logs", "export", bundle.path], dir, api).status == 0)
-            let logs = try String(contentsOf: bundle, encoding: .utf8)
-            let session = try #require(
-                FileManager.default.contents(atPath: dir.url.appendingPathComponent("session.json").path))
-            let sessionObject = try JSONSerialization.jsonObject(with: session) as? [String: Any]
-            let stored = sessionObject?["session"] as? [String: Any]
-            for secret in [
-                "torture-pass-1", "torture@example.com", stored?["access_token"] as? String ?? "-",
-                stored?["refresh_token"] as? String ?? "-",
-            ] {
-                #expect(!logs.contains(secret), "a log holds \(secret.prefix(12))…")
-            }
-            #expect(logs.range(of: #"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"#, options: .regularExpression) == nil)
-            #expect(logs.range(of: #"[A-Za-z0-9._%+-]{2,}@example\.com"#, options: .regularExpression) == nil)
+            try await expectNoSecretsInLogs(dir, api)
             print("crash torture: \(Self.trials) kills \(kinds), \(local.count) events converged")
         }
     }

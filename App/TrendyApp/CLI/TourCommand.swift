@@ -171,47 +171,56 @@ struct Tour {
             })
         chapters.append(
             try await act("12. Import \(importCount) events with the network unreachable", offline: true) { env in
-                guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
-                let base = env.now().addingTimeInterval(-Double(importCount) * 60)
-                let batch = (0..<importCount).map { i in
-                    Event(
-                        id: env.ids.next(), eventTypeId: type.id, timestamp: base.addingTimeInterval(Double(i) * 60),
-                        sourceType: .imported, externalId: "tour-\(i)")
-                }
-                let summary = try await env.store.insertEvents(batch)
-                await env.sync.refreshCounts()
-                return "imported \(summary.inserted) events locally; \(env.sync.status.pendingCount) changes pending"
+                try await importOffline(env)
             })
         chapters.append(try await launch("13. Relaunch: cached data at once, the sync runs with progress"))
         chapters.append(
             try await act("14. A place: allow location in Settings, add the café as a geofence, walk in and out") {
-                env in
-                let (geofence, location) = try env.requireGeofence()
-                await geofence.start()
-                await location.setAuthorization(.always)
-                await location.settled(by: geofence)
-                guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
-                let cafe = Coordinate(latitude: 52.5200, longitude: 13.4050)
-                let away = Coordinate(latitude: 52.5245, longitude: 13.4050)  // 500 m north
-                try await env.store.createGeofence(
-                    Geofence(id: env.ids.next(), name: "Café", center: cafe, radius: 100, entryEventTypeId: type.id))
-                await geofence.reconcile(.geofencesChanged)
-                let t = env.now()
-                let walk = [
-                    LocationFix(away, time: t.addingTimeInterval(-3_600)),
-                    LocationFix(cafe, time: t.addingTimeInterval(-3_000)),
-                    LocationFix(cafe, time: t.addingTimeInterval(-2_000)),
-                    LocationFix(away, time: t.addingTimeInterval(-600)),
-                ]
-                _ = try await LocationReplayer(speed: nil).replay(
-                    walk, into: location, afterEvents: { _ in await location.settled(by: geofence) })
-                let outcomes = await geofence.handledThisRun().map { "\($0.crossing.kind.rawValue) → \($0.outcome)" }
-                let run = await env.sync.sync(full: false)
-                return "crossings: \(outcomes.joined(separator: ", ")); a 40-minute Coffee visit logged and synced "
-                    + "(pushed \(run.pushed))"
+                env in try await walkToTheCafe(env)
             })
         say("\nDone. Every launch above was cold: a new environment built from the files on disk.")
         return chapters
+    }
+
+    /// Chapter 12: a bulk import made while the network is unreachable.
+    func importOffline(_ env: AppEnvironment) async throws -> String {
+        guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
+        let base = env.now().addingTimeInterval(-Double(importCount) * 60)
+        let batch = (0..<importCount).map { i in
+            Event(
+                id: env.ids.next(), eventTypeId: type.id, timestamp: base.addingTimeInterval(Double(i) * 60),
+                sourceType: .imported, externalId: "tour-\(i)")
+        }
+        let summary = try await env.store.insertEvents(batch)
+        await env.sync.refreshCounts()
+        return "imported \(summary.inserted) events locally; \(env.sync.status.pendingCount) changes pending"
+    }
+
+    /// Chapter 14: a geofence at the café, a walk in and out, the visit logged and synced.
+    func walkToTheCafe(_ env: AppEnvironment) async throws -> String {
+        let (geofence, location) = try env.requireGeofence()
+        await geofence.start()
+        await location.setAuthorization(.always)
+        await location.settled(by: geofence)
+        guard let type = try await env.store.eventType(named: "Coffee")?.value else { return "no type" }
+        let cafe = Coordinate(latitude: 52.5200, longitude: 13.4050)
+        let away = Coordinate(latitude: 52.5245, longitude: 13.4050)  // 500 m north
+        try await env.store.createGeofence(
+            Geofence(id: env.ids.next(), name: "Café", center: cafe, radius: 100, entryEventTypeId: type.id))
+        await geofence.reconcile(.geofencesChanged)
+        let t = env.now()
+        let walk = [
+            LocationFix(away, time: t.addingTimeInterval(-3_600)),
+            LocationFix(cafe, time: t.addingTimeInterval(-3_000)),
+            LocationFix(cafe, time: t.addingTimeInterval(-2_000)),
+            LocationFix(away, time: t.addingTimeInterval(-600)),
+        ]
+        _ = try await LocationReplayer(speed: nil).replay(
+            walk, into: location, afterEvents: { _ in await location.settled(by: geofence) })
+        let outcomes = await geofence.handledThisRun().map { "\($0.crossing.kind.rawValue) → \($0.outcome)" }
+        let run = await env.sync.sync(full: false)
+        return "crossings: \(outcomes.joined(separator: ", ")); a 40-minute Coffee visit logged and synced "
+            + "(pushed \(run.pushed))"
     }
 
     func signUp(_ env: AppEnvironment) async throws -> AuthSession {

@@ -62,41 +62,18 @@ public enum AppComposition {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
         }
-        // Without a server URL, a plugin runs the backend in this process (started on first use);
-        // nothing is created for a program that could not reach any server.
-        enum Server {
-            case remote(URL)
-            case local(LocalBackendFactory)
-        }
-        let server: Server
-        if let url = backend.apiURL {
-            server = .remote(url)
-        } else if let make = plugins.lazy.compactMap({ $0.localBackend(paths: paths) }).first {
-            server = .local(make)
-        } else {
-            throw NoServerConfigured()
-        }
+        let server = try Server(backend: backend, paths: paths, plugins: plugins)
         try paths.prepare()
         OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
         OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
-        let fileSink = RotatingFileSink(directory: paths.logDirectory, format: .json)
-        let console = ConsoleSink(
-            format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour)
-        let logs = LogSystem(configuration: logging.configuration, sinks: [fileSink, console])
-        let embedded: (any LocalBackend)?
-        let apiEndpoint: ServiceEndpoint
-        let authEndpoint: ServiceEndpoint
-        switch server {
-        case .remote(let apiURL):
-            embedded = nil
-            apiEndpoint = .fixed(apiURL)
-            authEndpoint = .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1"))
-        case .local(let make):
-            let local = make(logs)
-            embedded = local
-            apiEndpoint = ServiceEndpoint { try await local.baseURL() }
-            authEndpoint = ServiceEndpoint { try await local.baseURL().appendingPathComponent("auth/v1") }
-        }
+        let logs = LogSystem(
+            configuration: logging.configuration,
+            sinks: [
+                RotatingFileSink(directory: paths.logDirectory, format: .json),
+                ConsoleSink(
+                    format: logging.consoleFormat, minimumLevel: logging.consoleLevel, colour: logging.consoleColour),
+            ])
+        let (embedded, apiEndpoint, authEndpoint) = server.endpoints(backend: backend, logs: logs)
 
         // Everything that can throw comes before the HTTP client, which must be shut down
         // once created (a damaged database used to crash the program here).
@@ -149,6 +126,40 @@ public enum AppComposition {
                 await embedded?.stop()
                 install.release()
             })
+    }
+
+    /// The server the install talks to: the one at the given URL, or without one a backend a
+    /// plugin runs in this process (started on first use). Nothing is created for a program that
+    /// could not reach any server.
+    enum Server {
+        case remote(URL)
+        case local(LocalBackendFactory)
+
+        init(backend: BackendOptions, paths: AppPaths, plugins: [any TrendyPlugin]) throws {
+            if let url = backend.apiURL {
+                self = .remote(url)
+            } else if let make = plugins.lazy.compactMap({ $0.localBackend(paths: paths) }).first {
+                self = .local(make)
+            } else {
+                throw NoServerConfigured()
+            }
+        }
+
+        /// The embedded backend (nil for a remote server), and where the API and auth answer.
+        func endpoints(backend: BackendOptions, logs: LogSystem) -> (
+            embedded: (any LocalBackend)?, api: ServiceEndpoint, auth: ServiceEndpoint
+        ) {
+            switch self {
+            case .remote(let apiURL):
+                return (nil, .fixed(apiURL), .fixed(backend.authURL ?? apiURL.appendingPathComponent("auth/v1")))
+            case .local(let make):
+                let local = make(logs)
+                return (
+                    local, ServiceEndpoint { try await local.baseURL() },
+                    ServiceEndpoint { try await local.baseURL().appendingPathComponent("auth/v1") }
+                )
+            }
+        }
     }
 
     /// The stored session, as the launch and ``AuthController`` read it.
