@@ -210,4 +210,50 @@ enum StoreRules {
         let wait = minimumInterval - (now.timeIntervalSince1970 - sentAt)
         return max(1, Int(wait.rounded(.up)))
     }
+
+    /// What a refresh token's use reads: its session and user, whether it was rotated and when,
+    /// whether its session ended, and the session's current token.
+    struct RefreshFacts {
+        var sessionId: String
+        var userId: String
+        var revokedAt: Double?
+        var sessionRevoked: Bool
+        /// The newest unrevoked token of the session (read when this one was rotated).
+        var current: String?
+    }
+
+    /// What a refresh does with a token (`facts` nil: no such token).
+    enum RefreshDecision: Equatable {
+        /// Rotate it: revoke it and store `newToken` after it.
+        case rotate
+        /// Answer the session's current token (the same rotation seen twice, within the window).
+        case reuse(String)
+        /// A token rotated long ago came back: treat it as stolen and end the session.
+        case endSession
+        case notFound
+    }
+
+    /// The refresh-token rotation with GoTrue's reuse window: a current token rotates; one rotated
+    /// within `reuseInterval` answers the current token (two tabs refreshing at once); one rotated
+    /// earlier ends the session.
+    static func refresh(_ facts: RefreshFacts?, now: Date, reuseInterval: TimeInterval) -> RefreshDecision {
+        guard let facts, !facts.sessionRevoked else { return .notFound }
+        guard let revokedAt = facts.revokedAt else { return .rotate }
+        if now.timeIntervalSince1970 - revokedAt <= reuseInterval, let current = facts.current {
+            return .reuse(current)
+        }
+        return .endSession
+    }
+
+    /// The answer a refresh gives once its decision is written.
+    static func outcome(_ decision: RefreshDecision, _ facts: RefreshFacts?, newToken: String) -> RefreshOutcome {
+        guard let facts else { return .notFound }
+        switch decision {
+        case .rotate: return .rotated(sessionId: facts.sessionId, userId: facts.userId, newToken: newToken)
+        case .reuse(let current):
+            return .reused(sessionId: facts.sessionId, userId: facts.userId, currentToken: current)
+        case .endSession: return .alreadyUsed
+        case .notFound: return .notFound
+        }
+    }
 }

@@ -168,16 +168,27 @@ extension PostgresServerStore {
     {
         let seconds = now.timeIntervalSince1970
         return try await database.transaction(feedOf: nil) { s in
-            guard
-                let (sessionId, revoked, revokedAt, userId, sessionRevoked) = try await s.one(
-                    """
-                    SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at
-                    FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = \(token)
-                    FOR UPDATE OF t, s
-                    """, as: (String, Bool, Double?, String, Double?).self)
-            else { return .notFound }
-            if sessionRevoked != nil { return .notFound }
-            if !revoked {
+            var facts: StoreRules.RefreshFacts?
+            if let (sessionId, revoked, revokedAt, userId, sessionRevoked) = try await s.one(
+                """
+                SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at
+                FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = \(token)
+                FOR UPDATE OF t, s
+                """, as: (String, Bool, Double?, String, Double?).self)
+            {
+                facts = StoreRules.RefreshFacts(
+                    sessionId: sessionId, userId: userId, revokedAt: revoked ? revokedAt ?? 0 : nil,
+                    sessionRevoked: sessionRevoked != nil,
+                    current: revoked
+                        ? try await s.value(
+                            """
+                            SELECT token FROM refresh_tokens WHERE session_id = \(sessionId) AND NOT revoked
+                            ORDER BY created_at DESC LIMIT 1
+                            """, as: String.self) : nil)
+            }
+            let decision = StoreRules.refresh(facts, now: now, reuseInterval: reuseInterval)
+            switch (decision, facts?.sessionId) {
+            case (.rotate, let sessionId?):
                 try await s.run(
                     "UPDATE refresh_tokens SET revoked = TRUE, revoked_at = \(seconds) WHERE token = \(token)")
                 try await s.run(
@@ -185,25 +196,16 @@ extension PostgresServerStore {
                     INSERT INTO refresh_tokens (token, session_id, parent, created_at)
                     VALUES (\(newToken), \(sessionId), \(token), \(seconds))
                     """)
-                return .rotated(sessionId: sessionId, userId: userId, newToken: newToken)
-            }
-            if seconds - (revokedAt ?? 0) <= reuseInterval,
-                let current = try await s.value(
+            case (.endSession, let sessionId?):
+                try await s.run("UPDATE sessions SET revoked_at = \(seconds) WHERE id = \(sessionId)")
+                try await s.run(
                     """
-                    SELECT token FROM refresh_tokens WHERE session_id = \(sessionId) AND NOT revoked
-                    ORDER BY created_at DESC LIMIT 1
-                    """, as: String.self)
-            {
-                return .reused(sessionId: sessionId, userId: userId, currentToken: current)
+                    UPDATE refresh_tokens SET revoked = TRUE, revoked_at = COALESCE(revoked_at, \(seconds))
+                    WHERE session_id = \(sessionId)
+                    """)
+            default: break
             }
-            // Reuse outside the window: treat as a stolen token and end the session.
-            try await s.run("UPDATE sessions SET revoked_at = \(seconds) WHERE id = \(sessionId)")
-            try await s.run(
-                """
-                UPDATE refresh_tokens SET revoked = TRUE, revoked_at = COALESCE(revoked_at, \(seconds))
-                WHERE session_id = \(sessionId)
-                """)
-            return .alreadyUsed
+            return StoreRules.outcome(decision, facts, newToken: newToken)
         }
     }
 

@@ -159,45 +159,48 @@ extension SQLiteServerStore {
         async throws -> RefreshOutcome
     {
         try await db.write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: """
-                        SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at AS session_revoked
-                        FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = ?
-                        """, arguments: [token])
-            else { return .notFound }
-            let sessionId: String = row["session_id"]
-            let userId: String = row["user_id"]
-            if (row["session_revoked"] as Double?) != nil { return .notFound }
-            if (row["revoked"] as Int) == 0 {
+            var facts: StoreRules.RefreshFacts?
+            if let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT t.session_id, t.revoked, t.revoked_at, s.user_id, s.revoked_at AS session_revoked
+                    FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id WHERE t.token = ?
+                    """, arguments: [token])
+            {
+                let sessionId: String = row["session_id"]
+                let revoked = (row["revoked"] as Int) != 0
+                facts = StoreRules.RefreshFacts(
+                    sessionId: sessionId, userId: row["user_id"],
+                    revokedAt: revoked ? (row["revoked_at"] as Double?) ?? 0 : nil,
+                    sessionRevoked: (row["session_revoked"] as Double?) != nil,
+                    current: revoked
+                        ? try String.fetchOne(
+                            db,
+                            sql: """
+                                SELECT token FROM refresh_tokens WHERE session_id = ? AND revoked = 0
+                                ORDER BY created_at DESC LIMIT 1
+                                """, arguments: [sessionId]) : nil)
+            }
+            let decision = StoreRules.refresh(facts, now: now, reuseInterval: reuseInterval)
+            switch (decision, facts?.sessionId) {
+            case (.rotate, let sessionId?):
                 try db.execute(
                     sql: "UPDATE refresh_tokens SET revoked = 1, revoked_at = ? WHERE token = ?",
                     arguments: [now.timeIntervalSince1970, token])
                 try db.execute(
                     sql: "INSERT INTO refresh_tokens (token, session_id, parent, created_at) VALUES (?, ?, ?, ?)",
                     arguments: [newToken, sessionId, token, now.timeIntervalSince1970])
-                return .rotated(sessionId: sessionId, userId: userId, newToken: newToken)
-            }
-            let revokedAt = (row["revoked_at"] as Double?) ?? 0
-            if now.timeIntervalSince1970 - revokedAt <= reuseInterval,
-                let current = try String.fetchOne(
-                    db,
+            case (.endSession, let sessionId?):
+                try db.execute(
+                    sql: "UPDATE sessions SET revoked_at = ? WHERE id = ?",
+                    arguments: [now.timeIntervalSince1970, sessionId])
+                try db.execute(
                     sql: """
-                        SELECT token FROM refresh_tokens WHERE session_id = ? AND revoked = 0
-                        ORDER BY created_at DESC LIMIT 1
-                        """, arguments: [sessionId])
-            {
-                return .reused(sessionId: sessionId, userId: userId, currentToken: current)
+                        UPDATE refresh_tokens SET revoked = 1, revoked_at = COALESCE(revoked_at, ?) WHERE session_id = ?
+                        """, arguments: [now.timeIntervalSince1970, sessionId])
+            default: break
             }
-            // Reuse outside the window: treat as a stolen token and end the session.
-            try db.execute(
-                sql: "UPDATE sessions SET revoked_at = ? WHERE id = ?",
-                arguments: [now.timeIntervalSince1970, sessionId])
-            try db.execute(
-                sql: "UPDATE refresh_tokens SET revoked = 1, revoked_at = COALESCE(revoked_at, ?) WHERE session_id = ?",
-                arguments: [now.timeIntervalSince1970, sessionId])
-            return .alreadyUsed
+            return StoreRules.outcome(decision, facts, newToken: newToken)
         }
     }
 
