@@ -449,16 +449,28 @@ let package = Package(
             path: "Tests/TrendySyncIntegrationTests",
             swiftSettings: swiftSettings
         ),
+        // The module's own tests: the planner, the GPX reader, the contracts of its ports' live and
+        // in-memory parts — neither Sync's live store nor a server.
         .testTarget(
             name: "TrendyGeofenceTests",
             dependencies: [
+                "TrendyTestSupport", "TrendyGeofence", "TrendyGeofenceLive", "TrendyGeofenceTesting", "TrendyModels",
+                "TrendyLogging",
+            ],
+            path: "Tests/TrendyGeofenceTests",
+            swiftSettings: swiftSettings
+        ),
+        // The geofence manager and visit ledger over a real install database with Sync's store: a
+        // crossing, its event and the event's outbox entry in one transaction.
+        .testTarget(
+            name: "TrendyGeofenceIntegrationTests",
+            dependencies: [
                 "TrendyTestSupport", "TrendyGeofence", "TrendyGeofenceLive", "TrendyGeofenceTesting", "TrendySync",
-                "TrendySyncLive",
-                "TrendyModels", "TrendyLogging",
+                "TrendySyncLive", "TrendyModels", "TrendyLogging",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Tests/TrendyGeofenceTests",
+            path: "Tests/TrendyGeofenceIntegrationTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

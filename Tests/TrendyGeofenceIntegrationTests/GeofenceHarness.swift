@@ -9,14 +9,6 @@ import TrendySync
 import TrendySyncLive
 import TrendyTestSupport
 
-/// A deterministic random source, so a failing property run can be replayed from its seed.
-typealias SeededRandom = SplitMix64
-
-extension SplitMix64 {
-    /// The property tests' seeding (their recorded seeds replay as before).
-    init(propertySeed seed: UInt64) { self.init(seed: seed &+ 0x9E37_79B9_7F4A_7C15) }
-}
-
 /// The live geofence parts over a real SQLite file in a temporary folder: the local store, the
 /// ledger, the inbox, the simulated monitor and a manager. ``restarted()`` builds fresh instances
 /// over the same files, as a relaunch does.
