@@ -273,7 +273,7 @@ public actor GeofenceManager: GeofenceService {
 
     // MARK: Authorization
 
-    /// "while in use" first, then the
+    /// Asks for "while in use" first, then the
     /// upgrade to "always", as the platform requires.
     public func requestAuthorization() async -> LocationAuthorization {
         var status = await monitor.authorization()

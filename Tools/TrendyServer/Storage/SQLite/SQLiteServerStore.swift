@@ -70,7 +70,7 @@ public final class SQLiteServerStore: ServerStore {
 
     // MARK: Idempotency
 
-    /// (the statement is PostgreSQL's too).
+    /// One statement claims the key (the same statement as PostgreSQL's).
     public func claimIdempotencyKey(
         userId: String, method: String, path: String, key: String, bodyHash: String, token: String, now: Date,
         maxAge: TimeInterval, lease: TimeInterval
