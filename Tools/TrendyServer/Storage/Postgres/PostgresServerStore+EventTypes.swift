@@ -60,21 +60,16 @@ extension PostgresServerStore {
     public func updateEventType(
         userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
     ) async throws -> Timestamped<EventType> {
-        try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(
-                s, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
-            let edited = try StoreFlows.edited(facts, update)
-            var nameTaken = false
-            if let name = StoreFlows.nameQuestion(facts, edited: edited) {
-                nameTaken = try await Self.nameTaken(s, userId: userId, name: name, except: id)
-            }
-            let plan = try StoreFlows.edit(
-                .eventType, id: id, what: "event type", update, facts: facts, edited: edited,
-                refusal: StoreFlows.refusal(nameTaken: nameTaken, edited), base: base, now: now
-            ) { type, _ in .updateEventType(type) }
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-            return plan.answer
-        }.get()
+        try await edit(
+            .eventType, id: id, what: "event type", userId: userId, update, base: base, now: now,
+            fetch: Self.fetchEventType,
+            refusal: { s, facts, edited in
+                var nameTaken = false
+                if let name = StoreFlows.nameQuestion(facts, edited: edited) {
+                    nameTaken = try await Self.nameTaken(s, userId: userId, name: name, except: id)
+                }
+                return StoreFlows.refusal(nameTaken: nameTaken, edited)
+            }, row: { type, _ in .updateEventType(type) })
     }
 
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {

@@ -170,28 +170,17 @@ extension PostgresServerStore {
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
     {
-        try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(
-                s, userId: userId, entity: .event, id: id, base: base, fetch: Self.fetchEvent)
-            let edited = try StoreFlows.edited(facts, update)
-            let answers = try await Self.answers(s, userId: userId, StoreFlows.questions(facts, edited: edited))
-            let plan = try StoreFlows.edit(
-                .event, id: id, what: "event", update, facts: facts, edited: edited,
-                refusal: StoreFlows.refusal(answers, id: id), base: base, now: now
-            ) { event, body in .updateEvent(event, body: body) }
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-            return plan.answer
-        }.get()
+        try await edit(
+            .event, id: id, what: "event", userId: userId, update, base: base, now: now, fetch: Self.fetchEvent,
+            refusal: { s, facts, edited in
+                StoreFlows.refusal(
+                    try await Self.answers(s, userId: userId, StoreFlows.questions(facts, edited: edited)), id: id)
+            }, row: { event, body in .updateEvent(event, body: body) })
     }
 
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(
-                s, userId: userId, entity: .event, id: id, base: base, fetch: Self.fetchEvent)
-            let plan = try StoreFlows.delete(
-                .event, id: id, what: "event", facts: facts, as: EventUpdate.self, base: base, now: now,
-                row: .deleteEvent(id: id))
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-        }
+        try await delete(
+            .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
+            fetch: Self.fetchEvent, row: .deleteEvent(id: id))
     }
 }

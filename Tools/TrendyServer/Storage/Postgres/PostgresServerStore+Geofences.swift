@@ -48,28 +48,18 @@ extension PostgresServerStore {
     public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Geofence>
     {
-        try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(
-                s, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
-            let edited = try StoreFlows.edited(facts, update)
-            let known = try await Self.knownTypes(s, userId: userId, StoreFlows.typeQuestion(facts, edited: edited))
-            let plan = try StoreFlows.edit(
-                .geofence, id: id, what: "geofence", update, facts: facts, edited: edited,
-                refusal: StoreFlows.refusal(facts, edited: edited, knownTypes: known), base: base, now: now
-            ) { geofence, body in .updateGeofence(id: id, isActive: geofence.isActive, body: body) }
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-            return plan.answer
-        }.get()
+        try await edit(
+            .geofence, id: id, what: "geofence", userId: userId, update, base: base, now: now,
+            fetch: Self.fetchGeofence,
+            refusal: { s, facts, edited in
+                let known = try await Self.knownTypes(s, userId: userId, StoreFlows.typeQuestion(facts, edited: edited))
+                return StoreFlows.refusal(facts, edited: edited, knownTypes: known)
+            }, row: { geofence, body in .updateGeofence(id: id, isActive: geofence.isActive, body: body) })
     }
 
     public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(
-                s, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
-            let plan = try StoreFlows.delete(
-                .geofence, id: id, what: "geofence", facts: facts, as: GeofenceUpdate.self, base: base, now: now,
-                row: .deleteGeofence(id: id))
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-        }
+        try await delete(
+            .geofence, id: id, what: "geofence", userId: userId, as: GeofenceUpdate.self, base: base, now: now,
+            fetch: Self.fetchGeofence, row: .deleteGeofence(id: id))
     }
 }

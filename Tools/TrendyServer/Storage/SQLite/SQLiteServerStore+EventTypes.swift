@@ -54,20 +54,15 @@ extension SQLiteServerStore {
     public func updateEventType(
         userId: String, id: String, _ update: EventTypeUpdate, base: ChangeBase?, now: Date
     ) async throws -> Timestamped<EventType> {
-        try await db.write { db in
-            let facts = try Self.editFacts(
-                db, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
-            let edited = try StoreFlows.edited(facts, update)
-            let nameTaken = try StoreFlows.nameQuestion(facts, edited: edited).map {
-                try Self.nameTaken(db, userId: userId, name: $0, except: id)
-            }
-            let plan = try StoreFlows.edit(
-                .eventType, id: id, what: "event type", update, facts: facts, edited: edited,
-                refusal: StoreFlows.refusal(nameTaken: nameTaken ?? false, edited), base: base, now: now
-            ) { type, _ in .updateEventType(type) }
-            try Self.write(plan.writes, db, userId: userId, now: now)
-            return plan.answer
-        }.get()
+        try await edit(
+            .eventType, id: id, what: "event type", userId: userId, update, base: base, now: now,
+            fetch: Self.fetchEventType,
+            refusal: { db, facts, edited in
+                let nameTaken = try StoreFlows.nameQuestion(facts, edited: edited).map {
+                    try Self.nameTaken(db, userId: userId, name: $0, except: id)
+                }
+                return StoreFlows.refusal(nameTaken: nameTaken ?? false, edited)
+            }, row: { type, _ in .updateEventType(type) })
     }
 
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {

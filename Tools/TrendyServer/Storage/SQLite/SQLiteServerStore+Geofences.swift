@@ -49,28 +49,18 @@ extension SQLiteServerStore {
     public func updateGeofence(userId: String, id: String, _ update: GeofenceUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Geofence>
     {
-        try await db.write { db in
-            let facts = try Self.editFacts(
-                db, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
-            let edited = try StoreFlows.edited(facts, update)
-            let known = try Self.knownTypes(db, userId: userId, StoreFlows.typeQuestion(facts, edited: edited))
-            let plan = try StoreFlows.edit(
-                .geofence, id: id, what: "geofence", update, facts: facts, edited: edited,
-                refusal: StoreFlows.refusal(facts, edited: edited, knownTypes: known), base: base, now: now
-            ) { geofence, body in .updateGeofence(id: id, isActive: geofence.isActive, body: body) }
-            try Self.write(plan.writes, db, userId: userId, now: now)
-            return plan.answer
-        }.get()
+        try await edit(
+            .geofence, id: id, what: "geofence", userId: userId, update, base: base, now: now,
+            fetch: Self.fetchGeofence,
+            refusal: { db, facts, edited in
+                let known = try Self.knownTypes(db, userId: userId, StoreFlows.typeQuestion(facts, edited: edited))
+                return StoreFlows.refusal(facts, edited: edited, knownTypes: known)
+            }, row: { geofence, body in .updateGeofence(id: id, isActive: geofence.isActive, body: body) })
     }
 
     public func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await db.write { db in
-            let facts = try Self.editFacts(
-                db, userId: userId, entity: .geofence, id: id, base: base, fetch: Self.fetchGeofence)
-            let plan = try StoreFlows.delete(
-                .geofence, id: id, what: "geofence", facts: facts, as: GeofenceUpdate.self, base: base, now: now,
-                row: .deleteGeofence(id: id))
-            try Self.write(plan.writes, db, userId: userId, now: now)
-        }
+        try await delete(
+            .geofence, id: id, what: "geofence", userId: userId, as: GeofenceUpdate.self, base: base, now: now,
+            fetch: Self.fetchGeofence, row: .deleteGeofence(id: id))
     }
 }

@@ -71,6 +71,43 @@ extension SQLiteServerStore {
             })
     }
 
+    // MARK: Edits and deletes of one entity
+
+    /// An edit of one entity (``StoreFlows/edit(_:id:what:_:facts:edited:refusal:base:now:row:)``):
+    /// its facts, the store's answer about the edited entity (`refusal`), the plan written.
+    func edit<Patch: EntityPatch>(
+        _ entity: ChangeEntity, id: String, what: String, userId: String, _ update: Patch, base: ChangeBase?,
+        now: Date, fetch: @escaping @Sendable (Database, String, String) throws -> Timestamped<Patch.Entity>?,
+        refusal:
+            @escaping @Sendable (Database, EditFacts<Patch.Entity>, (before: Patch.Entity, after: Patch.Entity)?)
+            throws -> StoreError?,
+        row: @escaping @Sendable (Patch.Entity, String) -> RowWrite
+    ) async throws -> Timestamped<Patch.Entity> where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        try await db.write { db in
+            let facts = try Self.editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+            let edited = try StoreFlows.edited(facts, update)
+            let plan = try StoreFlows.edit(
+                entity, id: id, what: what, update, facts: facts, edited: edited,
+                refusal: try refusal(db, facts, edited), base: base, now: now, row: row)
+            try Self.write(plan.writes, db, userId: userId, now: now)
+            return plan.answer
+        }.get()
+    }
+
+    /// A delete of one event or geofence (``StoreFlows/delete(_:id:what:facts:as:base:now:row:)``).
+    func delete<Patch: EntityPatch>(
+        _ entity: ChangeEntity, id: String, what: String, userId: String, as patch: Patch.Type, base: ChangeBase?,
+        now: Date, fetch: @escaping @Sendable (Database, String, String) throws -> Timestamped<Patch.Entity>?,
+        row: RowWrite
+    ) async throws where Patch.Entity: Codable & Sendable & Hashable {
+        try await db.write { db in
+            let facts = try Self.editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+            let plan = try StoreFlows.delete(
+                entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
+            try Self.write(plan.writes, db, userId: userId, now: now)
+        }
+    }
+
     // MARK: The executor
 
     /// Writes `writes` in order; answers the ids of new events another user took meanwhile.
