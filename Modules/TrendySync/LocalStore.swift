@@ -91,6 +91,9 @@ public protocol LocalStore: Sendable {
     func eventPosition(id: UUIDv7, typeId: UUIDv7?) async throws -> Int?
     /// How many events of each type fall at or after `from` and before `to` (counted, not loaded).
     func eventCountsByType(from: Date, to: Date) async throws -> [UUIDv7: Int]
+    /// How many events fall at or after `from` and before `to`: a bounded range of the time index,
+    /// so a day's count costs that day's events, whatever the account holds.
+    func eventCount(from: Date, to: Date) async throws -> Int
     /// One event.
     func event(id: UUIDv7) async throws -> LocalRecord<Event>?
     /// Creates an event.

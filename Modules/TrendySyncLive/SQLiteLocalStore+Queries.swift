@@ -56,4 +56,12 @@ extension SQLiteLocalStore {
             return counts
         }
     }
+
+    public func eventCount(from: Date, to: Date) async throws -> Int {
+        try await db.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM local_events WHERE timestamp_ms >= ? AND timestamp_ms < ?",
+                arguments: [Self.milliseconds(from), Self.milliseconds(to)]) ?? 0
+        }
+    }
 }

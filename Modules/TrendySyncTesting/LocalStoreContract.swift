@@ -181,6 +181,9 @@ private struct ContractRun {
         #expect(
             try await store.eventCountsByType(from: oldest, to: oldest) == [:], "an empty range counts nothing",
             sourceLocation: sourceLocation)
+        #expect(
+            try await store.eventCount(from: oldest, to: newest) == all.count - 1, "the end is not in the range",
+            sourceLocation: sourceLocation)
     }
 
     /// Geofences: created, edited, a bad one refused.

@@ -175,4 +175,27 @@ import TrendySync
         #expect(names(effects) == ["refreshCounts", "syncSoon", "log Route changed"])
         #expect(core.route == .authenticated)
     }
+
+    @Test func aBannerChangeIsDrawnFromTheLastReadWithoutReadingTheStore() {
+        var core = core()
+        #expect(names(core.handle(.banner("Syncing 1 of 9"))) == ["read"], "nothing read yet: read")
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        #expect(names(core.handle(.read(data))) == ["paint 1 dashboard"])
+        #expect(names(core.handle(.banner("Syncing 2 of 9"))) == ["paint 2 dashboard"], "no store read")
+        #expect(core.lastText.contains("Syncing 2 of 9"))
+        #expect(names(core.handle(.banner("Syncing 2 of 9"))) == [], "the same banner paints nothing")
+    }
+
+    @Test func aFilterOfADeletedTypeGivesWayToEveryEvent() {
+        var core = core()
+        core.ui.tab = .events
+        core.ui.filter = Self.ids.next()
+        core.ui.page = 2
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        #expect(names(core.handle(.read(data))) == ["read"])
+        #expect(core.ui.filter == nil && core.ui.page == 0)
+        #expect(core.ui.message == "That type is gone: showing every event.")
+    }
 }

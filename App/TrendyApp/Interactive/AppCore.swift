@@ -104,6 +104,8 @@ struct AppCore: Sendable {
     var context: AppUI.Context
     var frames = 0
     var lastText = ""
+    /// What the screen last showed (a banner change is drawn from it).
+    var lastData: AppViewData?
 
     init(route: AppRoute, tab: MainTab, banner: String, plain: Bool, links: [DeepLink]) {
         self.route = route
@@ -126,6 +128,13 @@ struct AppCore: Sendable {
         case .performed(let command, let outcome, let next): return performed(command, outcome, route: next)
         case .resolved(let link, let target, let reply): return resolved(link, target, reply)
         case .read(let data): return read(data)
+        case .banner(let text):
+            // Only the banner changed: drawn from the data last read, no store read. A pass
+            // reports progress many times a second; reading the screen for each fell minutes
+            // behind on a big account, with keys and SIGTERM queued after the reads.
+            banner = text
+            guard let data = lastData else { return [.read] }
+            return render(data)
         default: break
         }
         guard let effects = react(to: input) else { return [] }
@@ -149,9 +158,8 @@ struct AppCore: Sendable {
             ui.mode = .browse
             ui.selection = 0
             return [.log("Route changed", ["to": next.description])]
-        case .banner(let text):
-            banner = text
-            return []
+        case .banner:
+            return nil
         case .syncDue:
             return startSync()
         case .synced(let run):
@@ -268,6 +276,14 @@ struct AppCore: Sendable {
     /// The screen's data came: the selection stays on its event when rows above it came or went;
     /// a last page that emptied shows the one before; the frame is painted when it changed.
     mutating func read(_ data: AppViewData) -> [Effect] {
+        if let filter = ui.filter, ui.tab == .events, !data.types.contains(where: { $0.id == filter }) {
+            // The filtered type was deleted (here or elsewhere): every event again.
+            ui.filter = nil
+            ui.page = 0
+            ui.selection = 0
+            ui.message = "That type is gone: showing every event."
+            return [.read]
+        }
         let selected = context.page.indices.contains(ui.selection) ? context.page[ui.selection] : nil
         if let selected, let row = data.page.firstIndex(where: { $0.id == selected }), row != ui.selection {
             ui.selection = row
@@ -279,6 +295,12 @@ struct AppCore: Sendable {
             return [.read]
         }
         context = AppUI.Context(route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore)
+        lastData = data
+        return render(data)
+    }
+
+    /// The frame for `data`, painted when its text changed.
+    mutating func render(_ data: AppViewData) -> [Effect] {
         let (id, text) = AppScreens.render(ui, route: route, data: data, banner: banner, plain: plain)
         guard text != lastText else { return [] }
         lastText = text

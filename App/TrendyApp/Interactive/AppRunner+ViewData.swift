@@ -34,12 +34,10 @@ extension AppRunner {
 
     func mainData(_ data: inout AppViewData, _ ui: AppUI) async throws {
         let store = env.store
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        calendar.firstWeekday = 2
+        let calendar = ScreenCounts.calendar
         let now = env.now()
         let midnight = calendar.startOfDay(for: now)
-        data.today = try await store.eventCount(since: midnight)
+        data.today = try await ScreenCounts.today(store, now: now, calendar: calendar)
         switch ui.tab {
         case .dashboard:
             data.recent = try await store.events(limit: 5, since: nil).map(\.value)
@@ -54,16 +52,7 @@ extension AppRunner {
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth
             data.month = month
-            // Per day: two index-range counts, however many events the account has.
-            let range = calendar.range(of: .day, in: .month, for: month) ?? 1..<29
-            var counts: [Int] = []
-            for day in range.lowerBound...range.upperBound {
-                let date = calendar.date(byAdding: .day, value: day - 1, to: month) ?? month
-                counts.append(try await store.eventCount(since: date))
-            }
-            for (i, day) in range.enumerated() where counts[i] - counts[i + 1] > 0 {
-                data.days[day] = counts[i] - counts[i + 1]
-            }
+            data.days = try await ScreenCounts.days(store, month: month, calendar: calendar)
         case .analytics:
             let thisWeek = calendar.dateInterval(of: .weekOfYear, for: now)?.start ?? midnight
             let weeks = (0..<8).reversed().compactMap { calendar.date(byAdding: .weekOfYear, value: -$0, to: thisWeek) }

@@ -124,21 +124,20 @@ actor AppShell {
         let midnight = calendar.startOfDay(for: now)
         let recentLimit = tab == .events ? 20 : 5
         let recent = try await env.store.events(limit: recentLimit, since: nil).map(\.value)
-        let today = try await env.store.eventCount(since: midnight)
+        let today = try await ScreenCounts.today(env.store, now: now, calendar: calendar)
         var facts = MainFacts(typeNames: names, recent: recent, today: today)
         switch tab {
         case .dashboard, .events: break
         case .calendar:
             let month = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             facts.month = month
-            for e in try await env.store.events(limit: 100_000, since: month) {
-                facts.days[calendar.component(.day, from: e.value.timestamp), default: 0] += 1
-            }
+            facts.days = try await ScreenCounts.days(env.store, month: month, calendar: calendar)
         case .analytics:
             var counts: [String: Int] = [:]
             let since = now.addingTimeInterval(-30 * 86_400)
-            for e in try await env.store.events(limit: 100_000, since: since) {
-                counts[names[e.value.eventTypeId] ?? "?", default: 0] += 1
+            let tomorrow = calendar.date(byAdding: .day, value: 1, to: midnight) ?? now
+            for (typeId, count) in try await env.store.eventCountsByType(from: since, to: tomorrow) {
+                counts[names[typeId] ?? "?", default: 0] += count
             }
             facts.perType = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         }
