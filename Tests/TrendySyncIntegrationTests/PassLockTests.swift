@@ -63,8 +63,11 @@ actor Trace {
             configuration.passLock = ProcessLock(file: file)
             configuration.passLockTimeout = .milliseconds(150)
             let user = h.userId
+            // The test budget for the health check: on a busy machine the default 2 s judged the
+            // loopback server offline and the second pass was not `ok` (1 in 5 suite runs under load).
             let engine = OutboxSyncEngine(
-                store: h.store, api: h.api, identity: { user }, configuration: configuration,
+                store: h.store, api: h.api, reachability: SyncHarness.testProbe(h.api), identity: { user },
+                configuration: configuration,
                 logger: LogSystem.disabled().logger(.sync))
             try await h.store.createEvent(h.event(try await h.type()))
             // Another process of the same install holds the lock for the whole attempt.
@@ -73,7 +76,8 @@ actor Trace {
             #expect(run.error?.contains("another trendy process") == true)
             #expect(h.api.calls.isEmpty)
             #expect(try await h.store.outboxCounts().pending == 2)
-            #expect(await engine.sync(full: false).outcome == .ok)
+            let second = await engine.sync(full: false)
+            #expect(second.outcome == .ok, "\(second)")
             #expect(try await h.store.outboxCounts().pending == 0)
         }
     }
