@@ -81,8 +81,6 @@ public protocol LocalStore: Sendable {
 
     /// Newest events first, at most `limit`, optionally only those at or after `since`.
     func events(limit: Int, since: Date?) async throws -> [LocalRecord<Event>]
-    /// How many events there are at or after `since` (an index range count; nothing is decoded).
-    func eventCount(since: Date) async throws -> Int
     /// One page of the newest-first list, of one type when `typeId` is given: `limit` events after
     /// the first `offset` (an index range read; nothing before the page is decoded).
     func eventPage(offset: Int, limit: Int, typeId: UUIDv7?) async throws -> [LocalRecord<Event>]

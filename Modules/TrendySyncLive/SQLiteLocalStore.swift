@@ -329,15 +329,6 @@ public final class SQLiteLocalStore: LocalStore {
 
     // MARK: Outbox summary
 
-    public func eventCount(since: Date) async throws -> Int {
-        try await db.read { db in
-            try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM local_events WHERE timestamp_ms >= ?",
-                arguments: [Self.milliseconds(since)]
-            ) ?? 0
-        }
-    }
-
     public func outboxCounts() async throws -> (pending: Int, failed: Int) {
         try await db.read { db in try Outbox.counts(db) }
     }

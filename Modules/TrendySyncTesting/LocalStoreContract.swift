@@ -124,7 +124,7 @@ private struct ContractRun {
             sourceLocation: sourceLocation)
         #expect(
             try await store.events(limit: 1, since: nil).count == 1, "at most limit", sourceLocation: sourceLocation)
-        #expect(try await store.eventCount(since: t + 60) == 1, sourceLocation: sourceLocation)
+        #expect(try await store.eventCount(from: t + 60, to: .distantFuture) == 1, sourceLocation: sourceLocation)
         await #expect(throws: (any Error).self, "an event of an unknown type", sourceLocation: sourceLocation) {
             try await store.createEvent(Event(id: ids.next(), eventTypeId: ids.next(), timestamp: t))
         }

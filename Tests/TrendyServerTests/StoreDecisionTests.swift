@@ -79,4 +79,30 @@ import TrendyModels
         ) { type, _ in .updateEventType(type) }
         #expect(nothing.answer == .failure(.notFound("event type")) && nothing.writes.isEmpty)
     }
+
+    @Test func aRefusalStopsAnEditOfAStoredEntityButNotTheAnswerForAMissingOne() throws {
+        let type = EventType(id: UUIDv7Generator().next(), name: "Coffee")
+        let stored = EditFacts<EventType>(
+            stored: Timestamped(type, createdAt: now, updatedAt: now), tombstone: nil, changed: [])
+        let update = EventTypeUpdate(name: "Tea")
+        let refusal = StoreError.conflict("an event type named \"Tea\" already exists")
+        #expect(throws: refusal) {
+            try StoreFlows.edit(
+                .eventType, id: type.id.description, what: "event type", update, facts: stored,
+                edited: try StoreFlows.edited(stored, update), refusal: refusal, base: nil, now: now
+            ) { type, _ in .updateEventType(type) }
+        }
+        let missing = try StoreFlows.edit(
+            .eventType, id: type.id.description, what: "event type", update,
+            facts: EditFacts<EventType>(stored: nil, tombstone: nil, changed: []), edited: nil, refusal: refusal,
+            base: nil, now: now
+        ) { type, _ in .updateEventType(type) }
+        #expect(missing.answer == .failure(.notFound("event type")) && missing.writes.isEmpty)
+        let plan = try StoreFlows.edit(
+            .eventType, id: type.id.description, what: "event type", update, facts: stored,
+            edited: try StoreFlows.edited(stored, update), refusal: nil, base: nil, now: now
+        ) { type, _ in .updateEventType(type) }
+        #expect((try plan.answer.get()).value.name == "Tea")
+        #expect(plan.writes.count == 4, "row, change, field versions, conflicts")
+    }
 }

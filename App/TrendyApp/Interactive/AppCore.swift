@@ -120,9 +120,9 @@ struct AppCore: Sendable {
     /// Whether changes made since the last pass are sent before the app exits.
     var syncsBeforeExit: Bool { writesSinceSync && route == .authenticated }
 
-    /// Handles one input; answers what the runner must do. An input from outside ends with the
-    /// pending links (once signed in) and a read of the screen; the answers of the runner's own
-    /// effects are handled where they came from.
+    /// Handles one input; answers what the runner must do. An input from outside that changed
+    /// something ends with the pending links (once signed in) and a read of the screen
+    /// (``thenRead(_:)``); the answers of the runner's own effects are handled where they came from.
     mutating func handle(_ input: Input) -> [Effect] {
         switch input {
         case .performed(let command, let outcome, let next): return performed(command, outcome, route: next)
@@ -135,62 +135,51 @@ struct AppCore: Sendable {
             banner = text
             guard let data = lastData else { return [.read] }
             return render(data)
-        default: break
-        }
-        guard let effects = react(to: input) else { return [] }
-        if case .exit = effects.last { return effects }
-        return effects + openPendingLinks() + [.read]
-    }
-
-    /// The effects of an input from outside; nil when nothing changed (no read follows).
-    mutating func react(to input: Input) -> [Effect]? {
-        switch input {
         case .key(let key):
-            guard let command = ui.handle(key, context) else { return nil }
-            return command == .quit ? [.exit(0)] : [.perform(command)]
+            guard let command = ui.handle(key, context) else { return [] }
+            return command == .quit ? [.exit(0)] : thenRead([.perform(command)])
         case .inputEnded:
             return [.log("Input ended", [:]), .exit(0)]
         case .signal(let signal, let canSuspend):
             return react(to: signal, canSuspend: canSuspend)
         case .route(let next):
-            guard next != route else { return nil }
+            guard next != route else { return [] }
             route = next
             ui.mode = .browse
             ui.selection = 0
-            return [.log("Route changed", ["to": next.description])]
-        case .banner:
-            return nil
+            return thenRead([.log("Route changed", ["to": next.description])])
         case .syncDue:
-            return startSync()
+            return thenRead(startSync())
         case .synced(let run):
             syncing = false
             ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
-            return []
+            return thenRead([])
         case .message(let text):
             ui.message = text
-            return []
+            return thenRead([])
         case .refresh:
-            return []
+            return thenRead([])
         case .control(let line, let reply):
-            return control(line, reply)
-        case .performed, .resolved, .read:
-            return nil
+            return thenRead(control(line, reply))
         }
     }
+
+    /// `effects`, then the links waiting for sign-in and a read of the screen.
+    mutating func thenRead(_ effects: [Effect]) -> [Effect] { effects + openPendingLinks() + [.read] }
 
     mutating func react(to signal: Int32, canSuspend: Bool) -> [Effect] {
         switch signal {
         case SIGTSTP:
             guard canSuspend else {
                 ui.message = "Cannot suspend here (no job control); q quits."
-                return []
+                return thenRead([])
             }
             lastText = ""
-            return [.suspend, .repaint]
+            return thenRead([.suspend, .repaint])
         case SIGCONT, SIGWINCH:
             // Continued after a stop we did not ask for (SIGSTOP), or resized: repaint.
             lastText = ""
-            return [.repaint]
+            return thenRead([.repaint])
         default:
             return [.log("Signal", ["signal": "\(signal)"]), .exit(signal == SIGINT ? 130 : 0)]
         }

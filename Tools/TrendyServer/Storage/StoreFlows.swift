@@ -170,7 +170,8 @@ enum StoreFlows {
     {
         let id = type.id.description
         if let stored = try existing(facts, id: id) {
-            guard StoreRules.sameEventType(stored.value, type) || !facts.taken else {
+            // A retry answers what is stored; another type under a taken id does not.
+            if facts.taken, !StoreRules.sameEventType(stored.value, type) {
                 throw StoreError.conflict("an event type with id \(id) already exists with other values")
             }
             return StorePlan(writes: [], answer: (stored, false))
@@ -375,19 +376,23 @@ enum StoreFlows {
         row: (Patch.Entity, String) -> RowWrite
     ) throws -> StorePlan<Result<Timestamped<Patch.Entity>, StoreError>>
     where Patch.Entity: Codable & Sendable & Hashable & Validating {
-        guard let edited else { return StorePlan(writes: [], answer: .failure(.notFound(what))) }
-        if let refusal { throw refusal }
         let patch = try FieldPatch.object(update)
-        guard let stored = facts.stored else {
-            guard let tombstone = facts.tombstone else {
-                return StorePlan(writes: [], answer: .failure(.notFound(what)))
-            }
+        let stored: Timestamped<Patch.Entity>
+        let after: Patch.Entity
+        switch (facts.stored, facts.tombstone, edited?.after) {
+        case (let live?, _, let edited?):
+            if let refusal { throw refusal }
+            (stored, after) = (live, edited)
+        case (nil, let tombstone?, let edited?):
+            if let refusal { throw refusal }
             var last = try StoreRules.decode(Timestamped<Patch.Entity>.self, tombstone.body)
-            last.value = edited.after
+            last.value = edited
             let conflict = StoreRules.editOfDeletedConflict(
                 entity: entity, id: id, patch: patch, base: base, deletedBy: tombstone.device,
                 deletedAt: tombstone.deletedAt, entityAfterEdit: try StoreRules.encode(last), now: now)
             return StorePlan(writes: [.conflicts([conflict])], answer: .failure(.gone(what)))
+        default:
+            return StorePlan(writes: [], answer: .failure(.notFound(what)))
         }
         let conflicts =
             try base.map { base in
@@ -396,11 +401,11 @@ enum StoreFlows {
                     current: { try StoreRules.fields(of: stored.value, as: Patch.self) }, patch: patch, base: base,
                     now: now)
             } ?? []
-        let result = Timestamped(edited.after, createdAt: stored.createdAt, updatedAt: now)
+        let result = Timestamped(after, createdAt: stored.createdAt, updatedAt: now)
         let body = try StoreRules.encode(result)
         return StorePlan(
             writes: [
-                .row(row(edited.after, body)), .change(entity, id: id, .update, data: body),
+                .row(row(after, body)), .change(entity, id: id, .update, data: body),
                 .fieldVersions(
                     entity, id: id, fields: Array(patch.keys), device: device(base), at: .lastChange, replace: true),
                 .conflicts(conflicts),

@@ -37,23 +37,22 @@ extension SQLiteServerStore {
         try await db.read { db in try Self.fetchEvent(db, userId: userId, id: id) }
     }
 
-    /// The stored duplicate of `event` by its de-duplication key, if any, as its JSON.
-    static func duplicate(_ db: Database, userId: String, of event: Event) throws -> String? {
-        switch DedupKey(event) {
-        case .manual(let typeId, let ms)?:
+    /// A column (`body` or `id`) of the stored event with the de-duplication key `key`, if any.
+    static func duplicate(_ db: Database, userId: String, key: DedupKey, column: String) throws -> String? {
+        switch key {
+        case .manual(let typeId, let ms):
             return try String.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT body FROM events WHERE user_id = ? AND event_type_id = ? AND timestamp_ms = ?
+                        SELECT \(column) FROM events WHERE user_id = ? AND event_type_id = ? AND timestamp_ms = ?
                         AND source_type IN ('manual', 'imported')
                         """), arguments: [userId, typeId, ms])
-        case .healthkit(let external)?:
+        case .healthkit(let external):
             return try String.fetchOne(
                 db.cachedStatement(
-                    sql: "SELECT body FROM events WHERE user_id = ? AND external_id = ? AND source_type = 'healthkit'"),
-                arguments: [userId, external])
-        case nil:
-            return nil
+                    sql: """
+                        SELECT \(column) FROM events WHERE user_id = ? AND external_id = ? AND source_type = 'healthkit'
+                        """), arguments: [userId, external])
         }
     }
 
@@ -71,7 +70,7 @@ extension SQLiteServerStore {
                 facts.deleted[id] = body
             }
             if let key = DedupKey(event), facts.duplicates[key] == nil,
-                let body = try duplicate(db, userId: userId, of: event)
+                let body = try duplicate(db, userId: userId, key: key, column: "body")
             {
                 facts.duplicates[key] = body
             }
@@ -114,8 +113,8 @@ extension SQLiteServerStore {
             answers.geofenceKnown = try isOwnGeofence(db, userId: userId, id: geofence)
         }
         if let type = questions.type { answers.typeKnown = try fetchEventType(db, userId: userId, id: type) != nil }
-        if let event = questions.duplicateOf, let body = try duplicate(db, userId: userId, of: event) {
-            answers.duplicateId = try StoreRules.decode(Timestamped<Event>.self, body).value.id.description
+        if let event = questions.duplicateOf, let key = DedupKey(event) {
+            answers.duplicateId = try duplicate(db, userId: userId, key: key, column: "id")
         }
         return answers
     }
