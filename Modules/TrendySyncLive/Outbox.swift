@@ -15,6 +15,9 @@ struct OutboxEntry: Sendable, Hashable {
     /// The change-feed cursor the change was made on; nil for entries from before field-level
     /// changes (sent without a base: plain last-write-wins).
     var baseVersion: Int64? = nil
+    /// Whether it had been sent before it was last taken (taking marks it sent, in case the
+    /// process dies mid-send): an entry taken but never sent is released as it was.
+    var sentBefore = false
 }
 
 /// The outbox's SQL, used inside the store's transactions.
@@ -87,10 +90,12 @@ enum Outbox {
         case .replace(let k):
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?", arguments: [k.rawValue, merged(k), seq])
+            if let seq { try OutboxClock.stamp(db, seq: seq, payload: payload) }
         case .revive(let k):
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, \(requeued) WHERE seq = ?",
                 arguments: [k.rawValue, merged(k), newKey(), seq])
+            if let seq { try OutboxClock.stamp(db, seq: seq, payload: payload) }
         case .dropExisting:
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [seq])
         }

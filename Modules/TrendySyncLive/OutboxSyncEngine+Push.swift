@@ -101,12 +101,12 @@ extension OutboxSyncEngine {
         case .delivered(let replaced):
             // De-duplicated into another device's events: the unit taken meanwhile may
             // hold changes to this device's copies, which now go to the surviving ids.
-            try await store.release(taken.entries)
+            try await store.releaseUnsent(taken.entries)
             try await store.complete(work, replacedIds: replaced)
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
         case .mixed(let delivered, let replaced, let refused):
-            if !replaced.isEmpty { try await store.release(taken.entries) }
+            if !replaced.isEmpty { try await store.releaseUnsent(taken.entries) }
             try await store.complete(delivered, replacedIds: replaced)
             if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
             for (entry, message) in refused {
@@ -136,7 +136,7 @@ extension OutboxSyncEngine {
         case .adoptedType(let server):
             // The unit taken meanwhile may hold changes that name the local type: put it
             // back, re-point everything at the server's type, and take it again.
-            try await store.release(taken.entries)
+            try await store.releaseUnsent(taken.entries)
             try await store.adoptEventType(work[0], as: server)
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()

@@ -20,7 +20,8 @@ extension SQLiteLocalStore {
         }
         return OutboxEntry(
             seq: row["seq"], entity: entity, entityId: row["entity_id"], kind: kind, payload: row["payload"],
-            idempotencyKey: row["idempotency_key"], attempts: row["attempts"], baseVersion: row["base_version"])
+            idempotencyKey: row["idempotency_key"], attempts: row["attempts"], baseVersion: row["base_version"],
+            sentBefore: row["sent"] ?? false)
     }
 
     /// Entries left in flight by a killed process go back to pending (their keys are unchanged,
@@ -98,7 +99,7 @@ extension SQLiteLocalStore {
 
     /// The entries reached the server: remove them and mark their entities synced (unless another
     /// change for the entity is still waiting). `replacedIds` maps a sent event id to the id the
-    /// server already had for the same event (de-duplication): see ``mergeIntoServerCopy(_:_:serverId:now:)``.
+    /// server already had for the same event (de-duplication): see ``mergeIntoServerCopy(_:_:clocks:serverId:now:)``.
     func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
         let at = now()
         guard !entries.isEmpty else { return }
@@ -127,11 +128,13 @@ extension SQLiteLocalStore {
             // Cached statements: compiling SQL per entry cost more than running it.
             let deleteEntry = try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ?")
             for e in entries {
-                try deleteEntry.execute(arguments: [e.seq])
                 if let serverId = replacedIds[e.entityId], serverId != e.entityId {
-                    try Self.mergeIntoServerCopy(db, e, serverId: serverId, now: at)
+                    let clocks = try OutboxClock.clocks(db, seq: e.seq)
+                    try deleteEntry.execute(arguments: [e.seq])
+                    try Self.mergeIntoServerCopy(db, e, clocks: clocks, serverId: serverId, now: at)
                     continue
                 }
+                try deleteEntry.execute(arguments: [e.seq])
                 guard e.kind != .delete else {
                     // The entity is gone everywhere: a change of it the server refused (a create sent
                     // before the person deleted it) no longer needs anyone.
@@ -322,6 +325,18 @@ extension SQLiteLocalStore {
         try await db.write { db in
             for e in entries {
                 try db.execute(sql: "UPDATE outbox SET state = 'pending' WHERE seq = ?", arguments: [e.seq])
+            }
+        }
+    }
+
+    /// Puts entries taken but never sent back in the queue as they were before they were taken:
+    /// their bodies may still change (a merge keeps each field's last value in one entry only).
+    func releaseUnsent(_ entries: [OutboxEntry]) async throws {
+        guard !entries.isEmpty else { return }
+        try await db.write { db in
+            for e in entries {
+                try db.execute(
+                    sql: "UPDATE outbox SET state = 'pending', sent = ? WHERE seq = ?", arguments: [e.sentBefore, e.seq])
             }
         }
     }

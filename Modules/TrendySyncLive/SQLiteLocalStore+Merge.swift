@@ -13,8 +13,11 @@ import TrendySync
 /// follows it.
 extension SQLiteLocalStore {
     /// Turns the delivered create `entry`, which the server answered with `serverId`, into edits of
-    /// that event, inside the caller's transaction (the entry itself is already removed).
-    static func mergeIntoServerCopy(_ db: Database, _ entry: OutboxEntry, serverId: String, now: Date) throws {
+    /// that event, inside the caller's transaction (the entry itself is already removed; `clocks`
+    /// are its field clocks, read before).
+    static func mergeIntoServerCopy(
+        _ db: Database, _ entry: OutboxEntry, clocks: [String: Int64], serverId: String, now: Date
+    ) throws {
         let localId = entry.entityId
         // The person deleted the other copy of this event here and kept this one: the event stays
         // (it is this copy now), so that delete is not sent.
@@ -61,15 +64,11 @@ extension SQLiteLocalStore {
                 db, sql: "SELECT 1 FROM outbox WHERE entity = 'event' AND entity_id = ? AND kind = 'delete'",
                 arguments: [serverId]) ?? false
         if !deletedHere, let patch = try setFields(entry.payload) {
-            // In the create's place in the queue, so edits made after it still come after it.
-            try db.execute(
-                sql: """
-                    INSERT INTO outbox (seq, entity, entity_id, kind, payload, idempotency_key, created_at, base_version)
-                    VALUES (?, 'event', ?, 'update', ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    entry.seq, serverId, patch, Outbox.newKey(), now.timeIntervalSince1970, 0,
-                ])
+            // In the create's place in the queue, so edits made after it still come after it; a
+            // field the surviving event's waiting edits also set goes only with the value written
+            // last (``OutboxClock``).
+            try OutboxClock.addKeepingLastWrites(
+                db, event: serverId, .init(seq: entry.seq, patch: patch, clocks: clocks, fixed: false), now: now)
         }
         let serverCopyHere =
             try Bool.fetchOne(db, sql: "SELECT 1 FROM local_events WHERE id = ?", arguments: [serverId]) ?? false

@@ -14,6 +14,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v3-outbox-sent", migrate: outboxSent)
         migrator.registerMigration("sync.v4-field-changes", migrate: fieldChanges)
         migrator.registerMigration("sync.v5-cascades-and-merges", migrate: cascadesAndMerges)
+        migrator.registerMigration("sync.v6-field-clocks", migrate: fieldClocks)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.
@@ -149,6 +150,12 @@ public enum SyncSchema {
                     server_id TEXT NOT NULL
                 );
                 """)
+    }
+
+    /// `field_clock`: when each field folded into a waiting entry was written (``OutboxClock``);
+    /// NULL, or a field it does not name, means written with the entry.
+    static func fieldClocks(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE outbox ADD COLUMN field_clock TEXT")
     }
 }
 
