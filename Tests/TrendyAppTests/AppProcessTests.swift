@@ -284,6 +284,31 @@ struct AppControlTests {
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }
+
+    /// The outside tester's sequence (issue 32, item 1): with the app already running, another
+    /// terminal grants location access, adds a geofence and moves the device there. The app
+    /// handles the move with the geofence it did not know at launch, and the permission and
+    /// regions the other terminal set survive the app's save, also after it quits.
+    @Test func aGeofenceAndPermissionSetWhileTheAppRunsAreItsToo() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let d = ["--data-dir", dir.path]
+        let app = try RunningApp(["--sync-interval", "0"] + d)
+        #expect(await app.waitForScreen("dashboard"))
+        #expect(try TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
+        #expect(
+            try TrendyProcess.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+        let move = try TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
+        #expect(
+            move.stdout.contains("The running app handled it") && move.stdout.contains("1 event(s) logged"),
+            "\(move.stdout) \(move.stderr)")
+        let show = try TrendyProcess.run(["location", "show"] + d).stdout
+        #expect(show.contains("Permission: always") && show.contains("1 of 20"), "\(show)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        let after = try TrendyProcess.run(["location", "show"] + d).stdout
+        #expect(after.contains("Permission: always") && after.contains("1 of 20"), "after quitting: \(after)")
+    }
 }
 
 enum UUIDv7Text {

@@ -84,10 +84,15 @@ struct DeviceMove {
 func moveDevice(_ env: AppEnvironment, fixes: [LocationFix], speed: Double?) async throws -> DeviceMove {
     let (geofence, location) = try env.requireGeofence()
     await geofence.start()
+    // A running app is handed moves while other processes add and change geofences: the regions
+    // follow the saved geofences first, and the device's state is saved after each move, so the
+    // next `trendy location show` reads what this move did.
+    await geofence.geofencesMayHaveChanged()
     let earlier = await geofence.handledThisRun().count
     let summary = try await LocationReplayer(speed: speed).replay(
         fixes, into: location, afterEvents: { _ in await location.settled(by: geofence) })
     await location.settled(by: geofence)
+    await location.flush()
     // Only this move's crossings (a running app handles many moves).
     let crossings = Array(await geofence.handledThisRun().dropFirst(earlier))
     let names = Dictionary(

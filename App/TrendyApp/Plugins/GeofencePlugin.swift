@@ -47,6 +47,7 @@ public struct GeofencePlugin: TrendyPlugin {
             await geofence.start()
             await geofence.geofencesMayHaveChanged()
             await location.settled(by: geofence)
+            await location.flush()
         }
         app.geofence = geofence
         app.location = location
@@ -59,17 +60,23 @@ public struct GeofencePlugin: TrendyPlugin {
 }
 
 /// Geofence's part of the lifecycle: on launch, crossings captured by a background launch are
-/// handled and the regions reconciled; on foreground, reconciled again; on background, the
-/// simulated platform state is saved.
+/// handled and the regions reconciled; on foreground, reconciled again; after each, and on
+/// background, the simulated platform state is saved (other processes read it).
 struct GeofenceModule: AppModule {
     let geofence: any GeofenceService
     let location: any LocationSimulator
 
     var name: String { "geofence" }
 
-    func didLaunch() async { await geofence.start() }
+    func didLaunch() async {
+        await geofence.start()
+        await location.flush()
+    }
 
-    func willEnterForeground() async { await geofence.reconcile(.foreground) }
+    func willEnterForeground() async {
+        await geofence.reconcile(.foreground)
+        await location.flush()
+    }
 
     func didEnterBackground() async { await location.flush() }
 
