@@ -115,6 +115,10 @@ public protocol LocalStore: Sendable {
 
     /// Local changes not yet on the server, and the ones that failed.
     func outboxCounts() async throws -> (pending: Int, failed: Int)
+    /// A mark that grows with every local change queued, by this process or another one of the
+    /// install: two readings differ when something was written in between (the running app
+    /// learns of `trendy log` in another terminal this way).
+    func localChangeMark() async throws -> Int64
     /// The failed entries with their errors.
     func failedChanges() async throws -> [FailedChange]
     /// Puts failed entries back in the queue (a person asked to retry).

@@ -21,13 +21,14 @@ enum OutboxClock {
             db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'")) ?? 0
     }
 
-    /// Records that the fields of `payload` (a patch or a whole entity) were written into entry
-    /// `seq` now.
+    /// Records that the fields of `payload` (a patch or a whole entity; none for a delete) were
+    /// written into entry `seq` now. The counter ticks either way: it marks every local change
+    /// (``SQLiteLocalStore/localChangeMark()``).
     static func stamp(_ db: Database, seq: Int64, payload: String?) throws {
+        let now = try tick(db)
         guard let payload else { return }
         let fields = FieldPatch.fields(payload)
         guard !fields.isEmpty else { return }
-        let now = try tick(db)
         let stamps = FieldPatch.text(Dictionary(uniqueKeysWithValues: fields.map { ($0, now as Any) }))
         try db.cachedStatement(
             sql: "UPDATE outbox SET field_clock = json_patch(coalesce(field_clock, '{}'), ?) WHERE seq = ?"

@@ -333,6 +333,14 @@ public final class SQLiteLocalStore: LocalStore {
         try await db.read { db in try Outbox.counts(db) }
     }
 
+    /// The outbox's counter: every new entry takes a number from it, and every change folded
+    /// into a waiting entry a tick (``OutboxClock``).
+    public func localChangeMark() async throws -> Int64 {
+        try await db.read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'outbox'") ?? 0
+        }
+    }
+
     public func failedChanges() async throws -> [FailedChange] {
         try await db.read { db in
             try Row.fetchAll(

@@ -102,8 +102,12 @@ private struct ContractRun {
             sourceLocation: sourceLocation)
         var renamed = tea.type
         renamed.name = "Green tea"
+        let before = try await store.localChangeMark()
         try await store.updateEventType(renamed)
         #expect(try await store.eventType(named: "green tea")?.value == renamed, sourceLocation: sourceLocation)
+        // A change folded into a waiting one still moves the mark (the app learns of it).
+        #expect(
+            try await store.localChangeMark() > before, "every write moves the mark", sourceLocation: sourceLocation)
         return (coffee, renamed)
     }
 

@@ -36,7 +36,7 @@ import TrendySync
             case .perform(let command): "perform \(command)"
             case .startSync: "startSync"
             case .syncSoon: "syncSoon"
-            case .refreshCounts: "refreshCounts"
+            case .markLocalChanges(let ours): ours ? "mark (ours)" : "mark"
             case .resolve(let link, let reply): "resolve \(link)\(reply == nil ? "" : " (reply)")"
             case .announce(let link): "announce \(link)"
             case .move: "move"
@@ -61,7 +61,7 @@ import TrendySync
         let log = AppUI.Command.log(typeId: Self.coffee.id)
         let wrote = core.handle(
             .performed(log, AppCore.Outcome(message: "Logged Coffee.", wrote: true), route: .authenticated))
-        #expect(names(wrote) == ["refreshCounts", "syncSoon"])
+        #expect(names(wrote) == ["syncSoon", "mark (ours)"])
         #expect(core.writesSinceSync && core.ui.message == "Logged Coffee.")
         #expect(core.syncsBeforeExit, "a write not yet sent goes before exit")
         #expect(names(core.handle(.key(.char("x")))) == [], "a key that changes nothing reads nothing")
@@ -169,10 +169,33 @@ import TrendySync
         #expect(core.ui.page == 0)
     }
 
+    /// Another process queued a change (issue 32, item 2): the banner's counts are asked for
+    /// every half second with the mark; a mark that moved without a write of the app's shows it
+    /// and sends it soon, and before exit; the first mark and the app's own writes only set it.
+    @Test func aChangeQueuedByAnotherProcessIsShownAndSentSoon() {
+        var core = core()
+        #expect(names(core.handle(.watch)) == ["mark"])
+        #expect(names(core.handle(.marked(7, ours: false))) == [], "the first look sets the mark")
+        #expect(names(core.handle(.marked(7, ours: false))) == [], "nothing new")
+        #expect(!core.syncsBeforeExit)
+        #expect(names(core.handle(.marked(8, ours: false))) == ["syncSoon", "read"])
+        #expect(core.syncsBeforeExit, "what another terminal logged goes out before exit")
+        #expect(names(core.handle(.marked(9, ours: true))) == [], "the app's own write already asked")
+        // Written while a pass runs: no pass on top of it, one after it.
+        _ = core.handle(.syncDue)
+        #expect(core.syncing && !core.writesSinceSync)
+        #expect(names(core.handle(.marked(10, ours: false))) == ["read"])
+        #expect(names(core.handle(.synced(run(.ok)))) == ["syncSoon", "read"])
+        // Signed out: nothing is sent.
+        var out = self.core(.login)
+        _ = out.handle(.marked(1, ours: false))
+        #expect(names(out.handle(.marked(2, ours: false))) == [])
+    }
+
     @Test func aUseCaseThatMovesTheRouteIsSeenByTheNextKey() {
         var core = core(.onboarding(.welcome))
         let effects = core.handle(.performed(.onboardingSkip, AppCore.Outcome(wrote: true), route: .authenticated))
-        #expect(names(effects) == ["refreshCounts", "syncSoon", "log Route changed"])
+        #expect(names(effects) == ["syncSoon", "mark (ours)", "log Route changed"])
         #expect(core.route == .authenticated)
     }
 

@@ -107,6 +107,25 @@ struct AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// Issue 32, item 2: what another terminal logs while the app runs (no sync timer here) is
+    /// sent within moments, and one logged right before `q` goes out before the app exits.
+    @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
+        let (dir, app) = try await AppProcessTests.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "first"] + d).status == 0)
+        var status = ""
+        for _ in 0..<40 where !status.contains("\"pending\" : 0") {
+            try await Task.sleep(for: .milliseconds(250))
+            status = try TrendyProcess.run(["status", "--json"] + d).stdout
+        }
+        #expect(status.contains("\"pending\" : 0"), "sent within 10 s without a sync timer: \(status)")
+        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "second"] + d).status == 0)
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        let after = try TrendyProcess.run(["status", "--json"] + d)
+        #expect(after.stdout.contains("\"pending\" : 0"), "sent before exit: \(after.stdout)")
+    }
+
     @Test func ctrlZSuspendsAfterTheBackgroundHooksAndFgComesBack() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         app.send(SIGTSTP)

@@ -49,6 +49,10 @@ struct AppCore: Sendable {
         case message(String)
         /// Time to look at the store again (another process may have written).
         case refresh
+        /// Time to look whether anything was queued to send (here or by another process).
+        case watch
+        /// The store's ``LocalStore/localChangeMark()`` now; `ours`: asked after a write of this app's.
+        case marked(Int64, ours: Bool)
         /// A line on the control socket.
         case control(String, Reply)
         /// A use case finished (``Effect/perform(_:)``); `route` is routing's route after it.
@@ -67,8 +71,9 @@ struct AppCore: Sendable {
         case startSync
         /// A sync shortly, once, however many writes come meanwhile.
         case syncSoon
-        /// Count the outbox again (a local write).
-        case refreshCounts
+        /// Count the outbox (the banner follows) and read its change mark; answer
+        /// ``Input/marked(_:ours:)``.
+        case markLocalChanges(ours: Bool)
         /// Look a link up in the store; answer ``Input/resolved(_:_:_:)``.
         case resolve(DeepLink, Reply?)
         /// Tell routing a link was opened.
@@ -100,6 +105,8 @@ struct AppCore: Sendable {
     var syncing = false
     /// Local writes since the last pass started.
     var writesSinceSync = false
+    /// The store's change mark when last looked at (nil: not yet).
+    var seenMark: Int64?
     /// What the keys are judged against: set by every read from what it showed.
     var context: AppUI.Context
     var frames = 0
@@ -153,12 +160,17 @@ struct AppCore: Sendable {
         case .synced(let run):
             syncing = false
             ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
-            return thenRead([])
+            // Written while the pass ran (here or elsewhere): another pass shortly.
+            return thenRead(writesSinceSync && route == .authenticated ? [.syncSoon] : [])
         case .message(let text):
             ui.message = text
             return thenRead([])
         case .refresh:
             return thenRead([])
+        case .watch:
+            return [.markLocalChanges(ours: false)]
+        case .marked(let mark, let ours):
+            return marked(mark, ours: ours)
         case .control(let line, let reply):
             return thenRead(control(line, reply))
         }
@@ -185,6 +197,17 @@ struct AppCore: Sendable {
         }
     }
 
+    /// Something was queued since the last look — by a key here, or by another process of the
+    /// install (`trendy log`, an import, a visit, a conflict restored): it is shown and sent
+    /// shortly, and before the app exits. Without a mark yet (the runner sets one at launch), a
+    /// look only sets it.
+    mutating func marked(_ mark: Int64, ours: Bool) -> [Effect] {
+        defer { seenMark = max(seenMark ?? mark, mark) }
+        guard !ours, let seen = seenMark, mark > seen, route == .authenticated else { return [] }
+        writesSinceSync = true
+        return thenRead(syncing ? [] : [.syncSoon])
+    }
+
     /// A pass, unless one runs or nobody is signed in and onboarded.
     mutating func startSync() -> [Effect] {
         guard !syncing, route == .authenticated else { return [] }
@@ -201,7 +224,7 @@ struct AppCore: Sendable {
         if outcome.wrote {
             if case .delete = command { ui.selection = max(0, ui.selection - 1) }
             writesSinceSync = true
-            effects += [.refreshCounts, .syncSoon]
+            effects += [.syncSoon, .markLocalChanges(ours: true)]
         }
         if command == .syncNow { effects += startSync() }
         if next != route {

@@ -33,8 +33,10 @@ extension AppRunner {
                 try? await Task.sleep(for: delay)
                 if !Task.isCancelled { sink.yield(.syncDue) }
             }
-        case .refreshCounts:
+        case .markLocalChanges(let ours):
             await env.sync.refreshCounts()
+            guard let mark = try? await env.store.localChangeMark() else { return nil }
+            return .marked(mark, ours: ours)
         case .resolve(let link, let reply):
             return .resolved(link, await resolve(link), reply)
         case .announce(let link):

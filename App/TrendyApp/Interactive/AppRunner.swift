@@ -96,6 +96,9 @@ final class AppRunner: Sendable {
         var core = AppCore(
             route: env.routing.launch(with: decision.snapshot), tab: tab, banner: env.sync.status.bannerText,
             plain: plain, links: links)
+        // Whatever is queued after this moment is the app's to send (the launch's pass sends
+        // what was there).
+        core.seenMark = try? await env.store.localChangeMark()
         log.info("App started", metadata: ["route": .string(core.route.description), "phase": "foreground"])
         terminal.enter()
         var running = Running(sink: sink, signals: signals)
@@ -118,7 +121,8 @@ final class AppRunner: Sendable {
 
     /// What feeds the loop: keys, routes, statuses, the sync interval, a look at the store every
     /// two seconds (other processes write to the same install: `trendy log` in another terminal,
-    /// an import), the launch hooks.
+    /// an import) and at its change mark every half second (what they queued is sent soon),
+    /// the launch hooks.
     func producers(_ sink: AsyncStream<Input>.Continuation) -> [Task<Void, Never>] {
         let terminal = terminal
         let input = Task {
@@ -144,6 +148,12 @@ final class AppRunner: Sendable {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(2))
                     sink.yield(.refresh)
+                }
+            },
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(500))
+                    sink.yield(.watch)
                 }
             },
             Task {
@@ -174,6 +184,9 @@ final class AppRunner: Sendable {
         running.debounce?.cancel()
         await running.syncing?.value
         await running.moves?.value
+        // One last look: a `trendy log` in another terminal a moment ago is sent too.
+        var core = core
+        if let mark = try? await env.store.localChangeMark() { _ = core.handle(.marked(mark, ours: false)) }
         if core.syncsBeforeExit {
             let run = await env.sync.sync(full: false)
             await env.syncFinished(run)
