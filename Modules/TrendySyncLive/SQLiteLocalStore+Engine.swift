@@ -336,7 +336,8 @@ extension SQLiteLocalStore {
         try await db.write { db in
             for e in entries {
                 try db.execute(
-                    sql: "UPDATE outbox SET state = 'pending', sent = ? WHERE seq = ?", arguments: [e.sentBefore, e.seq])
+                    sql: "UPDATE outbox SET state = 'pending', sent = ? WHERE seq = ?",
+                    arguments: [e.sentBefore, e.seq])
             }
         }
     }
