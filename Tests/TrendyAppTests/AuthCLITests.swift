@@ -40,6 +40,29 @@ struct AuthCLITests {
         return object["session"] as? [String: Any]
     }
 
+    /// Issue 32, item 3: an install belongs to the server it signed in on. Started without
+    /// `--api-url` it keeps to that server (it used to go to the embedded backend, which rejected
+    /// the session, and the session was deleted); a server given explicitly is used but does not
+    /// become the install's while it is signed in; signed out, the next sign-in's server is.
+    @Test func anInstallKeepsToTheServerItSignedInOn() async throws {
+        try await Self.withServer { server in
+            let dir = TemporaryDirectory("trendy-it", create: false)
+            let signup = try await trendy(
+                ["signup", "--email", "home@example.com", "--password-stdin"], dir, server, stdin: "password-cli-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            let bare = try await trendy(["whoami"], dir, nil)
+            #expect(bare.status == 0 && bare.stdout.contains("Signed in as home@example.com"), "\(bare.stderr)")
+            #expect(storedSession(dir) != nil, "the session is kept")
+            let dead = try await TrendyProcess.runAsync([
+                "sync", "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9",
+            ])
+            #expect(dead.status == 69, "offline on the server given: \(dead.stderr)")
+            let again = try await trendy(["whoami"], dir, nil)
+            #expect(again.stdout.contains("Signed in as home@example.com"), "still its own server: \(again.stderr)")
+            #expect(storedSession(dir) != nil)
+        }
+    }
+
     @Test func signupWhoamiLogoutAndTheSessionFile() async throws {
         try await Self.withServer { server in
             let dir = TemporaryDirectory("trendy-it", create: false)

@@ -62,8 +62,10 @@ public enum AppComposition {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
         }
+        let backend = InstallServer.settle(backend, paths: paths)
         let server = try Server(backend: backend, paths: paths, plugins: plugins)
         try paths.prepare()
+        InstallServer.remember(backend, paths: paths)
         OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
         OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
         let logs = LogSystem(
