@@ -86,6 +86,21 @@ import TrendySync
         #expect(!login.syncsBeforeExit)
     }
 
+    /// Signed in inside the app (issue 32, item 5): the stale failure goes, a pass starts at once
+    /// (it used to wait for the interval, beside "No events yet"), and a pass already running when
+    /// the person signed in is followed by another.
+    @Test func signingInStartsAPassAtOnce() {
+        var core = core(.login)
+        core.ui.message = "Sync: not signed in"
+        #expect(names(core.handle(.route(.authenticated))) == ["log Route changed", "startSync", "read"])
+        #expect(core.ui.message == nil && core.syncing)
+        var racing = self.core(.login)
+        _ = racing.handle(.route(.onboarding(.welcome)))
+        racing.syncing = true
+        #expect(!names(racing.handle(.route(.authenticated))).contains("startSync"))
+        #expect(names(racing.handle(.synced(run(.error, error: "not signed in")))) == ["syncSoon", "read"])
+    }
+
     @Test func aLinkWaitsForSignInThenOpensOnce() {
         let replies = Replies()
         var core = core(.onboarding(.welcome))
@@ -93,9 +108,11 @@ import TrendySync
         let waiting = core.handle(.control("open \(link)", replies.reply))
         #expect(names(waiting).contains("answer waiting \(link) opens once you are signed in and onboarded"))
         #expect(core.pendingLinks == [link])
-        #expect(
-            names(core.handle(.route(.authenticated)))
-                == ["log Route changed", "resolve \(link)", "read"])
+        // Signed in: a pass at once; the link waits for its download (an event it names may
+        // only arrive with it).
+        #expect(names(core.handle(.route(.authenticated))) == ["log Route changed", "startSync", "read"])
+        #expect(core.pendingLinks == [link])
+        #expect(names(core.handle(.synced(run(.ok)))) == ["resolve \(link)", "read"])
         #expect(core.pendingLinks.isEmpty)
         #expect(names(core.handle(.refresh)) == ["read"], "opened once")
         let opened = core.handle(.resolved(link, .tab(.calendar), nil))
@@ -195,7 +212,7 @@ import TrendySync
     @Test func aUseCaseThatMovesTheRouteIsSeenByTheNextKey() {
         var core = core(.onboarding(.welcome))
         let effects = core.handle(.performed(.onboardingSkip, AppCore.Outcome(wrote: true), route: .authenticated))
-        #expect(names(effects) == ["syncSoon", "mark (ours)", "log Route changed"])
+        #expect(names(effects) == ["syncSoon", "mark (ours)", "log Route changed", "startSync"])
         #expect(core.route == .authenticated)
     }
 

@@ -107,6 +107,9 @@ struct AppCore: Sendable {
     var writesSinceSync = false
     /// The store's change mark when last looked at (nil: not yet).
     var seenMark: Int64?
+    /// Signed in here a moment ago: links wait for the first pass's download (an event link
+    /// used to resolve before it, to "No event").
+    var awaitingFirstPass = false
     /// What the keys are judged against: set by every read from what it showed.
     var context: AppUI.Context
     var frames = 0
@@ -151,14 +154,14 @@ struct AppCore: Sendable {
             return react(to: signal, canSuspend: canSuspend)
         case .route(let next):
             guard next != route else { return [] }
-            route = next
             ui.mode = .browse
             ui.selection = 0
-            return thenRead([.log("Route changed", ["to": next.description])])
+            return thenRead(moved(to: next))
         case .syncDue:
             return thenRead(startSync())
         case .synced(let run):
             syncing = false
+            awaitingFirstPass = false
             ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             // Written while the pass ran (here or elsewhere): another pass shortly.
             return thenRead(writesSinceSync && route == .authenticated ? [.syncSoon] : [])
@@ -227,10 +230,23 @@ struct AppCore: Sendable {
             effects += [.syncSoon, .markLocalChanges(ours: true)]
         }
         if command == .syncNow { effects += startSync() }
-        if next != route {
-            route = next
-            effects.append(.log("Route changed", ["to": next.description]))
-        }
+        if next != route { effects += moved(to: next) }
+        return effects
+    }
+
+    /// The route moved. Signed in and onboarded just now (here, or in another terminal): a pass
+    /// at once — the dashboard used to say "Sync failed: not signed in" beside "No events yet"
+    /// until the interval — and links wait for its download.
+    mutating func moved(to next: AppRoute) -> [Effect] {
+        let arrived = next == .authenticated && route != .authenticated
+        route = next
+        var effects: [Effect] = [.log("Route changed", ["to": next.description])]
+        guard arrived else { return effects }
+        ui.message = nil
+        awaitingFirstPass = true
+        // A pass that began before the sign-in downloads nothing: another one follows it.
+        if syncing { writesSinceSync = true }
+        effects += startSync()
         return effects
     }
 
@@ -256,7 +272,7 @@ struct AppCore: Sendable {
     }
 
     mutating func openPendingLinks() -> [Effect] {
-        guard route == .authenticated, !pendingLinks.isEmpty else { return [] }
+        guard route == .authenticated, !awaitingFirstPass, !pendingLinks.isEmpty else { return [] }
         defer { pendingLinks = [] }
         return pendingLinks.map { .resolve($0, nil) }
     }
