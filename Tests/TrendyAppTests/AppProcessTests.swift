@@ -217,16 +217,48 @@ struct AppControlTests {
             }
         }
         #expect(connected == 0)
+        // A request cut short (no line break) is not run when the read deadline ends it.
+        let deadline = Int64(Date().addingTimeInterval(30).timeIntervalSince1970 * 1000)
+        let partial = Array("by \(deadline) open trendy://analytics".utf8)
+        #expect(partial.withUnsafeBytes { write(idle, $0.baseAddress, $0.count) } == partial.count)
         let started = Date()
         let open = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
         #expect(open.status == 0 && Date().timeIntervalSince(started) < 5, "not held up by the idle client")
         #expect(await app.waitForScreen("calendar"))
+        try await Task.sleep(for: .seconds(3))
+        #expect(!RunningApp.screens(app.text).contains("analytics"), "the cut request never ran")
         // A link whose text carries terminal escapes: shown as text, never sent to the terminal.
         let hostile = try TrendyProcess.run(["open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path])
         #expect(hostile.status == 1 && hostile.stderr.contains("No event type named X"), "\(hostile.stderr)")
         #expect(!hostile.stderr.contains("\u{1B}"), "nor to the terminal of the command that sent it")
         #expect(await app.waitFor { $0.contains("No event type named X") })
         #expect(!app.text.contains("\u{1B}[2J") && !app.text.contains("\u{1B}]0;"), "no escape reached the terminal")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    /// Issue 32, item 7: while the app is suspended, `trendy open` gives up after its deadline
+    /// with a word about it (it hung without one), and the link it gave up on is not opened when
+    /// the app runs again.
+    @Test func aLinkToASuspendedAppGivesUpAndIsNeverOpenedLater() async throws {
+        let (dir, app) = try await AppProcessTests.onboardedApp()
+        app.send(SIGSTOP)
+        #expect(await app.waitFor { _ in app.state == "T" })
+        let started = Date()
+        let open = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        #expect(open.status == 75, "\(open.status) \(open.stderr)")
+        #expect(open.stderr.contains("suspended") && open.stderr.contains("fg"), "\(open.stderr)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        let frames = RunningApp.screens(app.text).count
+        app.send(SIGCONT)
+        #expect(await app.waitFor { _ in app.state != "T" })
+        try await Task.sleep(for: .seconds(2))
+        #expect(!RunningApp.screens(app.text).dropFirst(frames).contains("calendar"), "the late link stays unopened")
+        #expect(app.process.isRunning, "answering a sender that gave up does not end the app (SIGPIPE did)")
+        let now = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        #expect(now.status == 0, "\(now.stderr)")
+        #expect(now.stdout.contains("running app"), "the running app took it: \(now.stdout)")
+        #expect(await app.waitForScreen("calendar"))
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }

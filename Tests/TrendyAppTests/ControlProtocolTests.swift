@@ -28,4 +28,23 @@ import Testing
         #expect(ControlReply.refused("why").description == "error: why")
         #expect(ControlReply.done("opened x").description == "opened x")
     }
+
+    /// A request is taken only by its deadline, and only with one (issue 32, item 7).
+    @Test func aRequestIsTakenOnlyByItsDeadline() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let line = ControlDeadline.stamp("open trendy://calendar", by: now.addingTimeInterval(3))
+        #expect(try ControlDeadline.take(line, now: now).get() == "open trendy://calendar")
+        #expect(try ControlDeadline.take(line, now: now.addingTimeInterval(3)).get() == "open trendy://calendar")
+        guard case .failure(let late) = ControlDeadline.take(line, now: now.addingTimeInterval(3.01)) else {
+            Issue.record("a late request was taken")
+            return
+        }
+        #expect(late.reason.contains("gave up"))
+        for bare in ["open trendy://calendar", "by soon open x", "by 12", ""] {
+            guard case .failure = ControlDeadline.take(bare, now: now) else {
+                Issue.record("taken without a deadline: \(bare)")
+                continue
+            }
+        }
+    }
 }

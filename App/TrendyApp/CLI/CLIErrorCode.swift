@@ -27,6 +27,8 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
 
     /// Exit 1: the running `trendy app` refused a location handed to it.
     public static let appRefused = CLIErrorCode(rawValue: "app_refused")
+    /// Exit 75: the running `trendy app` did not take a request in time (suspended); nothing was done.
+    public static let appNotAnswering = CLIErrorCode(rawValue: "app_not_answering")
 
     /// Exit 65: an import file is malformed (not CSV/JSON of events, a bad header).
     public static let badFile = CLIErrorCode(rawValue: "bad_file")
@@ -181,6 +183,7 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// Every code the program can print, in the order docs/cli.md lists them.
     public static let all: [CLIErrorCode] = [
         .ambiguousGeofence,
+        .appNotAnswering,
         .appRefused,
         .badFile,
         .busy,

@@ -112,6 +112,11 @@ func handOver(_ reply: ControlReply, json: Bool) throws {
     // this terminal.
     let answer = oneLine(reply.description)
     let output = Output(json: json)
+    if case .unanswered = reply {
+        output.fail(
+            CLIError(code: .appNotAnswering, message: "the running app: \(answer)", exitCode: .temporaryFailure))
+        throw ExitCode(TrendyExitCode.temporaryFailure.rawValue)
+    }
     if case .refused = reply {
         output.fail(CLIError(code: .appRefused, message: "the running app: \(answer)", exitCode: .failure))
         throw ExitCode(TrendyExitCode.failure.rawValue)

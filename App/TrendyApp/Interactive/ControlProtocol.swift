@@ -62,13 +62,15 @@ enum ControlReply: Equatable, Sendable, CustomStringConvertible {
     case waiting(String)
     /// Not done; why.
     case refused(String)
+    /// Not taken: the app did not answer in time (this side's verdict, never sent).
+    case unanswered(String)
 
     /// The reply as sent: its kind, a space, its text on one line.
     var line: String {
         switch self {
         case .done(let text): "done " + text
         case .waiting(let text): "waiting " + text
-        case .refused(let text): "refused " + text
+        case .refused(let text), .unanswered(let text): "refused " + text
         }
     }
 
@@ -90,7 +92,36 @@ enum ControlReply: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .done(let text): text
         case .waiting(let text): "waiting: " + text
-        case .refused(let text): "error: " + text
+        case .refused(let text), .unanswered(let text): "error: " + text
         }
+    }
+}
+
+/// The deadline a request carries (see ``ControlServer``): the app takes a request only if it
+/// reads it by then, so what a sender gave up on is never done.
+enum ControlDeadline {
+    /// What the app answers at once for a request it took.
+    static let taken = "taken"
+    /// How long a sender waits for the app to take a request.
+    static let wait: TimeInterval = 3
+    /// How much longer it listens for `taken` than the app may take to send it (the app checks
+    /// the deadline, then answers at once).
+    static let margin: TimeInterval = 2
+
+    /// `line` as sent with its deadline.
+    static func stamp(_ line: String, by deadline: Date) -> String {
+        "by \(Int64((deadline.timeIntervalSince1970 * 1000).rounded(.up))) \(line)"
+    }
+
+    /// The request in `line` if it was read by its deadline.
+    static func take(_ line: String, now: Date) -> Result<String, ControlRequest.Unreadable> {
+        let words = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard words.count == 3, words[0] == "by", let ms = Int64(words[1]) else {
+            return .failure(.init(reason: "a request needs its deadline (by <ms> <request>)"))
+        }
+        guard now.timeIntervalSince1970 * 1000 <= Double(ms) else {
+            return .failure(.init(reason: "the request came after its sender gave up; nothing was done"))
+        }
+        return .success(String(words[2]))
     }
 }
