@@ -109,6 +109,41 @@ struct AppProcessTests {
 
     /// Issue 32, item 2: what another terminal logs while the app runs (no sync timer here) is
     /// sent within moments, and one logged right before `q` goes out before the app exits.
+    /// Issue 32, items 8 and 9: a day with a dozen events reads as its own cell, `]` goes on to
+    /// a month ahead where a future-dated event is, and that event is not this week's in
+    /// Analytics.
+    @Test func theCalendarReadsWithRealDataAndFutureEventsKeepToTheirDates() async throws {
+        let (dir, app) = try await AppProcessTests.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        let thisMonth = try #require(calendar.dateInterval(of: .month, for: Date())?.start)
+        let third = try #require(calendar.date(byAdding: .hour, value: 50, to: thisMonth))
+        for minute in 0..<12 {
+            let at = ISO8601DateFormatter().string(from: third.addingTimeInterval(Double(minute) * 60))
+            #expect(try TrendyProcess.run(["log", "Coffee", "--at", at] + d).status == 0)
+        }
+        let nextMonth = try #require(calendar.date(byAdding: .month, value: 1, to: thisMonth))
+        let ahead = try #require(calendar.date(byAdding: .day, value: 24, to: nextMonth)).addingTimeInterval(43_200)
+        #expect(
+            try TrendyProcess.run(["log", "Coffee", "--at", ISO8601DateFormatter().string(from: ahead)] + d).status == 0
+        )
+        app.type("3")
+        #expect(await app.waitFor { $0.contains(" 3·12  ") }, "the day's count stands apart from the next day")
+        let before = RunningApp.screens(app.text).count
+        app.type("]")
+        #expect(await app.waitFor { RunningApp.screens($0).count > before && $0.contains("25·1") }, "next month")
+        app.type("4")
+        #expect(await app.waitForScreen("analytics"))
+        let frame = app.text.components(separatedBy: "── frame").last ?? ""
+        let row = frame.split(separator: "\n").first { $0.contains("Coffee") }.map(String.init) ?? ""
+        let thisWeek = row.split(separator: " ").last.map(String.init)
+        let todayIsTheThird = calendar.isDate(Date(), equalTo: third, toGranularity: .weekOfYear)
+        if !todayIsTheThird { #expect(thisWeek == "1", "only today's event is this week's: \(row)") }
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let d = ["--data-dir", dir.path]

@@ -75,10 +75,14 @@ import TrendyRouting
         #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: nil), "empty clears")
     }
 
-    @Test func theCalendarMovesBackAndNotPastThisMonth() {
+    /// Back and forward, past this month too (issue 32, item 9: an event dated next month could
+    /// not be reached).
+    @Test func theCalendarMovesBackAndIntoTheFuture() {
         var ui = AppUI()
         _ = ui.handle(.char("3"), context())
-        #expect(ui.handle(.char("]"), context()) == nil)
+        #expect(ui.handle(.char("]"), context()) == .redraw)
+        #expect(ui.monthOffset == -1, "next month")
+        _ = ui.handle(.char("["), context())
         _ = ui.handle(.char("["), context())
         _ = ui.handle(.left, context())
         #expect(ui.monthOffset == 2)

@@ -61,7 +61,10 @@ extension AppRunner {
             var perType: [String: [Int]] = [:]
             // Per week: one grouped count of the time index, however many events the weeks hold.
             for (week, start) in weeks.enumerated() {
-                let end = week + 1 < weeks.count ? weeks[week + 1] : .distantFuture
+                // This week ends with it: a future-dated event is not this week's.
+                let end =
+                    week + 1 < weeks.count
+                    ? weeks[week + 1] : calendar.date(byAdding: .weekOfYear, value: 1, to: start) ?? start
                 for (typeId, count) in try await store.eventCountsByType(from: start, to: end) {
                     perType[names[typeId] ?? "?", default: Array(repeating: 0, count: weeks.count)][week] += count
                 }

@@ -154,7 +154,8 @@ enum AppScreens {
             let total = data.days.values.reduce(0, +)
             return (screen.calendar(f, timeZone) + ["\(total) event(s) this month"], ["[ ] month"])
         case .analytics:
-            var style = Date.FormatStyle().day(.twoDigits).month(.twoDigits).locale(Locale(identifier: "en_GB"))
+            // "5 Oct", not "05/10" (which reads as May 10 to half the world).
+            var style = Date.FormatStyle().day(.defaultDigits).month(.abbreviated).locale(Locale(identifier: "en_GB"))
             style.timeZone = timeZone
             var lines = [
                 "Events per type per week (weeks starting \(data.weeks.first.map { $0.formatted(style) } ?? "—"))"

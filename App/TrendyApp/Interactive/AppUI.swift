@@ -163,7 +163,8 @@ struct AppUI: Sendable, Equatable {
                 monthOffset += 1
                 return .redraw
             case .char("]"), .right:
-                guard monthOffset > 0 else { return nil }
+                // Into the future too: an event logged for next month is shown there.
+                guard monthOffset > -1_200 else { return nil }
                 monthOffset -= 1
                 return .redraw
             default: return nil

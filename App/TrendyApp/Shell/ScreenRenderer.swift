@@ -172,12 +172,22 @@ struct Screen {
             let days = range.compactMap { day in f.days[day].flatMap { $0 > 0 ? "  Day \(day): \($0) event(s)" : nil } }
             return [month.formatted(title)] + (days.isEmpty ? ["  No events this month."] : days)
         }
-        var lines = [month.formatted(title), " Mo   Tu   We   Th   Fr   Sa   Su"]
+        // Fixed-width cells, the count after the day, so no two run together (a day with 10+
+        // events used to run into the next: `9·4110·38`); thousands read as `4k`.
+        let width = 7
+        var lines = [
+            month.formatted(title),
+            ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"].map {
+                " \($0)".padding(toLength: width, withPad: " ", startingAt: 0)
+            }
+            .joined(),
+        ]
         let weekday = (cal.component(.weekday, from: month) + 5) % 7
-        var cells = Array(repeating: "     ", count: weekday)
+        var cells = Array(repeating: String(repeating: " ", count: width), count: weekday)
         for day in range {
             let n = f.days[day] ?? 0
-            cells.append(n > 0 ? String(format: "%2d·%-2d", day, min(n, 99)) : String(format: "%2d   ", day))
+            let count = n == 0 ? "" : n < 1_000 ? "·\(n)" : "·\(n / 1_000)k"
+            cells.append(String(format: "%2d", day) + count.padding(toLength: width - 2, withPad: " ", startingAt: 0))
         }
         while !cells.isEmpty {
             lines.append(cells.prefix(7).joined())
