@@ -144,6 +144,29 @@ struct AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// Issue 32, item 10: `events list` caps at nothing — `--all` lists a big account whole (the
+    /// limit stopped at 10,000).
+    @Test func everyEventOfABigAccountCanBeListed() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        var text = "type,timestamp\n"
+        let base = Date(timeIntervalSince1970: 1_750_000_000)
+        for i in 0..<10_050 {
+            text += "Run,\(ISO8601DateFormatter().string(from: base.addingTimeInterval(Double(i) * 60)))\n"
+        }
+        let file = dir.url.appendingPathComponent("runs.csv")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        let d = ["--data-dir", dir.path]
+        #expect(try TrendyProcess.run(["import", file.path] + d).status == 0)
+        let all = try TrendyProcess.run(["events", "list", "--all", "--json"] + d)
+        let items = (try? JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [[String: Any]]) ?? []
+        #expect(items.count == 10_051, "the imported runs and the onboarding's coffee")
+        let lines = try TrendyProcess.run(["events", "list", "--all"] + d).stdout.split(separator: "\n")
+        #expect(lines.count == 10_051)
+        #expect(try TrendyProcess.run(["events", "list", "--limit", "20000", "--json"] + d).status == 0)
+        #expect(try TrendyProcess.run(["events", "list", "--limit", "0"] + d).status == 64)
+    }
+
     @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let d = ["--data-dir", dir.path]

@@ -196,27 +196,41 @@ struct EventsCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only events at or after this ISO-8601 time.") var since: String?
         @Option(help: "How many.") var limit = 20
+        @Flag(help: "Every event, however many (a page at a time from the time index).") var all = false
 
         func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be 1-10000") }
+            guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
+            guard !(all && since != nil) else { throw ValidationError("--all lists every event; leave out --since") }
         }
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let sinceDate = try since.map { text throws(CLIError) in try parseTime(text, now: env.now()) }
-                let events = try await env.store.events(limit: limit, since: sinceDate)
                 let names = Dictionary(
                     try await env.store.eventTypes().map { ($0.value.id, $0.value.name) },
                     uniquingKeysWith: { a, _ in a })
-                if events.isEmpty { out.line("No events.") }
-                for e in events {
-                    let name = names[e.value.eventTypeId] ?? "?"
-                    let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""
-                    out.line(
-                        "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]  "
-                            + e.value.id.description)
-                }
-                out.document(events.map { EventsCommand.item($0, typeName: names[$0.value.eventTypeId] ?? "?") })
+                var items: [Item] = []
+                var listed = 0
+                // A page at a time: a big account is listed whole without holding it twice.
+                let page = 5_000
+                repeat {
+                    let events =
+                        all
+                        ? try await env.store.eventPage(offset: listed, limit: page, typeId: nil)
+                        : try await env.store.events(limit: limit, since: sinceDate)
+                    for e in events {
+                        let name = names[e.value.eventTypeId] ?? "?"
+                        let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""
+                        out.line(
+                            "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]  "
+                                + e.value.id.description)
+                        if out.json { items.append(EventsCommand.item(e, typeName: name)) }
+                    }
+                    listed += events.count
+                    if !all || events.count < page { break }
+                } while true
+                if listed == 0 { out.line("No events.") }
+                out.document(items)
             }
         }
     }
