@@ -75,6 +75,28 @@ import TrendyRouting
         #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: nil), "empty clears")
     }
 
+    /// With ten types or more a typed number waits for its second digit (issue 32, item 11: "1"
+    /// then "0" logged type 1 at once); Enter takes the one typed; with fewer, a digit chooses.
+    @Test func aPickerOfThirteenTypesTakesTwoDigits() {
+        let types = (1...13).map { EventType(id: UUIDv7Generator().next(), name: "T\($0)") }
+        let many = AppUI.Context(route: .authenticated, types: types, page: [], hasMore: false)
+        var ui = AppUI()
+        _ = ui.handle(.char("l"), many)
+        #expect(ui.handle(.char("1"), many) == .redraw, "1 could be 10-13")
+        #expect(ui.handle(.char("0"), many) == .log(typeId: types[9].id))
+        _ = ui.handle(.char("l"), many)
+        _ = ui.handle(.char("1"), many)
+        #expect(ui.handle(.enter, many) == .log(typeId: types[0].id), "Enter takes 1")
+        _ = ui.handle(.char("l"), many)
+        #expect(ui.handle(.char("2"), many) == .log(typeId: types[1].id), "no 20: 2 at once")
+        _ = ui.handle(.char("l"), many)
+        _ = ui.handle(.char("1"), many)
+        #expect(ui.handle(.char("7"), many) == .log(typeId: types[6].id), "no 17: the 7 starts again")
+        var few = AppUI()
+        _ = few.handle(.char("l"), context())
+        #expect(few.handle(.char("1"), context()) == .log(typeId: context().types[0].id))
+    }
+
     /// Back and forward, past this month too (issue 32, item 9: an event dated next month could
     /// not be reached).
     @Test func theCalendarMovesBackAndIntoTheFuture() {

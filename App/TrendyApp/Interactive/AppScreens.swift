@@ -79,7 +79,11 @@ enum AppScreens {
             for (i, type) in data.types.enumerated() {
                 lines.append("\(i == ui.pick ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
             }
-            keys = ["1-9 or j/k + Enter choose", "Esc cancel"]
+            if !ui.typed.isEmpty { lines.append("Number \(ui.typed)… (another digit, or Enter)") }
+            keys = [
+                data.types.count > 9 ? "its number" : "1-\(max(data.types.count, 1)) choose", "j/k + Enter choose",
+                "Esc cancel",
+            ]
         case .form(let form):
             id += ".form"
             lines += [""]

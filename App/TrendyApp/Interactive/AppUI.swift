@@ -92,6 +92,9 @@ struct AppUI: Sendable, Equatable {
     var selection = 0
     /// The selected row of an open type picker.
     var pick = 0
+    /// The digits typed in the picker so far: with ten types or more, "1" waits for a second digit
+    /// (or Enter) — it used to log type 1 before "0" could make it 10.
+    var typed = ""
     /// The events page (0: newest).
     var page = 0
     /// Only events of this type (events tab).
@@ -223,6 +226,8 @@ struct AppUI: Sendable, Equatable {
     mutating func handlePicker(_ key: Key, _ purpose: Purpose, _ context: Context) -> Command? {
         let types = context.types
         var chosen: EventType?
+        let digits = typed
+        typed = ""
         switch key {
         case .escape, .char("q"):
             mode = .browse
@@ -236,8 +241,17 @@ struct AppUI: Sendable, Equatable {
             return .redraw
         case .enter:
             chosen = types.indices.contains(pick) ? types[pick] : nil
-        case .char(let c):
-            guard let n = c.wholeNumberValue, n >= 1, types.indices.contains(n - 1) else { return nil }
+        case .char(let c) where c.isASCII && c.isNumber:
+            // The digits so far and this one; a number no longer one could start with is chosen.
+            let number = Int(digits + String(c)).flatMap { types.indices.contains($0 - 1) ? $0 : nil }
+            guard let n = number ?? c.wholeNumberValue.flatMap({ types.indices.contains($0 - 1) ? $0 : nil }) else {
+                return digits.isEmpty ? nil : .redraw
+            }
+            pick = n - 1
+            guard n * 10 > types.count else {
+                typed = String(n)
+                return .redraw
+            }
             chosen = types[n - 1]
         default: return nil
         }
