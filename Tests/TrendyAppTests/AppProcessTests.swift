@@ -70,6 +70,29 @@ struct AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// Issue 32, item 14: "Allow all" in the app's onboarding allows location on the device too
+    /// (it recorded "granted" while the device stayed "not_determined").
+    @Test func allowingAllInTheAppsOnboardingAllowsTheDevicesLocation() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
+        #expect(await app.waitForScreen("onboarding.welcome"))
+        app.type("<enter>")
+        #expect(await app.waitForScreen("onboarding.auth"))
+        app.type("u")
+        app.type("allow-\(UUID().uuidString.prefix(6))@example.com<enter>password-1<enter>")
+        #expect(await app.waitForScreen("onboarding.create_event_type"))
+        app.type("<enter>Coffee<enter>")
+        #expect(await app.waitForScreen("onboarding.log_first_event"))
+        app.type("<enter>1")
+        #expect(await app.waitForScreen("onboarding.permissions"))
+        app.type("a")
+        #expect(await app.waitForScreen("onboarding.finish"))
+        let show = try TrendyProcess.run(["location", "show", "--data-dir", dir.path]).stdout
+        #expect(show.contains("Permission: always"), "while the app runs: \(show)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     @Test func aReturningUserLogsAnEventSeesItAndItSyncsShortlyAfter() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let before = RunningApp.screens(app.text).count

@@ -131,10 +131,15 @@ struct PlatformPermissionPrompter: PermissionPrompter {
         guard kind == .location else { return await person.requestSystemPermission(kind) }
         let current = await location.authorization()
         guard current == .notDetermined else { return current.allowsMonitoring }
+        // Saved at once: another process (`trendy location show`) reads the device's permission
+        // while the app runs (it said "not_determined" after "Allow all").
         guard await person.requestSystemPermission(kind) else {
             await location.setAuthorization(.denied)
+            await location.flush()
             return false
         }
-        return await geofence.requestAuthorization().allowsMonitoring
+        let allowed = await geofence.requestAuthorization().allowsMonitoring
+        await location.flush()
+        return allowed
     }
 }
