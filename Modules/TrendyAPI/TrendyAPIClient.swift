@@ -83,6 +83,8 @@ public protocol TrendyAPIClient: Sendable {
     /// `GET /conflicts`: every conflict the server kept for the user (a new device's download
     /// includes them: the feed before its cursor is never read).
     func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
+    /// `DELETE /conflicts/{id}`: resolves a conflict for every device (idempotent).
+    func resolveConflict(id: String) async throws(TrendyAPIError)
 }
 
 extension TrendyAPIClient {

@@ -172,6 +172,11 @@ extension LiveTrendyAPIClient {
         try await send(.GET, APIPaths.conflicts, as: ItemList<SyncConflict>.self).value.items
     }
 
+    public func resolveConflict(id: String) async throws(TrendyAPIError) {
+        let safe = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-"])) ?? id
+        _ = try await send(.DELETE, "\(APIPaths.conflicts)/\(safe)", as: Empty.self)
+    }
+
     public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
         try await send(.GET, APIPaths.syncSummary, as: SyncSummary.self).value
     }

@@ -304,6 +304,11 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         try await intercept("conflicts") { () throws(TrendyAPIError) in try await inner.conflicts() }
     }
 
+    /// Forwards (or fails as scripted).
+    public func resolveConflict(id: String) async throws(TrendyAPIError) {
+        try await intercept("resolveConflict") { () throws(TrendyAPIError) in try await inner.resolveConflict(id: id) }
+    }
+
     /// Forwards `syncSummary`.
     public func syncSummary() async throws(TrendyAPIError) -> SyncSummary {
         try await intercept("syncSummary") { () throws(TrendyAPIError) in try await inner.syncSummary() }

@@ -9,6 +9,8 @@ public enum ConflictState: String, Sendable, Hashable, Codable {
     case dismissed
     /// Its losing value was made current again.
     case restored
+    /// Restored or dismissed on another device.
+    case resolvedElsewhere = "resolved_elsewhere"
 }
 
 /// A conflict as this install keeps it.

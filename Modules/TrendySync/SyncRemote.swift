@@ -58,4 +58,6 @@ public protocol SyncRemote: ServerHealthCheck {
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /conflicts`: every conflict the server kept for the user.
     func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
+    /// `DELETE /conflicts/{id}`: this device restored or dismissed it; closed for every device.
+    func resolveConflict(id: String) async throws(TrendyAPIError)
 }

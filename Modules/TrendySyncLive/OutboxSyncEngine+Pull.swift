@@ -174,4 +174,19 @@ extension OutboxSyncEngine {
         logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest))])
         return count
     }
+
+    /// Tells the server of the conflicts this device restored or dismissed, so every device
+    /// closes them (a resolution is data: it used to stay on this device). One the server never
+    /// kept (kept only here) is done too.
+    func sendResolutions() async throws {
+        for id in try await store.unsentResolutions() {
+            do {
+                try await api.resolveConflict(id: id)
+            } catch .notFound {
+            } catch {
+                throw stop(for: error)
+            }
+            try await store.resolutionSent(id)
+        }
+    }
 }

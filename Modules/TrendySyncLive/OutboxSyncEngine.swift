@@ -210,6 +210,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 throw Stop(outcome: .unavailable, message: text, phase: .error(text))
             }
             pushed = try await push(user: user)
+            try await sendResolutions()
             try await refetch(user: user)
             if skipPull {
                 try await skipToLatestCursor()

@@ -19,6 +19,30 @@ extension SQLiteLocalStore {
             ])
     }
 
+    /// A conflict another device restored or dismissed (the feed's `delete` of it): closed here
+    /// too, unless this device closed it already (then this is the server hearing of it).
+    static func resolvedElsewhere(_ id: String, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE sync_conflicts SET resolution_unsent = 0,
+                state = CASE state WHEN 'open' THEN 'resolved_elsewhere' ELSE state END WHERE id = ?
+                """, arguments: [id])
+    }
+
+    /// The conflicts this device resolved that the server has not heard of.
+    func unsentResolutions() async throws -> [String] {
+        try await db.read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM sync_conflicts WHERE resolution_unsent = 1 ORDER BY rowid")
+        }
+    }
+
+    /// The server heard of the resolution (or never kept the conflict: one kept only here).
+    func resolutionSent(_ id: String) async throws {
+        try await db.write { db in
+            try db.execute(sql: "UPDATE sync_conflicts SET resolution_unsent = 0 WHERE id = ?", arguments: [id])
+        }
+    }
+
     /// Keeps conflicts a download listed (once each).
     func keep(_ conflicts: [SyncConflict]) async throws {
         guard !conflicts.isEmpty else { return }
@@ -87,7 +111,9 @@ extension SQLiteLocalStore {
     public func dismissConflict(id: String) async throws {
         try await db.write { db in
             _ = try Self.storedConflict(db, id)
-            try db.execute(sql: "UPDATE sync_conflicts SET state = 'dismissed' WHERE id = ?", arguments: [id])
+            try db.execute(
+                sql: "UPDATE sync_conflicts SET state = 'dismissed', resolution_unsent = 1 WHERE id = ?",
+                arguments: [id])
         }
     }
 
@@ -115,7 +141,9 @@ extension SQLiteLocalStore {
                 try Self.recreate(db, entity, from: body, as: newId, eventType: eventType, now: at)
                 target = newId.description
             }
-            try db.execute(sql: "UPDATE sync_conflicts SET state = 'restored' WHERE id = ?", arguments: [id])
+            try db.execute(
+                sql: "UPDATE sync_conflicts SET state = 'restored', resolution_unsent = 1 WHERE id = ?",
+                arguments: [id])
             return target
         }
     }

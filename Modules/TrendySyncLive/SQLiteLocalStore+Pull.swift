@@ -36,7 +36,11 @@ extension SQLiteLocalStore {
             let writer = try ServerStateWriter(
                 db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
             for change in page.changes where change.entityType == .conflict {
-                if case .conflict(let conflict) = change.data { try Self.keep(conflict, db) }
+                if change.operation == .delete {
+                    try Self.resolvedElsewhere(change.entityId, db)
+                } else if case .conflict(let conflict) = change.data {
+                    try Self.keep(conflict, db)
+                }
             }
             for (change, entity) in keyed {
                 if change.operation == .delete {

@@ -15,6 +15,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v4-field-changes", migrate: fieldChanges)
         migrator.registerMigration("sync.v5-cascades-and-merges", migrate: cascadesAndMerges)
         migrator.registerMigration("sync.v6-field-clocks", migrate: fieldClocks)
+        migrator.registerMigration("sync.v7-conflict-resolutions", migrate: conflictResolutions)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.
@@ -156,6 +157,12 @@ public enum SyncSchema {
     /// NULL, or a field it does not name, means written with the entry.
     static func fieldClocks(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE outbox ADD COLUMN field_clock TEXT")
+    }
+
+    /// `resolution_unsent`: this device restored or dismissed the conflict and the server has not
+    /// heard yet (a resolution syncs: every device closes it).
+    static func conflictResolutions(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE sync_conflicts ADD COLUMN resolution_unsent INTEGER NOT NULL DEFAULT 0")
     }
 }
 

@@ -13,10 +13,10 @@ struct ConflictCLITests {
     let cli = SyncCLITests()
 
     /// Two devices of one account with one synced "Coffee" event; returns its id.
-    func twoDevices(_ server: RunningServer, _ a: TemporaryDirectory, _ b: TemporaryDirectory) async throws
-        -> String
-    {
-        let email = "c\(UUID().uuidString.prefix(8))@example.com"
+    func twoDevices(
+        _ server: RunningServer, _ a: TemporaryDirectory, _ b: TemporaryDirectory,
+        email: String = "c\(UUID().uuidString.prefix(8))@example.com"
+    ) async throws -> String {
         try await cli.signIn("signup", email, a, server)
         try await cli.signIn("login", email, b, server)
         #expect(try await cli.trendy(["types", "add", "Coffee"], a, server).status == 0)
@@ -94,11 +94,40 @@ struct ConflictCLITests {
             try await sync(a, server)
             try await sync(b, server)
             #expect(try await event(id, b, server)?["notes"] as? String == "from A")
-            let other = try #require(try await conflicts(b, server).first?["id"] as? String)
-            #expect(try await cli.trendy(["conflicts", "dismiss", other], b, server).status == 0)
+            // Restored on A: closed on B too (issue 32, item 4: it stayed open on every other device).
             #expect(try await conflicts(b, server).isEmpty)
             let unknown = try await cli.trendy(["conflicts", "dismiss", "nope"], b, server)
             #expect(unknown.status == 65)
+        }
+    }
+
+    /// Issue 32, item 4: a conflict dismissed on one device is closed on the others and never
+    /// shown to a device that signs in later; `conflicts --all` still lists it, closed.
+    @Test func aConflictDismissedOnOneDeviceIsClosedOnEveryDevice() async throws {
+        try await AuthCLITests.withServer { server in
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
+            let email = "d\(UUID().uuidString.prefix(8))@example.com"
+            let id = try await twoDevices(server, a, b, email: email)
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "from A"], a, server).status == 0)
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "from B"], b, server).status == 0)
+            try await sync(a, server)
+            try await sync(b, server)
+            try await sync(a, server)
+            let conflictId = try #require(try await conflicts(b, server).first?["id"] as? String)
+            #expect(try await conflicts(a, server).count == 1)
+            #expect(try await cli.trendy(["conflicts", "dismiss", conflictId], b, server).status == 0)
+            try await sync(b, server)
+            try await sync(a, server)
+            #expect(try await conflicts(a, server).isEmpty, "dismissed on B: closed on A")
+            #expect(try await cli.trendy(["status"], a, server).stdout.contains("conflict") == false)
+            let later = TemporaryDirectory("trendy-it", create: false)
+            try await cli.signIn("login", email, later, server)
+            try await sync(later, server)
+            #expect(try await conflicts(later, server).isEmpty, "a device that signs in later never sees it open")
+            // Resolving it again (from A, which has it closed) changes nothing, and nothing fails.
+            try await sync(a, server)
+            #expect(try await cli.trendy(["status", "--json"], a, server).stdout.contains("\"failed\" : 0"))
         }
     }
 

@@ -69,6 +69,37 @@ struct ConflictRouteTests {
         }
     }
 
+    /// Issue 32, item 4: a device that restored or dismissed a conflict resolves it for every
+    /// device: it leaves the list, the feed says so, resolving it again changes nothing, and
+    /// another user's conflict (or none) is not found.
+    @Test func aResolvedConflictIsClosedForEveryDevice() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            _ = try await api.createEvent(event, idempotencyKey: nil)
+            let base = try await api.latestCursor().cursor
+            var a = EventUpdate()
+            a.notes = .set("from A")
+            try await update(api, event.id, base: base, device: "A", a)
+            var b = EventUpdate()
+            b.notes = .set("from B")
+            try await update(api, event.id, base: base, device: "B", b)
+            let kept = try #require(try await api.conflicts().first)
+            let before = try await api.latestCursor().cursor
+            try await api.resolveConflict(id: kept.id)
+            #expect(try await api.conflicts().isEmpty)
+            let feed = try await api.changes(since: before, limit: 100).changes
+            #expect(feed.map(\.operation) == [.delete] && feed.first?.entityId == kept.id)
+            try await api.resolveConflict(id: kept.id.uppercased())
+            #expect(try await api.changes(since: before, limit: 100).changes.count == 1, "again: nothing new")
+            let (other, _) = try await h.newUserClient()
+            await #expect(throws: TrendyAPIError.self) { try await other.resolveConflict(id: kept.id) }
+            await #expect(throws: TrendyAPIError.self) { try await api.resolveConflict(id: UUID().uuidString) }
+            await #expect(throws: TrendyAPIError.self) { try await api.resolveConflict(id: "not a uuid") }
+        }
+    }
+
     /// Found by an outsider: the same value losing again later (after a restore, say) was
     /// swallowed as a duplicate of its first loss.
     @Test func theSameValueLosingAgainIsANewConflict() async throws {

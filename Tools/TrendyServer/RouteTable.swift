@@ -63,6 +63,7 @@ extension TrendyServer {
             RouteEntry(method: .get, path: "\(v1)/changes/latest-cursor", handler: api.latestCursor),
             RouteEntry(method: .get, path: "\(v1)/me/sync", handler: api.syncSummary),
             RouteEntry(method: .get, path: "\(v1)/conflicts", handler: api.conflicts),
+            RouteEntry(method: .delete, path: "\(v1)/conflicts/{id}", handler: api.resolveConflict),
             RouteEntry(method: .post, path: "\(a)/signup", handler: auth.signup),
             RouteEntry(method: .post, path: "\(a)/token", handler: auth.token),
             RouteEntry(method: .get, path: "\(a)/user", handler: auth.user),

@@ -322,7 +322,9 @@ struct AppCore: Sendable {
             ui.page -= 1
             return [.read]
         }
-        context = AppUI.Context(route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore)
+        context = AppUI.Context(
+            route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore,
+            notes: Dictionary(data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }))
         lastData = data
         return render(data)
     }

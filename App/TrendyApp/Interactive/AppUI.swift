@@ -84,6 +84,8 @@ struct AppUI: Sendable, Equatable {
         var page: [UUIDv7]
         /// Whether there is a next page.
         var hasMore: Bool
+        /// The notes of the page's events (a note is amended, not typed again).
+        var notes: [UUIDv7: String] = [:]
     }
 
     var tab: MainTab = .dashboard
@@ -217,7 +219,11 @@ struct AppUI: Sendable, Equatable {
             pick = 0
         case .char("c"):
             guard context.page.indices.contains(selection) else { return nil }
-            mode = .form(Form(.note(context.page[selection])))
+            let event = context.page[selection]
+            var form = Form(.note(event))
+            // The note as it is, to amend (it opened empty: the whole note typed again).
+            form.values[0] = context.notes[event] ?? ""
+            mode = .form(form)
         default: return nil
         }
         return .redraw

@@ -249,6 +249,19 @@ struct APIRoutes: Sendable {
         return JSONIO.raw(Data(("{\"items\":[" + bodies.joined(separator: ",") + "]}").utf8), status: .ok)
     }
 
+    /// `DELETE /conflicts/{id}`: a device restored or dismissed the conflict; it is closed for
+    /// every device (idempotent).
+    func resolveConflict(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
+        let user = try await guardian.userId(request)
+        guard let text = context.parameters.get("id"), let id = UUID(uuidString: text) else {
+            throw ProblemError.notFound("conflict")
+        }
+        try await storeCall {
+            try await store.resolveConflict(userId: user, id: id.uuidString.lowercased(), now: now())
+        }
+        return JSONIO.noContent()
+    }
+
     func syncSummary(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
         return try JSONIO.response(try await store.syncSummary(userId: user))

@@ -286,8 +286,12 @@ public protocol FeedStore: Sendable {
     func latestCursor(userId: String) async throws -> Int64
     /// Counts and the newest cursor.
     func syncSummary(userId: String) async throws -> SyncSummary
-    /// Every conflict kept for the user, as JSON objects, oldest first.
+    /// Every conflict kept for the user and not yet resolved, as JSON objects, oldest first.
     func conflicts(userId: String) async throws -> [String]
+    /// Closes a conflict for every device (one restored or dismissed it): it leaves the list and
+    /// the feed says so (a `delete` of the conflict). Resolving it again changes nothing; a
+    /// conflict the user does not have is ``StoreError/notFound(_:)``.
+    func resolveConflict(userId: String, id: String, now: Date) async throws
 }
 
 /// `Idempotency-Key` claims and stored answers, shared by every instance.

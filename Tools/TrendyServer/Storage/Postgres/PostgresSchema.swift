@@ -168,5 +168,7 @@ enum PostgresSchema {
         ),
         // Idempotency claims carry their holder's token: only the holder releases or answers.
         ("v2-idempotency-claim-tokens", ["ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT"]),
+        // A conflict a device restored or dismissed is closed for every device (issue 32).
+        ("v3-resolved-conflicts", ["ALTER TABLE conflicts ADD COLUMN resolved_at DOUBLE PRECISION"]),
     ]
 }

@@ -274,7 +274,22 @@ extension PostgresServerStore {
     public func conflicts(userId: String) async throws -> [String] {
         try await database.read { s in
             try await s.column(
-                "SELECT body FROM conflicts WHERE user_id = \(userId) ORDER BY position", as: String.self)
+                "SELECT body FROM conflicts WHERE user_id = \(userId) AND resolved_at IS NULL ORDER BY position",
+                as: String.self)
+        }
+    }
+
+    public func resolveConflict(userId: String, id: String, now: Date) async throws {
+        try await database.transaction(feedOf: userId) { s in
+            let open = try await s.column(
+                "SELECT resolved_at IS NULL FROM conflicts WHERE id = \(id) AND user_id = \(userId) FOR UPDATE",
+                as: Bool.self)
+            guard let first = open.first else { throw StoreError.notFound("no conflict \(id)") }
+            guard first else { return }
+            try await s.run(
+                "UPDATE conflicts SET resolved_at = \(now.timeIntervalSince1970) WHERE id = \(id)")
+            try await Self.appendChange(
+                s, userId: userId, entity: .conflict, id: id, operation: .delete, data: nil, now: now)
         }
     }
 }

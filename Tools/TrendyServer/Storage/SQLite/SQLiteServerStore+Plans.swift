@@ -253,8 +253,26 @@ extension SQLiteServerStore {
     public func conflicts(userId: String) async throws -> [String] {
         try await db.read { db in
             try String.fetchAll(
-                db, sql: "SELECT body FROM conflicts WHERE user_id = ? AND body IS NOT NULL ORDER BY rowid",
+                db,
+                sql: """
+                    SELECT body FROM conflicts WHERE user_id = ? AND body IS NOT NULL AND resolved_at IS NULL
+                    ORDER BY rowid
+                    """,
                 arguments: [userId])
+        }
+    }
+
+    public func resolveConflict(userId: String, id: String, now: Date) async throws {
+        try await db.write { db in
+            let open = try Bool.fetchOne(
+                db, sql: "SELECT resolved_at IS NULL FROM conflicts WHERE id = ? AND user_id = ?",
+                arguments: [id, userId])
+            guard let open else { throw StoreError.notFound("no conflict \(id)") }
+            guard open else { return }
+            try db.execute(
+                sql: "UPDATE conflicts SET resolved_at = ? WHERE id = ?", arguments: [now.timeIntervalSince1970, id])
+            try Self.appendChange(
+                db, userId: userId, entity: .conflict, id: id, operation: .delete, data: nil, now: now)
         }
     }
 }

@@ -184,6 +184,10 @@ enum ServerDatabase {
         m.registerMigration("v5-idempotency-claim-tokens") { db in
             try db.execute(sql: "ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT")
         }
+        // A conflict a device restored or dismissed is closed for every device (issue 32).
+        m.registerMigration("v6-resolved-conflicts") { db in
+            try db.execute(sql: "ALTER TABLE conflicts ADD COLUMN resolved_at REAL")
+        }
         return m
     }
 }
