@@ -324,7 +324,8 @@ struct AppCore: Sendable {
         }
         context = AppUI.Context(
             route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore,
-            notes: Dictionary(data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }))
+            notes: Dictionary(data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a })
+        )
         lastData = data
         return render(data)
     }
