@@ -34,6 +34,8 @@ import TrendySync
         effects.map { effect in
             switch effect {
             case .perform(let command): "perform \(command)"
+            case .performInBackground(let command): "background \(command)"
+            case .cancelBackground: "cancel background"
             case .startSync: "startSync"
             case .syncSoon: "syncSoon"
             case .markLocalChanges(let ours): ours ? "mark (ours)" : "mark"
@@ -99,6 +101,33 @@ import TrendySync
         racing.syncing = true
         #expect(!names(racing.handle(.route(.authenticated))).contains("startSync"))
         #expect(names(racing.handle(.synced(run(.error, error: "not signed in")))) == ["syncSoon", "read"])
+    }
+
+    /// Signing in waits on the server while keys work (issue 32, item 6: the form froze for 10 s,
+    /// Esc and q ignored): a word of progress, Esc gives up and keeps the form, q quits, and the
+    /// answer of a sign-in given up on is ignored.
+    @Test func signingInRunsInTheBackgroundAndEscGivesUp() {
+        var core = core(.login)
+        let signIn = AppUI.Command.signIn(email: "a@b.c", password: "password-1")
+        core.ui.mode = .form(AppUI.Form(.signIn))
+        for c in "a@b.c" { _ = core.handle(.key(.char(c))) }
+        _ = core.handle(.key(.enter))
+        for c in "password-1" { _ = core.handle(.key(.char(c))) }
+        #expect(names(core.handle(.key(.enter))) == ["background \(signIn)", "read"])
+        #expect(core.ui.message?.hasPrefix("Signing in…") == true)
+        #expect(names(core.handle(.key(.char("x")))) == [], "other keys wait")
+        #expect(names(core.handle(.key(.escape))) == ["cancel background", "read"])
+        #expect(core.busy == nil && core.ui.message == "Cancelled: not signed in.")
+        #expect(names(core.handle(.performed(signIn, AppCore.Outcome(message: "Signed in"), route: .login))) == [])
+        #expect(core.ui.message == "Cancelled: not signed in.")
+        guard case .form(let kept) = core.ui.mode else {
+            Issue.record("the form is gone: \(core.ui.mode)")
+            return
+        }
+        #expect(kept.values == ["a@b.c", ""] && kept.field == 1, "the email stays; the password to type again")
+        var quitting = self.core(.login)
+        quitting.busy = signIn
+        #expect(names(quitting.handle(.key(.char("q")))) == ["cancel background", "exit 0"])
     }
 
     @Test func aLinkWaitsForSignInThenOpensOnce() {
@@ -212,7 +241,7 @@ import TrendySync
     @Test func aUseCaseThatMovesTheRouteIsSeenByTheNextKey() {
         var core = core(.onboarding(.welcome))
         let effects = core.handle(.performed(.onboardingSkip, AppCore.Outcome(wrote: true), route: .authenticated))
-        #expect(names(effects) == ["syncSoon", "mark (ours)", "log Route changed", "startSync"])
+        #expect(names(effects) == ["log Route changed", "startSync", "syncSoon", "mark (ours)"])
         #expect(core.route == .authenticated)
     }
 

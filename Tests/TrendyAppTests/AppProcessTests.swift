@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyAPITesting
 import TrendyTestSupport
 
 #if canImport(Glibc)
@@ -68,6 +69,36 @@ struct AppProcessTests {
         #expect(app.text.contains("Today: 1 event(s) · 1 type(s)"))
         app.type("q")
         #expect(await app.exitStatus() == 0)
+    }
+
+    /// Issue 32, item 6: signing in inside the app against a server that never answers says so
+    /// within the CLI's budget (the form froze for 10 s), Esc gives up a sign-in in progress and
+    /// keeps the email, and q quits at once.
+    @Test func signingInAgainstAServerThatNeverAnswersIsBoundedAndCancellable() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let silent = try SilentServer()
+        let d = ["--data-dir", dir.path, "--api-url", silent.url.absoluteString, "--server-timeout", "3"]
+        let app = try RunningApp(["--sync-interval", "0"] + d)
+        #expect(await app.waitForScreen("onboarding.welcome"))
+        app.type("<enter>")
+        #expect(await app.waitForScreen("onboarding.auth"))
+        app.type("l")
+        let started = Date()
+        app.type("someone@example.com<enter>password-1<enter>")
+        #expect(await app.waitFor(10) { $0.contains("Signing in…") }, "progress is shown")
+        #expect(
+            await app.waitFor(10) { $0.contains("Not signed in:") },
+            "a word, within the budget: \(app.text.components(separatedBy: "── frame").suffix(2))")
+        #expect(Date().timeIntervalSince(started) < 8, "the 3 s budget, not the request's")
+        #expect(
+            app.text.components(separatedBy: "── frame").last?.contains("someone@example.com") == true,
+            "the form keeps the email")
+        app.type("password-1<enter>")
+        #expect(await app.waitFor(10) { $0.components(separatedBy: "── frame").last?.contains("Signing in…") == true })
+        app.type("<esc>")
+        #expect(await app.waitFor(5) { $0.contains("Cancelled: not signed in.") })
+        app.type("<esc>q")
+        #expect(await app.exitStatus(seconds: 5) == 0)
     }
 
     /// Issue 32, item 14: "Allow all" in the app's onboarding allows location on the device too

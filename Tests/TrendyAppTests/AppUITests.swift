@@ -121,7 +121,12 @@ import TrendyRouting
         _ = ui.handle(.enter, context(.login))
         for c in "pw q" { _ = ui.handle(.char(c), context(.login)) }
         #expect(ui.handle(.enter, context(.login)) == .signIn(email: "ana@x.io", password: "pw q"))
-        #expect(ui.mode == .browse)
+        if case .form(let kept) = ui.mode {
+            #expect(kept.values == ["ana@x.io", "pw q"], "the form stays while the server answers")
+        } else {
+            Issue.record("the form closed on submit")
+        }
+        ui.mode = .browse
         _ = ui.handle(.char("l"), context(.login))
         #expect(ui.handle(.escape, context(.login)) == .redraw && ui.mode == .browse)
     }

@@ -67,6 +67,11 @@ struct AppCore: Sendable {
     enum Effect: Sendable {
         /// Run the use case behind a key; answer ``Input/performed(_:_:route:)``.
         case perform(AppUI.Command)
+        /// Run a use case that waits on the server (signing in or up) while keys still work; it
+        /// comes back as ``Input/performed(_:_:route:)``.
+        case performInBackground(AppUI.Command)
+        /// Give up the use case running in the background.
+        case cancelBackground
         /// Start a sync pass; it answers ``Input/synced(_:)`` when done.
         case startSync
         /// A sync shortly, once, however many writes come meanwhile.
@@ -110,6 +115,11 @@ struct AppCore: Sendable {
     /// Signed in here a moment ago: links wait for the first pass's download (an event link
     /// used to resolve before it, to "No event").
     var awaitingFirstPass = false
+    /// A use case waiting on the server (signing in or up): Esc gives it up, q quits; other keys
+    /// wait (the form froze for 10 s with Esc and q ignored).
+    var busy: AppUI.Command?
+    /// The background use case given up on: its answer, when it comes, moves only the route.
+    var abandoned: AppUI.Command?
     /// What the keys are judged against: set by every read from what it showed.
     var context: AppUI.Context
     var frames = 0
@@ -135,7 +145,18 @@ struct AppCore: Sendable {
     /// (``thenRead(_:)``); the answers of the runner's own effects are handled where they came from.
     mutating func handle(_ input: Input) -> [Effect] {
         switch input {
-        case .performed(let command, let outcome, let next): return performed(command, outcome, route: next)
+        case .performed(let command, let outcome, let next):
+            if let given = abandoned, given == command, busy == nil {
+                // Given up on: only a route it moved after all is news.
+                abandoned = nil
+                return next != route ? thenRead(moved(to: next)) : []
+            }
+            if busy == command {
+                // A background use case's answer comes on its own: the screen is read after it.
+                busy = nil
+                return thenRead(performed(command, outcome, route: next))
+            }
+            return performed(command, outcome, route: next)
         case .resolved(let link, let target, let reply): return resolved(link, target, reply)
         case .read(let data): return read(data)
         case .banner(let text):
@@ -146,15 +167,22 @@ struct AppCore: Sendable {
             guard let data = lastData else { return [.read] }
             return render(data)
         case .key(let key):
+            if busy != nil { return whileBusy(key) }
             guard let command = ui.handle(key, context) else { return [] }
-            return command == .quit ? [.exit(0)] : thenRead([.perform(command)])
+            switch command {
+            case .quit: return [.exit(0)]
+            case .signIn, .signUp:
+                busy = command
+                ui.message = "\(command.isSignUp ? "Creating your account" : "Signing in")… (Esc cancels)"
+                return thenRead([.performInBackground(command)])
+            default: return thenRead([.perform(command)])
+            }
         case .inputEnded:
             return [.log("Input ended", [:]), .exit(0)]
         case .signal(let signal, let canSuspend):
             return react(to: signal, canSuspend: canSuspend)
         case .route(let next):
             guard next != route else { return [] }
-            ui.mode = .browse
             ui.selection = 0
             return thenRead(moved(to: next))
         case .syncDue:
@@ -176,6 +204,21 @@ struct AppCore: Sendable {
             return marked(mark, ours: ours)
         case .control(let line, let reply):
             return thenRead(control(line, reply))
+        }
+    }
+
+    /// A key while a use case waits on the server: Esc gives it up (the form stays as typed), q
+    /// quits, anything else waits.
+    mutating func whileBusy(_ key: Key) -> [Effect] {
+        switch key {
+        case .escape:
+            abandoned = busy
+            busy = nil
+            ui.message = "Cancelled: not signed in."
+            keepFormForAnotherTry()
+            return thenRead([.cancelBackground])
+        case .char("q"): return [.cancelBackground, .exit(0)]
+        default: return []
         }
     }
 
@@ -223,15 +266,25 @@ struct AppCore: Sendable {
     /// route it moved (the next key sees the new screen).
     mutating func performed(_ command: AppUI.Command, _ outcome: Outcome, route next: AppRoute) -> [Effect] {
         var effects: [Effect] = []
+        if next != route { effects += moved(to: next) }
         if let message = outcome.message { ui.message = message }
+        if case .signIn = command, next == route { keepFormForAnotherTry() }
+        if case .signUp = command, next == route { keepFormForAnotherTry() }
         if outcome.wrote {
             if case .delete = command { ui.selection = max(0, ui.selection - 1) }
             writesSinceSync = true
             effects += [.syncSoon, .markLocalChanges(ours: true)]
         }
         if command == .syncNow { effects += startSync() }
-        if next != route { effects += moved(to: next) }
         return effects
+    }
+
+    /// Signing in or up was refused: the form stays with the email, the password to type again.
+    mutating func keepFormForAnotherTry() {
+        guard case .form(var form) = ui.mode, form.values.count > 1 else { return }
+        form.values[1] = ""
+        form.field = 1
+        ui.mode = .form(form)
     }
 
     /// The route moved. Signed in and onboarded just now (here, or in another terminal): a pass
@@ -240,6 +293,10 @@ struct AppCore: Sendable {
     mutating func moved(to next: AppRoute) -> [Effect] {
         let arrived = next == .authenticated && route != .authenticated
         route = next
+        // Another screen: the last one's line and form go (a refusal stayed through the rest of
+        // onboarding).
+        ui.message = nil
+        ui.mode = .browse
         var effects: [Effect] = [.log("Route changed", ["to": next.description])]
         guard arrived else { return effects }
         ui.message = nil

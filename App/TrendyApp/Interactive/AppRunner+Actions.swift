@@ -17,6 +17,15 @@ extension AppRunner {
         case .perform(let command):
             let outcome = await perform(command)
             return .performed(command, outcome, route: env.routing.route)
+        case .performInBackground(let command):
+            let sink = running.sink
+            running.background = Task {
+                let outcome = await self.perform(command)
+                sink.yield(.performed(command, outcome, route: self.env.routing.route))
+            }
+        case .cancelBackground:
+            running.background?.cancel()
+            running.background = nil
         case .startSync:
             let env = env
             let sink = running.sink
@@ -110,6 +119,14 @@ extension AppRunner {
                 guard saved != nil else { return AppCore.Outcome(message: "That event is gone.") }
                 return AppCore.Outcome(message: note == nil ? "Note cleared." : "Note saved.", wrote: true)
             case .signIn(let email, let password), .signUp(let email, let password):
+                // Asked the way the CLI asks: a server that does not answer costs the respond
+                // budget (2 s), not the request's.
+                let answer = await env.reachability.check()
+                guard case .reachable = answer else {
+                    return AppCore.Outcome(
+                        message: "Not signed in: \(answer.explanation ?? "the server did not answer").")
+                }
+                try Task.checkCancellation()
                 let session: AuthSession
                 do throws(AuthError) {
                     if case .signUp = command {

@@ -60,6 +60,8 @@ final class AppRunner: Sendable {
         var syncing: Task<Void, Never>?
         var debounce: Task<Void, Never>?
         var moves: Task<Void, Never>?
+        /// A use case running while keys still work (signing in).
+        var background: Task<Void, Never>?
     }
 
     /// Runs until the person quits, input ends, or SIGTERM/SIGINT; returns the exit status.
@@ -182,6 +184,7 @@ final class AppRunner: Sendable {
     /// then the background hooks (persist, flush).
     func exit(_ core: AppCore, _ running: Running) async {
         running.debounce?.cancel()
+        running.background?.cancel()
         await running.syncing?.value
         await running.moves?.value
         // One last look: a `trendy log` in another terminal a moment ago is sent too.

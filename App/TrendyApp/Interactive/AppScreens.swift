@@ -88,7 +88,8 @@ enum AppScreens {
             id += ".form"
             lines += [""]
             for (i, label) in form.labels.enumerated() {
-                let value = label == "Password" ? String(repeating: "•", count: form.values[i].count) : form.values[i]
+                let value =
+                    label.hasPrefix("Password") ? String(repeating: "•", count: form.values[i].count) : form.values[i]
                 lines.append("\(i == form.field ? (plain ? "Editing " : "› ") : "  ")\(label): \(value)")
             }
             keys = ["type, Enter next/done", "Esc cancel"]

@@ -50,7 +50,9 @@ struct AppUI: Sendable, Equatable {
             switch kind {
             case .firstType: ["Name"]
             case .note: ["Note (empty clears it)"]
-            case .signIn, .signUp: ["Email", "Password"]
+            case .signIn: ["Email", "Password"]
+            // The rules before the first try, not only after a refusal.
+            case .signUp: ["Email", "Password (at least 8 characters)"]
             }
         }
     }
@@ -73,6 +75,12 @@ struct AppUI: Sendable, Equatable {
         case permissions(allow: Bool)
         /// Nothing to do but draw again.
         case redraw
+
+        /// Whether it creates an account.
+        var isSignUp: Bool {
+            if case .signUp = self { return true }
+            return false
+        }
     }
 
     /// What a key is judged against: the route and what the screen lists.
@@ -140,6 +148,8 @@ struct AppUI: Sendable, Equatable {
             guard case .char(let c) = key, let n = c.wholeNumberValue else { return nil }
             tab = MainTab.allCases[n - 1]
             selection = 0
+            // A line belongs to the moment it was said (a move's result outlived tab switches).
+            message = nil
             return .redraw
         case .char("\t"):
             nextTab()
@@ -182,6 +192,7 @@ struct AppUI: Sendable, Equatable {
         let all = MainTab.allCases
         tab = all[((all.firstIndex(of: tab) ?? 0) + 1) % all.count]
         selection = 0
+        message = nil
     }
 
     mutating func handleEvents(_ key: Key, _ context: Context) -> Command? {
@@ -278,8 +289,12 @@ struct AppUI: Sendable, Equatable {
             return .redraw
         case .backspace:
             if !form.values[form.field].isEmpty { form.values[form.field].removeLast() }
+            message = nil
         case .char(let c):
             form.values[form.field].append(c)
+            // A failure's line goes once the person types again ("at least 8 characters" stayed
+            // while a valid password was typed).
+            message = nil
         case .enter, .down:
             if form.field + 1 < form.values.count {
                 form.field += 1
@@ -287,8 +302,13 @@ struct AppUI: Sendable, Equatable {
                 mode = .browse
                 let values = form.values.map { $0.trimmingCharacters(in: .whitespaces) }
                 switch form.kind {
-                case .signIn: return .signIn(email: values[0], password: form.values[1])
-                case .signUp: return .signUp(email: values[0], password: form.values[1])
+                // The form stays while the server answers: a refusal leaves what was typed.
+                case .signIn:
+                    mode = .form(form)
+                    return .signIn(email: values[0], password: form.values[1])
+                case .signUp:
+                    mode = .form(form)
+                    return .signUp(email: values[0], password: form.values[1])
                 case .firstType: return .firstType(name: values[0])
                 case .note(let id): return .editNote(eventId: id, note: values[0].isEmpty ? nil : values[0])
                 }
