@@ -18,6 +18,9 @@ public enum SyncPhase: Sendable, Hashable {
     case waitingToRetry(until: Date)
     /// The server cannot be reached; nothing was attempted.
     case offline
+    /// A temporary failure (a 5xx, a dropped connection, a server that is up but not serving)
+    /// cut the last pass short; nothing was lost and it is retried on its own. Why, in words.
+    case interrupted(String)
     /// The last pass failed.
     case error(String)
 
@@ -31,6 +34,7 @@ public enum SyncPhase: Sendable, Hashable {
         case .rateLimited: "rate_limited"
         case .waitingToRetry: "waiting_to_retry"
         case .offline: "offline"
+        case .interrupted: "interrupted"
         case .error: "error"
         }
     }
@@ -80,6 +84,8 @@ public struct SyncStatus: Sendable, Hashable {
         case .pulling(let n): return n > 0 ? "Receiving \(Self.format(n)) changes" : "Receiving changes"
         case .checking: return "Connecting…"
         case .offline: return "Offline\(pending)"
+        // Not "Sync failed": nothing is lost and it retries (a 503 used to read as a failure).
+        case .interrupted(let why): return "Server trouble (\(why)); retrying soon\(pending)"
         case .rateLimited(let until):
             return "Server busy; retrying at \(Self.time(until))\(pending)"
         case .waitingToRetry(let until):
@@ -88,7 +94,7 @@ public struct SyncStatus: Sendable, Hashable {
         case .idle:
             if failedCount > 0 { return "\(Self.format(failedCount)) change(s) could not sync\(pending)" }
             if pendingCount > 0 { return "\(Self.format(pendingCount)) pending" }
-            if let last = lastSuccessfulSync { return "Up to date · last synced \(Self.time(last))" }
+            if let last = lastSuccessfulSync { return "Up to date · last synced \(Self.time(last, seconds: false))" }
             return "Not synced yet"
         }
     }
@@ -97,9 +103,20 @@ public struct SyncStatus: Sendable, Hashable {
         n.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
     }
 
-    /// A time as the banner shows it (`2026-11-22T08:30:00Z`).
-    public static func time(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle().dateSeparator(.dash).timeSeparator(.colon))
+    /// A time as the banner shows it: local and unambiguous — `14:05:30` today, `22 Nov 14:05:30`
+    /// on another day (it was `2026-11-22T08:30:00Z`, in UTC). `seconds`: for a retry a few
+    /// seconds away.
+    public static func time(_ date: Date, seconds: Bool = true, now: Date = Date(), timeZone: TimeZone = .current)
+        -> String
+    {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        var style = Date.FormatStyle(timeZone: timeZone).locale(Locale(identifier: "en_GB")).hour(
+            .twoDigits(amPM: .omitted)
+        ).minute(.twoDigits)
+        if seconds { style = style.second(.twoDigits) }
+        if !calendar.isDate(date, inSameDayAs: now) { style = style.day().month(.abbreviated) }
+        return date.formatted(style)
     }
 }
 

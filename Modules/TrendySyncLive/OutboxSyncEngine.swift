@@ -164,7 +164,7 @@ public actor OutboxSyncEngine: SyncEngine {
         static func transient(_ message: String, retryAt: Date?) -> Stop {
             Stop(
                 outcome: .waiting, message: message,
-                phase: retryAt.map { .waitingToRetry(until: $0) } ?? .error(message))
+                phase: retryAt.map { .waitingToRetry(until: $0) } ?? .interrupted(message))
         }
         /// The server asks to wait until `until`.
         static func rateLimited(until: Date) -> Stop {
@@ -207,7 +207,7 @@ public actor OutboxSyncEngine: SyncEngine {
             case .failing:
                 // Something answered, but not a working Trendy API: unavailable, like offline.
                 let text = answer.explanation ?? "server error"
-                throw Stop(outcome: .unavailable, message: text, phase: .error(text))
+                throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
             pushed = try await push(user: user)
             try await sendResolutions()

@@ -38,6 +38,7 @@ import TrendySync
             case .cancelBackground: "cancel background"
             case .startSync: "startSync"
             case .syncSoon: "syncSoon"
+            case .retrySync(let after): "retry in \(after)"
             case .markLocalChanges(let ours): ours ? "mark (ours)" : "mark"
             case .resolve(let link, let reply): "resolve \(link)\(reply == nil ? "" : " (reply)")"
             case .announce(let link): "announce \(link)"
@@ -78,7 +79,9 @@ import TrendySync
         #expect(
             names(core.handle(.performed(.syncNow, AppCore.Outcome(), route: .authenticated))) == [],
             "s while a pass runs starts nothing")
-        #expect(names(core.handle(.synced(run(.waiting, error: "the server did not answer")))) == ["read"])
+        #expect(
+            names(core.handle(.synced(run(.waiting, error: "the server did not answer"))))
+                == ["retry in 2.0 seconds", "read"])
         #expect(!core.syncing && core.ui.message == "Sync: the server did not answer")
         #expect(names(core.handle(.synced(run(.ok)))) == ["read"])
         #expect(core.ui.message == nil)
@@ -128,6 +131,24 @@ import TrendySync
         var quitting = self.core(.login)
         quitting.busy = signIn
         #expect(names(quitting.handle(.key(.char("q")))) == ["cancel background", "exit 0"])
+    }
+
+    /// After an outage the app retries on its own, 2 s then doubling to a minute, and a pass that
+    /// worked starts the back-off again (issue 32: it waited for the 60-second timer).
+    @Test func aPassTheServerCutShortIsRetriedWithBackOff() {
+        var core = core()
+        var waits: [String] = []
+        for outcome in [SyncOutcome.offline, .unavailable, .waiting, .offline, .offline, .offline, .offline] {
+            _ = core.handle(.syncDue)
+            waits += names(core.handle(.synced(run(outcome)))).filter { $0.hasPrefix("retry") }
+        }
+        #expect(waits == ["2", "4", "8", "16", "32", "60", "60"].map { "retry in \($0).0 seconds" })
+        _ = core.handle(.syncDue)
+        #expect(names(core.handle(.synced(run(.ok)))) == ["read"])
+        _ = core.handle(.syncDue)
+        #expect(names(core.handle(.synced(run(.offline)))) == ["retry in 2.0 seconds", "read"])
+        _ = core.handle(.syncDue)
+        #expect(names(core.handle(.synced(run(.error, error: "no")))) == ["read"], "an error waits for the person")
     }
 
     @Test func aLinkWaitsForSignInThenOpensOnce() {

@@ -76,6 +76,8 @@ struct AppCore: Sendable {
         case startSync
         /// A sync shortly, once, however many writes come meanwhile.
         case syncSoon
+        /// A pass again after this long (the server was out: back-off, not the sync interval).
+        case retrySync(after: Duration)
         /// Count the outbox (the banner follows) and read its change mark; answer
         /// ``Input/marked(_:ours:)``.
         case markLocalChanges(ours: Bool)
@@ -120,6 +122,9 @@ struct AppCore: Sendable {
     var busy: AppUI.Command?
     /// The background use case given up on: its answer, when it comes, moves only the route.
     var abandoned: AppUI.Command?
+    /// The wait before the next retry after a pass the server's absence cut short (2 s, doubling
+    /// to a minute; back to 2 s after a pass that worked).
+    var retryDelay: Duration = .seconds(2)
     /// What the keys are judged against: set by every read from what it showed.
     var context: AppUI.Context
     var frames = 0
@@ -192,7 +197,8 @@ struct AppCore: Sendable {
             awaitingFirstPass = false
             ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             // Written while the pass ran (here or elsewhere): another pass shortly.
-            return thenRead(writesSinceSync && route == .authenticated ? [.syncSoon] : [])
+            if writesSinceSync && route == .authenticated { return thenRead([.syncSoon]) }
+            return thenRead(retry(after: run))
         case .message(let text):
             ui.message = text
             return thenRead([])
@@ -252,6 +258,18 @@ struct AppCore: Sendable {
         guard !ours, let seen = seenMark, mark > seen, route == .authenticated else { return [] }
         writesSinceSync = true
         return thenRead(syncing ? [] : [.syncSoon])
+    }
+
+    /// After a pass the server's absence cut short (offline, unavailable, a temporary failure), the
+    /// next one comes on its own with back-off: the app used to wait for the 60-second timer
+    /// after the server came back.
+    mutating func retry(after run: SyncRun) -> [Effect] {
+        guard route == .authenticated, [.offline, .unavailable, .waiting].contains(run.outcome) else {
+            if run.outcome == .ok { retryDelay = .seconds(2) }
+            return []
+        }
+        defer { retryDelay = min(retryDelay * 2, .seconds(60)) }
+        return [.retrySync(after: retryDelay)]
     }
 
     /// A pass, unless one runs or nobody is signed in and onboarded.

@@ -34,6 +34,13 @@ extension AppRunner {
                 await env.syncFinished(run)
                 sink.yield(.synced(run))
             }
+        case .retrySync(let delay):
+            running.retry?.cancel()
+            let sink = running.sink
+            running.retry = Task {
+                try? await Task.sleep(for: delay)
+                if !Task.isCancelled { sink.yield(.syncDue) }
+            }
         case .syncSoon:
             running.debounce?.cancel()
             let delay = writeDebounce

@@ -62,6 +62,8 @@ final class AppRunner: Sendable {
         var moves: Task<Void, Never>?
         /// A use case running while keys still work (signing in).
         var background: Task<Void, Never>?
+        /// The next retry after the server was out.
+        var retry: Task<Void, Never>?
     }
 
     /// Runs until the person quits, input ends, or SIGTERM/SIGINT; returns the exit status.
@@ -185,6 +187,7 @@ final class AppRunner: Sendable {
     func exit(_ core: AppCore, _ running: Running) async {
         running.debounce?.cancel()
         running.background?.cancel()
+        running.retry?.cancel()
         await running.syncing?.value
         await running.moves?.value
         // One last look: a `trendy log` in another terminal a moment ago is sent too.
