@@ -134,4 +134,30 @@ struct CLISkeletonTests {
         #expect(r.status == 73)
         #expect(r.stderr.contains("cannot use the data directory"))
     }
+
+    /// Issue 32: `types rm` says how many events go with a type and asks; without a terminal it
+    /// needs `--yes` and removes nothing; `logout` warns of changes not yet sent.
+    @Test func removingATypeWithEventsAsksFirstAndLogoutWarnsOfUnsentChanges() throws {
+        let dir = TemporaryDirectory("trendy-cli", create: false)
+        let d = ["--data-dir", dir.path]
+        #expect(
+            try TrendyProcess.run(
+                ["signup", "--email", "rm-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
+                stdin: "password-1\n"
+            ).status == 0)
+        #expect(try TrendyProcess.run(["types", "add", "Walk"] + d).status == 0)
+        #expect(try TrendyProcess.run(["types", "add", "Empty"] + d).status == 0)
+        for _ in 0..<3 { #expect(try TrendyProcess.run(["log", "Walk"] + d).status == 0) }
+        let refused = try TrendyProcess.run(["types", "rm", "Walk"] + d)
+        #expect(
+            refused.status == 64 && refused.stderr.contains("Walk and its 3 events needs --yes"), "\(refused.stderr)")
+        #expect(
+            try TrendyProcess.run(["events", "list", "--json"] + d).stdout.components(separatedBy: "\"id\"").count == 4)
+        #expect(try TrendyProcess.run(["types", "rm", "Empty"] + d).status == 0, "no events: nothing to ask")
+        let removed = try TrendyProcess.run(["types", "rm", "Walk", "--yes"] + d)
+        #expect(removed.status == 0 && removed.stdout.contains("and its 3 event(s)"), "\(removed.stdout)")
+        #expect(try TrendyProcess.run(["types", "add", "Tea"] + d).status == 0)
+        let logout = try TrendyProcess.run(["logout"] + d)
+        #expect(logout.status == 0 && logout.stderr.contains("were not sent yet"), "\(logout.stderr)")
+    }
 }

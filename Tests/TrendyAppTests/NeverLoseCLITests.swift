@@ -44,7 +44,7 @@ struct NeverLoseCLITests {
             try await ok(
                 ["geofence", "add", "Park", "52.5", "13.4", "--type", "Walk", "--exit-type", "Walk"], b, server)
             try await ok(["geofence", "add", "Yard", "52.6", "13.4", "--type", "Home"], b, server)
-            try await ok(["types", "rm", "Walk"], a, server)
+            try await ok(["types", "rm", "Walk", "--yes"], a, server)
             try await ok(["sync"], a, server)
             try await ok(["sync"], b, server)
             try await ok(["sync"], a, server)
@@ -76,7 +76,7 @@ struct NeverLoseCLITests {
             let events = try await cli.events(b, server)
             let x = try #require(events.first { $0["notes"] as? String == "x" }?["id"] as? String)
             try await ok(["events", "edit", x, "--type", "Gym"], a, server)
-            try await ok(["types", "rm", "Nap"], b, server)
+            try await ok(["types", "rm", "Nap", "--yes"], b, server)
             #expect(try await cli.events(b, server).isEmpty)
             let gone = try await cli.trendy(["sync", "explain", x], b, server)
             #expect(gone.stdout.contains("with its event type"), "\(gone.stdout)")

@@ -110,7 +110,7 @@ struct SyncCLITests {
             #expect(try await events(laptop).first?["notes"] as? String == "green")
 
             // The laptop deletes a type; the phone, not yet told, logs an event of it.
-            #expect(try await trendy(["types", "rm", "Doomed"], laptop, server).status == 0)
+            #expect(try await trendy(["types", "rm", "Doomed", "--yes"], laptop, server).status == 0)
             #expect(try await trendy(["sync"], laptop, server).status == 0)
             #expect(try await trendy(["log", "Doomed", "--note", "kept"], phone, server).status == 0)
             #expect(try await trendy(["sync"], phone, server).status == 0)

@@ -198,6 +198,7 @@ struct LogoutCommand: AsyncParsableCommand {
     struct Result: Encodable {
         let signed_out: Bool
         let server_confirmed: Bool
+        let unsent_changes: Int
         let warning: String?
     }
 
@@ -210,8 +211,17 @@ struct LogoutCommand: AsyncParsableCommand {
     func run() async throws {
         try await CommandRunner(global).run { env, out in
             guard env.auth.currentSession != nil else { throw AuthError.notSignedIn.cli }
+            let unsent = (try? await env.store.outboxCounts().pending) ?? 0
             let serverError = await env.auth.signOut(scope: SignOutScope(rawValue: scope) ?? .local)
             out.line("Signed out.")
+            if unsent > 0 {
+                // Kept, not lost: they go out once this account signs in here again.
+                FileHandle.standardError.write(
+                    Data(
+                        ("trendy: warning: \(unsent) change(s) were not sent yet; they stay on this device and go "
+                            + "out when you sign in to this account here again (run `trendy sync` first next time).\n")
+                            .utf8))
+            }
             if let serverError {
                 FileHandle.standardError.write(
                     Data(
@@ -220,7 +230,7 @@ struct LogoutCommand: AsyncParsableCommand {
             }
             out.document(
                 Result(
-                    signed_out: true, server_confirmed: serverError == nil,
+                    signed_out: true, server_confirmed: serverError == nil, unsent_changes: unsent,
                     warning: serverError.map { "The server was not told (\($0.reason)); this device is signed out." }))
         }
     }

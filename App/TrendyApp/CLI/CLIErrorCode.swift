@@ -30,6 +30,10 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// Exit 75: the running `trendy app` did not take a request in time (suspended); nothing was done.
     public static let appNotAnswering = CLIErrorCode(rawValue: "app_not_answering")
 
+    /// Exit 64: a command that deletes more than it names (a type with its events) needs `--yes`
+    /// without a terminal to ask on.
+    public static let confirmationNeeded = CLIErrorCode(rawValue: "confirmation_needed")
+
     /// Exit 65: an import file is malformed (not CSV/JSON of events, a bad header).
     public static let badFile = CLIErrorCode(rawValue: "bad_file")
 
@@ -190,6 +194,7 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
         .cannotCapture,
         .cannotGoBack,
         .configuration,
+        .confirmationNeeded,
         .conflict,
         .dataDirectoryUnusable,
         .databaseDamaged,

@@ -3,6 +3,10 @@ import Foundation
 import TrendyModels
 import TrendySync
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension LocalStoreError {
     var cli: CLIError {
         switch self {
@@ -128,16 +132,32 @@ struct TypesCommand: AsyncParsableCommand {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "rm", abstract: "Remove an event type and its events.")
+            commandName: "rm", abstract: "Remove an event type and its events (asks first when it has any).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Name or id.") var type: String
+        @Flag(help: "Remove it with its events without asking (for scripts).") var yes = false
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let t = try await resolveType(env, type)
+                let events = try await env.store.eventCountsByType(from: .distantPast, to: .distantFuture)[t.id] ?? 0
+                // A type's events go with it: say how many and ask (40 went without a word).
+                if events > 0, !yes {
+                    let what = "\(t.name) and its \(events) event\(events == 1 ? "" : "s")"
+                    guard !global.json, isatty(STDIN_FILENO) == 1 else {
+                        throw CLIError(
+                            code: .confirmationNeeded,
+                            message: "removing \(what) needs --yes (nothing was removed)", exitCode: .usage)
+                    }
+                    FileHandle.standardError.write(Data("Remove \(what)? Type yes to confirm: ".utf8))
+                    guard ["y", "yes"].contains(readLine()?.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                        out.line("Nothing was removed.")
+                        throw ExitCode(TrendyExitCode.failure.rawValue)
+                    }
+                }
                 try await storeCall { try await env.store.deleteEventType(id: t.id) }
-                out.line("Removed event type \(t.name) and its events.")
-                out.document(["removed": t.id.description])
+                out.line("Removed event type \(t.name)" + (events > 0 ? " and its \(events) event(s)." : "."))
+                out.document(["removed": t.id.description, "events_removed": String(events)])
             }
         }
     }
