@@ -160,4 +160,25 @@ struct CLISkeletonTests {
         let logout = try TrendyProcess.run(["logout"] + d)
         #expect(logout.status == 0 && logout.stderr.contains("were not sent yet"), "\(logout.stderr)")
     }
+
+    /// A failed command prints one human line (issue 32: a log line came first), and the log file
+    /// still records it.
+    @Test func aFailedCommandPrintsOneHumanLine() throws {
+        let dir = TemporaryDirectory("trendy-cli", create: false)
+        let d = ["--data-dir", dir.path]
+        #expect(
+            try TrendyProcess.run(
+                ["signup", "--email", "one-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
+                stdin: "password-1\n"
+            ).status == 0)
+        let failed = try TrendyProcess.run(["log", "NoSuchType"] + d)
+        #expect(failed.status != 0)
+        let lines = failed.stderr.split(separator: "\n")
+        #expect(lines.count == 1 && lines.first?.hasPrefix("trendy: ") == true, "\(failed.stderr)")
+        let logs = dir.url.appendingPathComponent("logs")
+        let text = try FileManager.default.contentsOfDirectory(atPath: logs.path).compactMap {
+            try? String(contentsOfFile: logs.appendingPathComponent($0).path, encoding: .utf8)
+        }.joined()
+        #expect(text.contains("Command failed"))
+    }
 }

@@ -51,13 +51,13 @@ struct CommandRunner {
         do {
             try await body(env, output)
         } catch let error as CLIError {
-            env.logger(.app).warning("Command failed", metadata: ["code": .string(error.code.rawValue)])
+            env.logger(.app).notice("Command failed", metadata: ["code": .string(error.code.rawValue)])
             output.fail(error)
             failure = ExitCode(error.exitCode.rawValue)
         } catch let error as ExitCode {
             failure = error
         } catch  where Self.isBusy(error) {
-            env.logger(.app).warning("Command found the install busy", metadata: ["error": .error(error)])
+            env.logger(.app).notice("Command found the install busy", metadata: ["error": .error(error)])
             output.fail(Self.busy(error))
             failure = ExitCode(TrendyExitCode.temporaryFailure.rawValue)
         } catch  where LocalDatabaseRepair.isDamage(error) {
