@@ -27,17 +27,22 @@ public final class AuthController: AuthService, Sendable {
     let refreshMargin: TimeInterval
     let logger: Logger
     let state: Mutex<State>
+    /// The gateway is not the server the stored session came from (the install was started with
+    /// another `--api-url`): a rejection there ends the session for this process only and keeps
+    /// the stored one (one mistyped URL used to sign the install out).
+    let keepsStoredSessionOnRejection: Bool
 
     /// Creates the controller and loads the stored session synchronously.
     public init(
         store: any SessionStore, gateway: any AuthGateway, refreshMargin: TimeInterval = 60,
-        now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        now: @escaping @Sendable () -> Date = Date.init, logger: Logger, keepsStoredSessionOnRejection: Bool = false
     ) {
         self.store = store
         self.gateway = gateway
         self.now = now
         self.refreshMargin = refreshMargin
         self.logger = logger
+        self.keepsStoredSessionOnRejection = keepsStoredSessionOnRejection
         state = Mutex(State(session: store.load()))
     }
 
@@ -145,8 +150,12 @@ public final class AuthController: AuthService, Sendable {
             s.session = nil
             s.refresh?.task.cancel()
             s.refresh = nil
-            do { try store.clear() } catch {
-                logger.error("Cannot clear the stored session", metadata: ["error": .error(error)])
+            if reason == .sessionRevoked, keepsStoredSessionOnRejection {
+                logger.warning("Another server rejected the session; the install's stored session is kept")
+            } else {
+                do { try store.clear() } catch {
+                    logger.error("Cannot clear the stored session", metadata: ["error": .error(error)])
+                }
             }
             Self.broadcast(.signedOut(reason), in: s)
             return session.accessToken

@@ -60,6 +60,15 @@ struct AuthCLITests {
             let again = try await trendy(["whoami"], dir, nil)
             #expect(again.stdout.contains("Signed in as home@example.com"), "still its own server: \(again.stderr)")
             #expect(storedSession(dir) != nil)
+            // Another real Trendy server, which rejects the session (outside tester: it signed the
+            // install out, and server.json was then forgotten).
+            try await Self.withServer { other in
+                let elsewhere = try await trendy(["whoami"], dir, other)
+                #expect(elsewhere.status != 0)
+            }
+            #expect(storedSession(dir) != nil, "the install's session survives another server's rejection")
+            let home = try await trendy(["whoami"], dir, nil)
+            #expect(home.stdout.contains("Signed in as home@example.com"), "\(home.stderr)")
         }
     }
 

@@ -63,6 +63,8 @@ public enum AppComposition {
             throw MissingPlugin(name: missing)
         }
         let backend = InstallServer.settle(backend, paths: paths)
+        // Read before anything is remembered: a server other than the session's own.
+        let foreign = InstallServer.isForeign(backend, paths: paths)
         let server = try Server(backend: backend, paths: paths, plugins: plugins)
         try paths.prepare()
         InstallServer.remember(backend, paths: paths)
@@ -96,7 +98,7 @@ public enum AppComposition {
         )
         let auth = AuthController(
             store: sessionStore(paths, logs), gateway: gateway,
-            logger: logs.logger(.auth))
+            logger: logs.logger(.auth), keepsStoredSessionOnRejection: foreign)
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, budget: backend.budget, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))

@@ -44,6 +44,12 @@ struct InstallServer: Codable, Equatable {
         return kept
     }
 
+    /// Signed in, and `backend` is not the server the session came from (given explicitly).
+    static func isForeign(_ backend: BackendOptions, paths: AppPaths) -> Bool {
+        guard signedIn(paths), let home = remembered(paths) else { return false }
+        return home != InstallServer(backend)
+    }
+
     static func signedIn(_ paths: AppPaths) -> Bool { FileManager.default.fileExists(atPath: paths.sessionFile.path) }
 
     /// Remembers the server the install now uses, unless it is signed in on one it remembers.

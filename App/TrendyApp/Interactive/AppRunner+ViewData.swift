@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TrendyAuth
 import TrendyFiles
 import TrendyGeofence
@@ -32,6 +33,24 @@ extension AppRunner {
         return data
     }
 
+    /// How many events the list holds ("page 2 of 14"), counted in the time index only when
+    /// something may have changed it: a local write moves the change mark, a pass its time
+    /// (a count of a million rows on every key would cost the keystroke budget).
+    func total(of filter: UUIDv7?) async throws -> Int {
+        let store = env.store
+        let key = TotalKey(
+            filter: filter, mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
+        if let cached = totals.withLock({ $0 }), cached.key == key { return cached.total }
+        let total: Int
+        if let filter {
+            total = try await store.eventCountsByType(from: .distantPast, to: .distantFuture)[filter] ?? 0
+        } else {
+            total = try await store.eventCount(from: .distantPast, to: .distantFuture)
+        }
+        totals.withLock { $0 = (key, total) }
+        return total
+    }
+
     func mainData(_ data: inout AppViewData, _ ui: AppUI) async throws {
         let store = env.store
         let calendar = ScreenCounts.calendar
@@ -43,11 +62,12 @@ extension AppRunner {
             data.recent = try await store.events(limit: 5, since: nil).map(\.value)
         case .events:
             // Newest first, one page and one more row (is there a next page?), from the index.
-            let rows = try await store.eventPage(
-                offset: ui.page * AppUI.pageSize, limit: AppUI.pageSize + 1, typeId: ui.filter
-            ).map(\.value)
-            data.page = Array(rows.prefix(AppUI.pageSize))
-            data.hasMore = rows.count > AppUI.pageSize
+            let records = try await store.eventPage(
+                offset: ui.page * AppUI.pageSize, limit: AppUI.pageSize + 1, typeId: ui.filter)
+            data.page = Array(records.prefix(AppUI.pageSize).map(\.value))
+            data.pageSync = Dictionary(records.map { ($0.value.id, $0.syncStatus) }, uniquingKeysWith: { a, _ in a })
+            data.hasMore = records.count > AppUI.pageSize
+            data.total = try await total(of: ui.filter)
         case .calendar:
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth

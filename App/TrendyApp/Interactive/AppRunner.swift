@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TrendyAuth
 import TrendyFiles
 import TrendyGeofence
@@ -38,6 +39,15 @@ final class AppRunner: Sendable {
     let syncInterval: Duration?
     let writeDebounce: Duration
     let start: ContinuousClock.Instant
+    /// The events list's last count and what it was counted at.
+    let totals = Mutex<(key: TotalKey, total: Int)?>(nil)
+
+    /// What a count of the events list depends on.
+    struct TotalKey: Equatable {
+        var filter: UUIDv7?
+        var mark: Int64
+        var synced: Date?
+    }
 
     init(
         env: AppEnvironment, terminal: Terminal, plain: Bool, syncInterval: Duration?,

@@ -2,6 +2,7 @@ import Foundation
 import TrendyModels
 import TrendyOnboarding
 import TrendyRouting
+import TrendySync
 
 /// What the running app's screens show, read from the local store (never the network).
 struct AppViewData: Sendable {
@@ -10,9 +11,12 @@ struct AppViewData: Sendable {
     var today = 0
     /// The newest events (dashboard).
     var recent: [Event] = []
-    /// The events page (events tab), newest first.
+    /// The events page (events tab), newest first, and each one's sync state.
     var page: [Event] = []
+    var pageSync: [UUIDv7: EntitySyncStatus] = [:]
     var hasMore = false
+    /// How many events the list holds (of the filtered type): "page 2 of 14".
+    var total = 0
     /// The first day of the month shown and the count per day (calendar tab).
     var month = Date()
     var days: [Int: Int] = [:]
@@ -66,10 +70,18 @@ enum AppScreens {
             lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
             let (body, tabKeys) = main(ui, data, timeZone, screen)
             lines += body
-            keys = tabKeys + ["l log", "s sync now", "1-4 tabs", "q quit"]
+            keys = tabKeys + ["l log", "s sync now", "1-4 tabs", "? help", "q quit"]
         }
         switch ui.mode {
         case .browse, .confirmDelete: break
+        case .help:
+            id += ".help"
+            (lines, keys) = (AppHelp.lines, ["any key closes"])
+            title = "Trendy · Keys"
+        case .detail(let event):
+            id += ".detail"
+            lines = [lines.first ?? "", ""] + AppHelp.detail(data.page.first { $0.id == event }, data, timeZone)
+            keys = ["c note", "e type", "d delete", "Esc back", "q quit"]
         case .pickType(let purpose):
             id += ".pick"
             lines += [
@@ -143,15 +155,24 @@ enum AppScreens {
             return (lines, [])
         case .events:
             let filter = ui.filter.flatMap { data.typeNames[$0] }
+            let pages = max(1, (data.total + AppUI.pageSize - 1) / AppUI.pageSize)
             var lines = [
-                "Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1)\(data.hasMore ? "" : " (last)")"
+                "Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1) of \(max(pages, ui.page + 1))"
+                    + " (\(data.total) in all)"
             ]
             if data.page.isEmpty { lines.append("  none") }
             for (i, event) in data.page.enumerated() {
                 let row = Screen.row(event, facts, timeZone)
                 lines.append(i == ui.selection ? (screen.plain ? "Selected:" + row : "›" + row.dropFirst()) : row)
             }
-            return (lines, ["j/k select", "n/p page", "f filter", "c note", "e move to type", "d delete"])
+            // Only what works here (c, e and d were offered on an empty list).
+            var keys: [String] = []
+            if !data.page.isEmpty {
+                keys += ["j/k select", "Enter details", "c note", "e move to type", "d delete"]
+            }
+            if ui.page > 0 || data.hasMore { keys.append("n/p page") }
+            if !data.types.isEmpty { keys.append("f filter") }
+            return (lines, keys)
         case .calendar:
             var f = facts
             f.month = data.month

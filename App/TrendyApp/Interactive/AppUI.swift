@@ -17,6 +17,10 @@ struct AppUI: Sendable, Equatable {
         case confirmDelete(UUIDv7)
         /// Typing into fields.
         case form(Form)
+        /// Every key of every screen (`?`); any key closes it.
+        case help
+        /// One event in full (Enter on the events list).
+        case detail(UUIDv7)
     }
 
     /// Why a type is being picked.
@@ -126,9 +130,17 @@ struct AppUI: Sendable, Equatable {
             if key == .char("y") { return .delete(eventId: id) }
             message = "Not deleted."
             return .redraw
+        case .help:
+            mode = .browse
+            return key == .char("q") ? .quit : .redraw
+        case .detail(let id): return handleDetail(key, id, context)
         case .browse: break
         }
         if key == .char("q") { return .quit }
+        if key == .char("?") {
+            mode = .help
+            return .redraw
+        }
         switch context.route {
         case .authenticated: return handleMain(key, context)
         case .login:
@@ -228,6 +240,9 @@ struct AppUI: Sendable, Equatable {
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))
             pick = 0
+        case .enter:
+            guard context.page.indices.contains(selection) else { return nil }
+            mode = .detail(context.page[selection])
         case .char("c"):
             guard context.page.indices.contains(selection) else { return nil }
             let event = context.page[selection]
@@ -238,6 +253,22 @@ struct AppUI: Sendable, Equatable {
         default: return nil
         }
         return .redraw
+    }
+
+    /// The detail view: the event's note, type and delete are a key away; Esc goes back.
+    mutating func handleDetail(_ key: Key, _ id: UUIDv7, _ context: Context) -> Command? {
+        switch key {
+        case .escape, .backspace, .left, .enter:
+            mode = .browse
+            return .redraw
+        case .char("q"): return .quit
+        case .char("c"), .char("e"), .char("d"):
+            mode = .browse
+            guard let row = context.page.firstIndex(of: id) else { return .redraw }
+            selection = row
+            return handleEvents(key, context)
+        default: return nil
+        }
     }
 
     mutating func handlePicker(_ key: Key, _ purpose: Purpose, _ context: Context) -> Command? {

@@ -1,0 +1,125 @@
+import Foundation
+import TrendyModels
+import TrendySync
+
+/// The help screen (`?`) and the event detail view, as text. Pure.
+enum AppHelp {
+    /// Every key of the main screens.
+    static let lines = [
+        "Everywhere",
+        "  1-4 or Tab   Dashboard, Events, Calendar, Analytics",
+        "  l            log an event (pick its type: its number, or j/k and Enter)",
+        "  s            sync now",
+        "  ?            this help",
+        "  q            quit (what is not sent yet goes first)",
+        "",
+        "Events",
+        "  j/k or ↓/↑   select",
+        "  Enter        the event in full",
+        "  c            change its note   e  move it to another type   d  delete it (y confirms)",
+        "  n/p          next / previous page   f  show one type, then the next, then all",
+        "",
+        "Calendar",
+        "  [ ] or ←/→   month before / after",
+        "",
+        "Forms and pickers",
+        "  Enter next field or done · Esc cancel · ↑/↓ move between fields",
+    ]
+
+    /// One event in full: its note whole, when and how long, where it came from, and whether
+    /// the server has it.
+    static func detail(_ event: Event?, _ data: AppViewData, _ timeZone: TimeZone) -> [String] {
+        guard let event else { return ["That event is no longer on this page."] }
+        var lines = [
+            "Type:    \(data.typeNames[event.eventTypeId] ?? "an unknown type")",
+            "When:    \(when(event.timestamp, timeZone))",
+        ]
+        if let end = event.endDate {
+            lines.append("Until:   \(when(end, timeZone)) (\(duration(end.timeIntervalSince(event.timestamp))))")
+        }
+        if event.isAllDay { lines.append("All day") }
+        lines.append("Source:  \(source(event.sourceType))")
+        if let place = event.locationName { lines.append("Place:   \(place)") }
+        lines.append("Synced:  \(sync(data.pageSync[event.id]))")
+        if let notes = event.notes, !notes.isEmpty {
+            lines += ["", "Note:"] + wrap(notes, width: 60).map { "  " + $0 }
+        }
+        if !event.properties.isEmpty {
+            lines += ["", "Properties:"]
+            for (key, value) in event.properties.sorted(by: { $0.key < $1.key }) {
+                lines.append("  \(key): \(words(value))")
+            }
+        }
+        return lines
+    }
+
+    static func when(_ date: Date, _ timeZone: TimeZone) -> String {
+        var style = Date.FormatStyle(timeZone: timeZone).locale(Locale(identifier: "en_GB")).weekday(.abbreviated)
+            .day().month(.abbreviated).year().hour(.twoDigits(amPM: .omitted)).minute(.twoDigits)
+        style.timeZone = timeZone
+        return date.formatted(style)
+    }
+
+    static func duration(_ seconds: TimeInterval) -> String {
+        let minutes = Int((seconds / 60).rounded())
+        guard minutes >= 60 else { return "\(max(minutes, 0)) min" }
+        let (h, m) = (minutes / 60, minutes % 60)
+        return m == 0 ? "\(h) h" : "\(h) h \(m) min"
+    }
+
+    static func source(_ type: SourceType) -> String {
+        switch type {
+        case .manual: "logged by hand"
+        case .imported: "imported"
+        case .geofence: "a place you visited"
+        default: type.rawValue.replacingOccurrences(of: "_", with: " ")
+        }
+    }
+
+    /// A property's value in words.
+    static func words(_ value: PropertyValue) -> String {
+        switch value {
+        case .text(let t), .select(let t), .url(let t): t
+        case .number(let n): n.formatted()
+        case .boolean(let b): b ? "yes" : "no"
+        case .date(let d): d.formatted(date: .abbreviated, time: .shortened)
+        case .duration(let s): duration(s)
+        }
+    }
+
+    static func sync(_ status: EntitySyncStatus?) -> String {
+        switch status {
+        case .synced?: "yes"
+        case .pending?: "not yet (waits to be sent)"
+        case .failed?: "no: the server refused it (trendy sync explain)"
+        case nil: "—"
+        }
+    }
+
+    /// `text` in lines of at most `width` characters, broken at spaces where it can be.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = ""
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                var word = Substring(word)
+                while word.count > width {
+                    if !line.isEmpty { lines.append(line) }
+                    lines.append(String(word.prefix(width)))
+                    word = word.dropFirst(width)
+                    line = ""
+                }
+                if line.isEmpty {
+                    line = String(word)
+                } else if line.count + 1 + word.count <= width {
+                    line += " " + word
+                } else {
+                    lines.append(line)
+                    line = String(word)
+                }
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+}
