@@ -221,6 +221,27 @@ struct AppProcessTests {
         #expect(try TrendyProcess.run(["events", "list", "--limit", "0"] + d).status == 64)
     }
 
+    /// The help screen and an event in full, through the real binary (issue 32).
+    @Test func helpAndAnEventInFull() async throws {
+        let (dir, app) = try await AppProcessTests.onboardedApp()
+        let long = String(repeating: "a long note that keeps going ", count: 6) + "THE END"
+        #expect(try TrendyProcess.run(["log", "Coffee", "--note", long, "--data-dir", dir.path]).status == 0)
+        app.type("?")
+        #expect(await app.waitForScreen("dashboard.help"))
+        #expect(app.text.contains("the event in full"))
+        app.type("x")
+        app.type("2")
+        #expect(await app.waitFor { $0.contains("page 1 of 1 (2 in all)") })
+        app.type("<enter>")
+        #expect(await app.waitForScreen("events.detail"))
+        let frame = app.text.components(separatedBy: "── frame").last ?? ""
+        #expect(
+            frame.contains("keeps going THE") && frame.contains("logged by hand") && frame.contains("Synced:"),
+            "\(frame)")
+        app.type("<esc>q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let d = ["--data-dir", dir.path]

@@ -97,6 +97,29 @@ import TrendyRouting
         #expect(few.handle(.char("1"), context()) == .log(typeId: context().types[0].id))
     }
 
+    /// `?` shows every key and any key closes it; Enter on an event opens it in full, where its
+    /// note, type and delete are a key away and Esc goes back (issue 32: no help, no detail).
+    @Test func helpAndTheEventDetailView() {
+        var ui = AppUI()
+        #expect(ui.handle(.char("?"), context()) == .redraw && ui.mode == .help)
+        #expect(ui.handle(.char("x"), context()) == .redraw && ui.mode == .browse)
+        _ = ui.handle(.char("?"), context())
+        #expect(ui.handle(.char("q"), context()) == .quit)
+        ui = AppUI()
+        _ = ui.handle(.char("2"), context())
+        _ = ui.handle(.char("j"), context())
+        #expect(ui.handle(.enter, context()) == .redraw && ui.mode == .detail(Self.page[1]))
+        #expect(ui.handle(.escape, context()) == .redraw && ui.mode == .browse)
+        _ = ui.handle(.enter, context())
+        _ = ui.handle(.char("d"), context())
+        #expect(ui.mode == .confirmDelete(Self.page[1]), "d in the detail view deletes that event")
+        #expect(ui.handle(.enter, AppUI.Context(route: .authenticated, types: [], page: [], hasMore: false)) == .redraw)
+        var empty = AppUI()
+        _ = empty.handle(.char("2"), context())
+        let none = AppUI.Context(route: .authenticated, types: [], page: [], hasMore: false)
+        #expect(empty.handle(.enter, none) == nil, "nothing to open")
+    }
+
     /// Back and forward, past this month too (issue 32, item 9: an event dated next month could
     /// not be reached).
     @Test func theCalendarMovesBackAndIntoTheFuture() {
