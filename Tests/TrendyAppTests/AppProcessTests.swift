@@ -282,6 +282,49 @@ struct AppProcessTests {
             "back in the foreground, the session was validated with the server")
     }
 
+    /// On a terminal, a paste into the note field is text: its line break and the "dy" after it
+    /// neither commit the note nor delete the event (outside tester, HIGH).
+    @Test func aPastedLineBreakNeverDeletesAnEvent() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 90)
+        #expect(await app.waitFor { $0.contains("\u{1B}[?2004h") && $0.contains("Dashboard") }, "bracketed paste is on")
+        app.type("2")
+        #expect(await app.waitFor { $0.contains("[2 Events]") })
+        app.type("c")
+        app.type("\u{1B}[200~pasted\ndy\u{1B}[201~")
+        try await Task.sleep(for: .milliseconds(500))
+        app.type("\r")
+        #expect(await app.waitFor { $0.contains("Note saved.") })
+        let list = try TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path]).stdout
+        #expect(list.contains("\"notes\" : \"pasted dy\""), "\(list)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    /// Stopped from outside and continued, after the shell put the terminal back in line mode,
+    /// the app takes raw input again: a single key works (it was echoed and ignored until Enter).
+    @Test func afterAStopFromOutsideKeysWorkAtOnce() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try Self.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 90)
+        #expect(await app.waitFor { $0.contains("Dashboard") })
+        app.send(SIGSTOP)
+        #expect(await app.waitFor { _ in app.state == "T" })
+        // What a shell does when its job stops: line mode, echo on.
+        var t = termios()
+        #expect(tcgetattr(app.master!, &t) == 0)
+        t.c_lflag |= tcflag_t(ICANON | ECHO)
+        #expect(tcsetattr(app.master!, TCSANOW, &t) == 0)
+        app.send(SIGCONT)
+        #expect(await app.waitFor { _ in app.state != "T" })
+        try await Task.sleep(for: .milliseconds(300))
+        app.type("2")
+        #expect(await app.waitFor(5) { $0.contains("[2 Events]") }, "one key, no Enter")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         try Self.onboarded(dir)
@@ -297,7 +340,7 @@ struct AppProcessTests {
         #expect(await app.waitFor { String($0.dropFirst(mark)).contains("\u{1B}[2J") })
         app.type("q")
         #expect(await app.exitStatus() == 0)
-        #expect(app.text.hasSuffix("\u{1B}[?25h\u{1B}[?1049l"), "the terminal is given back as it was")
+        #expect(app.text.hasSuffix("\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l"), "the terminal is given back as it was")
     }
 }
 

@@ -120,6 +120,28 @@ import TrendyRouting
         #expect(empty.handle(.enter, none) == nil, "nothing to open")
     }
 
+    /// Bracketed paste: a paste is one key however the reads cut it; a lone Esc is not held
+    /// back; in a field a pasted line break is a space, outside a field a paste does nothing
+    /// (outside tester: a pasted "pasted\ndy" committed the note, then deleted the event).
+    @Test func aPasteIsTextNeverKeys() {
+        var reader = PasteReader()
+        let bytes = Array("j\u{1B}[200~pasted\ndy\u{1B}[201~k".utf8)
+        var keys: [Key] = []
+        for chunk in stride(from: 0, to: bytes.count, by: 3) {
+            keys += reader.feed(Array(bytes[chunk..<min(chunk + 3, bytes.count)]))
+        }
+        #expect(keys == [.char("j"), .paste("pasted\ndy"), .char("k")])
+        var esc = PasteReader()
+        #expect(esc.feed([0x1B]) == [.escape], "Esc at the end of a read is a key at once")
+        var ui = AppUI()
+        _ = ui.handle(.char("2"), context())
+        _ = ui.handle(.char("c"), context())
+        #expect(ui.handle(.paste("pasted\ndy"), context()) == .redraw)
+        #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: "pasted dy"))
+        #expect(ui.handle(.paste("dy"), context()) == nil, "outside a field a paste does nothing")
+        #expect(ui.mode == .browse)
+    }
+
     /// Back and forward, past this month too (issue 32, item 9: an event dated next month could
     /// not be reached).
     @Test func theCalendarMovesBackAndIntoTheFuture() {

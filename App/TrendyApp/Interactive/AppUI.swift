@@ -326,6 +326,13 @@ struct AppUI: Sendable, Equatable {
             // A failure's line goes once the person types again ("at least 8 characters" stayed
             // while a valid password was typed).
             message = nil
+        case .paste(let text):
+            // Pasted text is text: line breaks and tabs become spaces, other control characters go.
+            let flat = text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter {
+                !($0.unicodeScalars.first.map { CharacterSet.controlCharacters.contains($0) } ?? false)
+            }
+            form.values[form.field].append(contentsOf: flat)
+            message = nil
         case .enter, .down:
             if form.field + 1 < form.values.count {
                 form.field += 1

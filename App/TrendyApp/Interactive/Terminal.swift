@@ -16,6 +16,9 @@ enum Key: Equatable, Sendable {
     case down
     case left
     case right
+    /// Text pasted in one go (bracketed paste): it goes into a field as text, never as keys (a
+    /// pasted line break committed a note, and the "dy" after it deleted the event).
+    case paste(String)
 
     /// The keys in `bytes` typed on a terminal in raw mode (arrows as escape sequences).
     static func decode(_ bytes: [UInt8]) -> [Key] {
@@ -115,16 +118,22 @@ final class Terminal: @unchecked Sendable {
             var t = termios()
             if tcgetattr(STDIN_FILENO, &t) == 0 {
                 saved = t
-                t.c_lflag &= ~tcflag_t(ICANON | ECHO)
-                withUnsafeMutableBytes(of: &t.c_cc) { cc in
-                    cc[Int(VMIN)] = 1
-                    cc[Int(VTIME)] = 0
-                }
-                tcsetattr(STDIN_FILENO, TCSANOW, &t)
+                makeRaw()
             }
         }
-        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[H\u{1B}[2J") }
+        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J") }
         lastDrawn = []
+    }
+
+    /// Raw input from the saved settings (signals still on).
+    private func makeRaw() {
+        guard var t = saved else { return }
+        t.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        withUnsafeMutableBytes(of: &t.c_cc) { cc in
+            cc[Int(VMIN)] = 1
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &t)
     }
 
     /// Gives the terminal back as it was: main screen, cursor, cooked input.
@@ -133,7 +142,7 @@ final class Terminal: @unchecked Sendable {
         defer { lock.unlock() }
         guard active else { return }
         active = false
-        if fullScreen { write("\u{1B}[?25h\u{1B}[?1049l") }
+        if fullScreen { write("\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l") }
         if var t = saved { tcsetattr(STDIN_FILENO, TCSANOW, &t) }
     }
 
@@ -194,7 +203,12 @@ final class Terminal: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         lastDrawn = []
-        if fullScreen, active { write("\u{1B}[H\u{1B}[2J") }
+        guard active else { return }
+        // Stopped from outside (SIGSTOP) and continued, the shell had put the terminal back in
+        // line mode: raw input and the app's screen are taken again (keys were echoed and
+        // ignored until Enter).
+        if rawInput { makeRaw() }
+        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J") }
     }
 
     private func write(_ text: String) {
@@ -218,6 +232,7 @@ final class Terminal: @unchecked Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Key.self)
         let raw = rawInput
         let thread = Thread {
+            var paste = PasteReader()
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 256)
             while true {
@@ -230,7 +245,7 @@ final class Terminal: @unchecked Sendable {
                 }
                 guard n > 0 else { break }
                 if raw {
-                    for key in Key.decode(Array(buffer[0..<n])) { continuation.yield(key) }
+                    for key in paste.feed(Array(buffer[0..<n])) { continuation.yield(key) }
                     continue
                 }
                 pending += buffer[0..<n]
@@ -246,5 +261,63 @@ final class Terminal: @unchecked Sendable {
         }
         thread.start()
         return stream
+    }
+}
+
+/// Raw input bytes to keys, a bracketed paste (`ESC [200~ … ESC [201~`) as one ``Key/paste(_:)``,
+/// however the reads cut it.
+struct PasteReader {
+    static let start: [UInt8] = [0x1B, 0x5B, 0x32, 0x30, 0x30, 0x7E]
+    static let end: [UInt8] = [0x1B, 0x5B, 0x32, 0x30, 0x31, 0x7E]
+    /// The paste so far, while one is open.
+    var pasted: [UInt8]?
+    /// Bytes held back: they may begin a marker the next read completes.
+    var held: [UInt8] = []
+
+    mutating func feed(_ bytes: [UInt8]) -> [Key] {
+        var rest = held + bytes
+        held = []
+        var keys: [Key] = []
+        while !rest.isEmpty {
+            if var text = pasted {
+                if let at = Self.find(Self.end, in: rest) {
+                    text += rest[..<at]
+                    keys.append(.paste(String(decoding: text, as: UTF8.self)))
+                    pasted = nil
+                    rest = Array(rest[(at + Self.end.count)...])
+                } else {
+                    let keep = Self.partialSuffix(Self.end, of: rest)
+                    pasted = text + rest.dropLast(keep)
+                    held = Array(rest.suffix(keep))
+                    rest = []
+                }
+            } else if let at = Self.find(Self.start, in: rest) {
+                keys += Key.decode(Array(rest[..<at]))
+                pasted = []
+                rest = Array(rest[(at + Self.start.count)...])
+            } else {
+                // A lone Esc is a key, not the start of a paste: only "ESC [" and more wait.
+                let keep = Self.partialSuffix(Self.start, of: rest, atLeast: 2)
+                keys += Key.decode(Array(rest.dropLast(keep)))
+                held = Array(rest.suffix(keep))
+                rest = []
+            }
+        }
+        return keys
+    }
+
+    static func find(_ marker: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= marker.count else { return nil }
+        return (0...(bytes.count - marker.count)).first { bytes[$0..<($0 + marker.count)].elementsEqual(marker) }
+    }
+
+    /// How many bytes at the end of `bytes` begin `marker` (at most its length - 1).
+    static func partialSuffix(_ marker: [UInt8], of bytes: [UInt8], atLeast: Int = 1) -> Int {
+        guard min(marker.count - 1, bytes.count) >= atLeast else { return 0 }
+        for n in stride(from: min(marker.count - 1, bytes.count), through: atLeast, by: -1)
+        where bytes.suffix(n).elementsEqual(marker.prefix(n)) {
+            return n
+        }
+        return 0
     }
 }
