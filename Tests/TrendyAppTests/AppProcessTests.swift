@@ -450,6 +450,21 @@ struct AppControlTests {
         #expect(AppProcessTests.logs(dir).contains("Synced before exit"))
     }
 
+    /// Quitting the moment the app starts lets the launch's pass finish (outside tester: it was
+    /// cut, recorded "Offline" with the server up, and left the queued change unsent).
+    @Test func quittingAtOnceLetsTheLaunchPassFinish() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let d = ["--data-dir", dir.path]
+        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "queued"] + d).status == 0)
+        let app = try RunningApp(["--sync-interval", "0"] + d)
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+        let status = try TrendyProcess.run(["status", "--json"] + d).stdout
+        #expect(status.contains("\"pending\" : 0"), "\(status)")
+        #expect(!status.contains("Offline") && !status.contains("Cancelled"), "\(status)")
+    }
+
     @Test func aBadSyncIntervalIsAUsageErrorForTheAppAndForOpen() throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         for args in [["app", "--sync-interval", "0.5"], ["open", "trendy://calendar", "--sync-interval", "-1"]] {

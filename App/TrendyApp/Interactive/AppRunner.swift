@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TrendyAPI
 import TrendyAuth
 import TrendyFiles
 import TrendyGeofence
@@ -123,7 +124,7 @@ final class AppRunner: Sendable {
             await process(input, &core, &running, exit: &status)
             if status != nil { break }
         }
-        await exit(core, running)
+        await exit(core, running, launch: producers.last)
         for task in producers { task.cancel() }
         env.routing.stop()
         signals.stop()
@@ -194,10 +195,19 @@ final class AppRunner: Sendable {
     /// A clean exit: a pass running is let finish (cancelling it would record a failure), and
     /// changes made since the last pass are sent (bounded by the network budget like any pass);
     /// then the background hooks (persist, flush).
-    func exit(_ core: AppCore, _ running: Running) async {
+    func exit(_ core: AppCore, _ running: Running, launch: Task<Void, Never>? = nil) async {
         running.debounce?.cancel()
         running.background?.cancel()
         running.retry?.cancel()
+        // The launch's hooks (its pass among them) finish first, up to a few seconds: quitting at
+        // once used to close the network under that pass, which recorded "Offline" and left
+        // what it was sending unsent.
+        if let launch {
+            _ = await withDeadline(.seconds(5), orElse: { false }) {
+                await launch.value
+                return true
+            }
+        }
         await running.syncing?.value
         await running.moves?.value
         // One last look: a `trendy log` in another terminal a moment ago is sent too.
