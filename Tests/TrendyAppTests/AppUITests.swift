@@ -76,7 +76,8 @@ import TrendyRouting
     }
 
     /// With ten types or more a typed number waits for its second digit (issue 32, item 11: "1"
-    /// then "0" logged type 1 at once); Enter takes the one typed; with fewer, a digit chooses.
+    /// then "0" logged type 1 at once); Enter takes the one typed; a number with no type logs
+    /// nothing (outside tester: "1" "4" of 13 logged type 4); with fewer, a digit chooses.
     @Test func aPickerOfThirteenTypesTakesTwoDigits() {
         let types = (1...13).map { EventType(id: UUIDv7Generator().next(), name: "T\($0)") }
         let many = AppUI.Context(route: .authenticated, types: types, page: [], hasMore: false)
@@ -91,7 +92,8 @@ import TrendyRouting
         #expect(ui.handle(.char("2"), many) == .log(typeId: types[1].id), "no 20: 2 at once")
         _ = ui.handle(.char("l"), many)
         _ = ui.handle(.char("1"), many)
-        #expect(ui.handle(.char("7"), many) == .log(typeId: types[6].id), "no 17: the 7 starts again")
+        #expect(ui.handle(.char("7"), many) == .redraw, "no type 17: nothing is logged")
+        #expect(ui.message == "There is no type 17." && ui.mode == .pickType(.log))
         var few = AppUI()
         _ = few.handle(.char("l"), context())
         #expect(few.handle(.char("1"), context()) == .log(typeId: context().types[0].id))
@@ -140,6 +142,20 @@ import TrendyRouting
         #expect(ui.handle(.enter, context()) == .editNote(eventId: Self.page[0], note: "pasted dy"))
         #expect(ui.handle(.paste("dy"), context()) == nil, "outside a field a paste does nothing")
         #expect(ui.mode == .browse)
+    }
+
+    /// From the outside attack: Shift-Tab is the field before (it closed the form); Esc takes a
+    /// form's failure with it; bidi controls show as escapes; list times are unambiguous.
+    @Test func smallThingsAPersonMeets() {
+        #expect(Key.decode(Array("\u{1B}[Z".utf8)) == [.up])
+        var ui = AppUI()
+        ui.mode = .form(AppUI.Form(.signUp))
+        ui.message = "That is not a valid email address."
+        _ = ui.handle(.escape, context(.onboarding(.auth)))
+        #expect(ui.message == nil)
+        #expect(oneLine("a \u{202E}b") == "a \\u{202e}b")
+        let utc = TimeZone(identifier: "UTC")!
+        #expect(Screen.when(Date(timeIntervalSince1970: 1_796_202_300), utc) == "Wed  2 Dec 2026 09:05")
     }
 
     /// Back and forward, past this month too (issue 32, item 9: an event dated next month could

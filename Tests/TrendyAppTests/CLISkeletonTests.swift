@@ -181,4 +181,10 @@ struct CLISkeletonTests {
         }.joined()
         #expect(text.contains("Command failed"))
     }
+
+    /// `--all` lists everything: a `--limit` beside it is refused, not ignored.
+    @Test func allAndALimitTogetherAreRefused() throws {
+        let r = try TrendyProcess.run(["events", "list", "--all", "--limit", "5", "--data-dir", "/nonexistent/x"])
+        #expect(r.status == 64 && r.stderr.contains("leave out --since and --limit"), "\(r.stderr)")
+    }
 }

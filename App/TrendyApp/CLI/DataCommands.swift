@@ -47,7 +47,10 @@ func oneLine(_ text: String) -> String {
         case "\t": out += "\\t"
         default:
             let category = scalar.properties.generalCategory
-            if category == .control || category == .lineSeparator || category == .paragraphSeparator {
+            // Bidi controls (U+202A-202E, U+2066-2069) reorder what follows on a terminal: shown
+            // as escapes like any control character (U+202E reached the terminal raw).
+            let bidi = (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+            if category == .control || category == .lineSeparator || category == .paragraphSeparator || bidi {
                 out += "\\u{" + String(scalar.value, radix: 16) + "}"
             } else {
                 out.unicodeScalars.append(scalar)
@@ -215,12 +218,14 @@ struct EventsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Newest events first.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only events at or after this ISO-8601 time.") var since: String?
-        @Option(help: "How many.") var limit = 20
+        @Option(help: "How many (default 20).") var limit: Int?
         @Flag(help: "Every event, however many (a page at a time from the time index).") var all = false
 
         func validate() throws {
-            guard limit >= 1 else { throw ValidationError("--limit must be at least 1") }
-            guard !(all && since != nil) else { throw ValidationError("--all lists every event; leave out --since") }
+            guard (limit ?? 1) >= 1 else { throw ValidationError("--limit must be at least 1") }
+            guard !(all && (since != nil || limit != nil)) else {
+                throw ValidationError("--all lists every event; leave out --since and --limit")
+            }
         }
 
         func run() async throws {
@@ -237,7 +242,7 @@ struct EventsCommand: AsyncParsableCommand {
                     let events =
                         all
                         ? try await env.store.eventPage(offset: listed, limit: page, typeId: nil)
-                        : try await env.store.events(limit: limit, since: sinceDate)
+                        : try await env.store.events(limit: limit ?? 20, since: sinceDate)
                     for e in events {
                         let name = names[e.value.eventTypeId] ?? "?"
                         let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""

@@ -178,7 +178,7 @@ enum AppScreens {
             f.month = data.month
             f.days = data.days
             let total = data.days.values.reduce(0, +)
-            return (screen.calendar(f, timeZone) + ["\(total) event(s) this month"], ["[ ] month"])
+            return (screen.calendar(f, timeZone) + ["\(total) event(s) this month · * today"], ["[ ] month"])
         case .analytics:
             // "5 Oct", not "05/10" (which reads as May 10 to half the world).
             var style = Date.FormatStyle().day(.defaultDigits).month(.abbreviated).locale(Locale(identifier: "en_GB"))
@@ -194,12 +194,12 @@ enum AppScreens {
             } else {
                 lines.append(
                     "  " + "".padding(toLength: 14, withPad: " ", startingAt: 0)
-                        + data.weeks.map { $0.formatted(style).padding(toLength: 6, withPad: " ", startingAt: 0) }
+                        + data.weeks.map { $0.formatted(style).padding(toLength: 8, withPad: " ", startingAt: 0) }
                         .joined())
                 for row in data.perWeek {
                     lines.append(
                         "  " + row.name.prefix(13).padding(toLength: 14, withPad: " ", startingAt: 0)
-                            + row.counts.map { String($0).padding(toLength: 6, withPad: " ", startingAt: 0) }.joined())
+                            + row.counts.map { String($0).padding(toLength: 8, withPad: " ", startingAt: 0) }.joined())
                 }
             }
             return (lines, [])

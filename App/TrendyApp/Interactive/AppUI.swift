@@ -292,7 +292,13 @@ struct AppUI: Sendable, Equatable {
         case .char(let c) where c.isASCII && c.isNumber:
             // The digits so far and this one; a number no longer one could start with is chosen.
             let number = Int(digits + String(c)).flatMap { types.indices.contains($0 - 1) ? $0 : nil }
-            guard let n = number ?? c.wholeNumberValue.flatMap({ types.indices.contains($0 - 1) ? $0 : nil }) else {
+            guard
+                let n = number
+                    ?? (digits.isEmpty
+                        ? c.wholeNumberValue.flatMap({ types.indices.contains($0 - 1) ? $0 : nil }) : nil)
+            else {
+                // "1" then "4" of 13 types: no type 14 — nothing is logged (it logged type 4).
+                message = digits.isEmpty ? nil : "There is no type \(digits)\(c)."
                 return digits.isEmpty ? nil : .redraw
             }
             pick = n - 1
@@ -317,6 +323,8 @@ struct AppUI: Sendable, Equatable {
         switch key {
         case .escape:
             mode = .browse
+            // The form's failure goes with it (it stayed on the screen, and in the next form).
+            message = nil
             return .redraw
         case .backspace:
             if !form.values[form.field].isEmpty { form.values[form.field].removeLast() }

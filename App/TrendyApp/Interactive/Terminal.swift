@@ -29,7 +29,8 @@ enum Key: Equatable, Sendable {
             switch b {
             case 0x1B:
                 if i + 2 < bytes.count, bytes[i + 1] == 0x5B {
-                    let arrows: [UInt8: Key] = [0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left]
+                    // Shift-Tab (ESC [ Z) is the field before, as ↑ (it was Esc, and the form closed).
+                    let arrows: [UInt8: Key] = [0x41: .up, 0x42: .down, 0x43: .right, 0x44: .left, 0x5A: .up]
                     if let arrow = arrows[bytes[i + 2]] {
                         keys.append(arrow)
                         i += 3

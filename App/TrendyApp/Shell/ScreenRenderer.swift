@@ -154,10 +154,21 @@ struct Screen {
     }
 
     static func row(_ e: Event, _ f: MainFacts, _ timeZone: TimeZone) -> String {
-        var style = Date.FormatStyle(date: .numeric, time: .shortened).locale(Locale(identifier: "en_GB"))
-        style.timeZone = timeZone
         let name = f.typeNames[e.eventTypeId] ?? "?"
-        return "  \(e.timestamp.formatted(style))  \(name)\(e.notes.map { " — \($0)" } ?? "")"
+        return "  \(when(e.timestamp, timeZone))  \(name)\(e.notes.map { " — \($0)" } ?? "")"
+    }
+
+    /// A time in a list: unambiguous and of one width, `Wed  2 Dec 2026 09:05` (it was
+    /// `02/12/2026, 9:05`, which reads as 12 February to half the world).
+    static func when(_ date: Date, _ timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute], from: date)
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        return String(
+            format: "%@ %2d %@ %04d %02d:%02d", weekdays[((c.weekday ?? 1) - 1) % 7], c.day ?? 0,
+            months[((c.month ?? 1) - 1) % 12], c.year ?? 0, c.hour ?? 0, c.minute ?? 0)
     }
 
     func calendar(_ f: MainFacts, _ timeZone: TimeZone) -> [String] {
@@ -184,9 +195,11 @@ struct Screen {
         ]
         let weekday = (cal.component(.weekday, from: month) + 5) % 7
         var cells = Array(repeating: String(repeating: " ", count: width), count: weekday)
+        let today = cal.isDate(month, equalTo: Date(), toGranularity: .month) ? cal.component(.day, from: Date()) : nil
         for day in range {
             let n = f.days[day] ?? 0
-            let count = n == 0 ? "" : n < 1_000 ? "·\(n)" : "·\(n / 1_000)k"
+            // Today is marked `*` (nothing marked it).
+            let count = (n == 0 ? "" : n < 1_000 ? "·\(n)" : "·\(n / 1_000)k") + (day == today ? "*" : "")
             cells.append(String(format: "%2d", day) + count.padding(toLength: width - 2, withPad: " ", startingAt: 0))
         }
         while !cells.isEmpty {
