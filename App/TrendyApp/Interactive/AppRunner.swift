@@ -203,10 +203,11 @@ final class AppRunner: Sendable {
         // once used to close the network under that pass, which recorded "Offline" and left
         // what it was sending unsent.
         if let launch {
-            _ = await withDeadline(.seconds(5), orElse: { false }) {
+            let finished: @Sendable () async -> Bool = {
                 await launch.value
                 return true
             }
+            _ = await withDeadline(.seconds(5), orElse: { false }, finished)
         }
         await running.syncing?.value
         await running.moves?.value
