@@ -237,6 +237,19 @@ public actor OutboxSyncEngine: SyncEngine {
         let run = SyncRun(
             startedAt: startedAt, duration: (clock.now - t0).asSeconds, pushed: pushed, pulled: pulled,
             outcome: outcome, error: message)
+        await record(run)
+        logger.info(
+            "Sync pass finished",
+            metadata: [
+                "outcome": .string(outcome.rawValue), "pushed": .int(pushed), "pulled": .int(pulled),
+                "elapsed": .duration(clock.now - t0),
+            ])
+        return run
+    }
+
+    /// Keeps the pass in the history and brings the status up to date with it.
+    func record(_ run: SyncRun) async {
+        let (outcome, message) = (run.outcome, run.error)
         try? await store.appendHistory(run)
         let counts = try? await store.outboxCounts()
         let conflicts = try? await store.openConflictCount()
@@ -244,7 +257,7 @@ public actor OutboxSyncEngine: SyncEngine {
             s.conflictCount = conflicts ?? s.conflictCount
             if outcome == .ok {
                 s.phase = .idle
-                s.lastSuccessfulSync = startedAt.addingTimeInterval(run.duration)
+                s.lastSuccessfulSync = run.startedAt.addingTimeInterval(run.duration)
                 s.lastError = nil
                 s.consecutiveFailures = 0
             } else if outcome != .superseded {
@@ -254,13 +267,6 @@ public actor OutboxSyncEngine: SyncEngine {
             s.pendingCount = counts?.pending ?? s.pendingCount
             s.failedCount = counts?.failed ?? s.failedCount
         }
-        logger.info(
-            "Sync pass finished",
-            metadata: [
-                "outcome": .string(outcome.rawValue), "pushed": .int(pushed), "pulled": .int(pulled),
-                "elapsed": .duration(clock.now - t0),
-            ])
-        return run
     }
 
     /// Reads back the events the push found the server kept (a type's cascade that did not take

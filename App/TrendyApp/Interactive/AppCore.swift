@@ -325,57 +325,6 @@ struct AppCore: Sendable {
         return effects
     }
 
-    /// A line on the control socket. A link opens now, or once the person is signed in and
-    /// onboarded; moves run one at a time, in the order they came.
-    mutating func control(_ line: String, _ reply: Reply) -> [Effect] {
-        let request: ControlRequest
-        do throws(ControlRequest.Unreadable) {
-            request = try ControlRequest(line: line)
-        } catch {
-            return [.answer(.refused(error.reason), reply)]
-        }
-        switch request {
-        case .open(let link):
-            var effects: [Effect] = [.log("Deep link received", ["link": link.description])]
-            if route == .authenticated { return effects + [.resolve(link, reply)] }
-            pendingLinks.append(link)
-            effects.append(.answer(.waiting("\(link) opens once you are signed in and onboarded"), reply))
-            return effects
-        case .location, .replay:
-            return [.move(request, reply)]
-        }
-    }
-
-    mutating func openPendingLinks() -> [Effect] {
-        guard route == .authenticated, !awaitingFirstPass, !pendingLinks.isEmpty else { return [] }
-        defer { pendingLinks = [] }
-        return pendingLinks.map { .resolve($0, nil) }
-    }
-
-    /// Opens a looked-up link: a tab, an event on its page, or a new event of a type.
-    mutating func resolved(_ link: DeepLink, _ target: LinkTarget, _ reply: Reply?) -> [Effect] {
-        ui.mode = .browse
-        var effects: [Effect] = [.announce(link)]
-        switch target {
-        case .tab(let tab):
-            ui.tab = tab
-            ui.selection = 0
-        case .event(let index):
-            ui.tab = .events
-            ui.filter = nil
-            ui.page = index / AppUI.pageSize
-            ui.selection = index % AppUI.pageSize
-        case .log(let typeId):
-            effects.append(.perform(.log(typeId: typeId)))
-        case .missing(let why):
-            ui.message = why
-            if let reply { effects.append(.answer(.refused(why), reply)) }
-            return effects
-        }
-        if let reply { effects.append(.answer(.done("opened \(link)"), reply)) }
-        return effects
-    }
-
     /// The screen's data came: the selection stays on its event when rows above it came or went;
     /// a last page that emptied shows the one before; the frame is painted when it changed.
     mutating func read(_ data: AppViewData) -> [Effect] {

@@ -36,19 +36,10 @@ extension AppRunner {
             }
         case .retrySync(let delay):
             running.retry?.cancel()
-            let sink = running.sink
-            running.retry = Task {
-                try? await Task.sleep(for: delay)
-                if !Task.isCancelled { sink.yield(.syncDue) }
-            }
+            running.retry = Self.syncDue(after: delay, running.sink)
         case .syncSoon:
             running.debounce?.cancel()
-            let delay = writeDebounce
-            let sink = running.sink
-            running.debounce = Task {
-                try? await Task.sleep(for: delay)
-                if !Task.isCancelled { sink.yield(.syncDue) }
-            }
+            running.debounce = Self.syncDue(after: writeDebounce, running.sink)
         case .markLocalChanges(let ours):
             await env.sync.refreshCounts()
             guard let mark = try? await env.store.localChangeMark() else { return nil }
@@ -92,6 +83,14 @@ extension AppRunner {
             break
         }
         return nil
+    }
+
+    /// A pass due after `delay`, unless cancelled meanwhile.
+    static func syncDue(after delay: Duration, _ sink: AsyncStream<Input>.Continuation) -> Task<Void, Never> {
+        Task {
+            try? await Task.sleep(for: delay)
+            if !Task.isCancelled { sink.yield(.syncDue) }
+        }
     }
 
     func enterBackground(reason: String) async {
