@@ -11,9 +11,10 @@ import TrendySyncLive
 
 /// `trendy app` responsiveness through a pseudo-terminal: the time from a keystroke (a tab switch)
 /// to the redrawn screen reaching the terminal, while the app is idle and while it pushes 5,000
-/// events to a real server. Each key waits for its redraw before the next is typed.
+/// events to a real server, and idle on an install of a million events (`--size`). Each key waits
+/// for its redraw before the next is typed.
 enum AppBenchmarks {
-    static func run(smoke: Bool) async throws -> [BenchResult] {
+    static func run(smoke: Bool, size: Int?) async throws -> [BenchResult] {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("trendy")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -22,6 +23,7 @@ enum AppBenchmarks {
         }
         let keys = smoke ? 40 : 300
         let pending = smoke ? 500 : 5_000
+        let big = size ?? (smoke ? 2_000 : 1_000_000)
         let root = BenchHarness.temporaryDirectory("app")
         defer { try? FileManager.default.removeItem(at: root) }
         let (server, running) = try await BenchHarness.startServer(in: root)
@@ -35,6 +37,9 @@ enum AppBenchmarks {
                 let busyDir = root.appendingPathComponent("busy")
                 try await prepare(binary, busyDir, api: url, pending: pending)
                 let busy = try await measure(binary, busyDir, api: url, keys: keys, untilSynced: true)
+                let bigDir = root.appendingPathComponent("big")
+                try await prepare(binary, bigDir, api: url, pending: 0, local: big)
+                let large = try await measure(binary, bigDir, api: url, keys: keys, untilSynced: false)
                 func results(_ name: String, _ samples: [Double], baseline: [Double]?) -> [BenchResult] {
                     let p99 = BenchHarness.percentile(samples, 99)
                     let max = samples.max() ?? 0
@@ -54,6 +59,7 @@ enum AppBenchmarks {
                 }
                 return results("idle", idle.samples, baseline: nil)
                     + results("during_\(pending)_event_sync", busy.samples, baseline: idle.samples)
+                    + results("idle_on_\(big)_events", large.samples, baseline: idle.samples)
                     + [
                         BenchResult(
                             suite: "app", name: "keys_typed_while_syncing", value: Double(busy.duringSync),
@@ -63,8 +69,10 @@ enum AppBenchmarks {
             }, cleanup: { await running.stop() })
     }
 
-    /// An onboarded account on the server with `pending` local events not yet pushed.
-    static func prepare(_ binary: URL, _ dir: URL, api: String, pending: Int) async throws {
+    /// An onboarded account on the server with `pending` local events not yet pushed, or with
+    /// `local` events stored here as synced (a big install; the server need not hold them to
+    /// measure the screens).
+    static func prepare(_ binary: URL, _ dir: URL, api: String, pending: Int, local: Int = 0) async throws {
         let common = ["--data-dir", dir.path, "--api-url", api]
         let email = "app-bench-\(UUID().uuidString.prefix(8))@example.com"
         for (args, stdin) in [
@@ -74,10 +82,11 @@ enum AppBenchmarks {
         ] as [([String], String?)] {
             try await run(binary, args + common, stdin: stdin)
         }
-        guard pending > 0 else { return }
+        guard pending > 0 || local > 0 else { return }
         let (store, pool) = try SyncBenchmarks.makeStore(dir, name: "trendy.sqlite")
         guard let type = try await store.eventType(named: "Coffee")?.value else { return }
-        try await SyncBenchmarks.fill(pool, type: type.id, events: pending, pending: pending, ids: UUIDv7Generator())
+        try await SyncBenchmarks.fill(
+            pool, type: type.id, events: max(pending, local), pending: pending, ids: UUIDv7Generator())
         try pool.close()
     }
 

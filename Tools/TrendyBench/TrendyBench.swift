@@ -68,7 +68,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "sync": r = try await SyncBenchmarks.run(smoke: smoke, size: size)
             case "updates": r = try await UpdateBenchmarks.run(smoke: smoke)
             case "launch": r = try await LaunchBenchmarks.run(smoke: smoke, size: size)
-            case "app": r = try await AppBenchmarks.run(smoke: smoke)
+            case "app": r = try await AppBenchmarks.run(smoke: smoke, size: size)
             case "offline": r = try await OfflineBenchmarks.run(smoke: smoke)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
