@@ -71,6 +71,33 @@ public final class AuthController: AuthService, Sendable {
     }
 
     /// Delivers an event to every listener (call with the lock held so order is kept).
+    public func adoptStoredSession() {
+        // A session another server rejected is kept on disk for its own server: not taken back.
+        guard !keepsStoredSessionOnRejection else { return }
+        let stored = store.load()
+        let event: AuthEvent? = state.withLock { s in
+            guard stored != s.session else { return nil }
+            let previous = s.session
+            s.generation &+= 1
+            s.refresh?.task.cancel()
+            s.refresh = nil
+            s.session = stored
+            let event: AuthEvent
+            if let stored {
+                event = previous?.user.id == stored.user.id ? .tokenRefreshed(stored) : .signedIn(stored)
+            } else {
+                event = .signedOut(.userInitiated)
+            }
+            Self.broadcast(event, in: s)
+            return event
+        }
+        if event != nil {
+            logger.info(
+                "The session changed in another process",
+                metadata: ["now": .string(stored == nil ? "signed out" : "signed in")])
+        }
+    }
+
     static func broadcast(_ event: AuthEvent, in s: State) {
         for continuation in s.listeners.values { continuation.yield(event) }
     }

@@ -67,4 +67,7 @@ public protocol AuthService: Sendable {
     func requestReauthentication() async throws(AuthError)
     /// A stream of auth events; the first is the current state.
     func events() -> AsyncStream<AuthEvent>
+    /// Reads the stored session again: another process of the install signed in or out, or
+    /// refreshed the tokens. A change is taken, and announced, as if made here.
+    func adoptStoredSession()
 }

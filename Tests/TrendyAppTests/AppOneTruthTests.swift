@@ -94,4 +94,16 @@ struct AppOneTruthTests {
         let after = try TrendyProcess.run(["location", "show"] + d).stdout
         #expect(after.contains("Permission: always") && after.contains("1 of 20"), "after quitting: \(after)")
     }
+
+    /// Signing out in another terminal signs the running app out within moments (issue 32: it
+    /// went unnoticed until the next pass, then said "the signed-in user changed").
+    @Test func aSignOutInAnotherTerminalIsTheAppsToo() async throws {
+        let (dir, app) = try await AppProcessTests.onboardedApp()
+        #expect(try TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
+        #expect(await app.waitForScreen("login", seconds: 5), "signed out here too")
+        let frame = app.text.components(separatedBy: "── frame").last ?? ""
+        #expect(!frame.contains("signed-in user changed"), "\(frame)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
 }

@@ -18,6 +18,29 @@ struct AuthControllerTests {
         #expect(rig.gateway.calls("refresh") == 0)
     }
 
+    /// Another process of the install signs out, refreshes or signs in as someone else: reading
+    /// the stored session again takes the change and announces it; nothing changed, nothing said.
+    @Test func aSessionChangedByAnotherProcessIsAdopted() async throws {
+        let rig = AuthRig(stored: Fixtures.session(n: 1, expiresAt: Date(timeIntervalSince1970: 4_000_000_000)))
+        var events = rig.auth.events().makeAsyncIterator()
+        _ = await events.next()
+        rig.auth.adoptStoredSession()
+        let other = rig.controller()
+        _ = await other.signOut(scope: .local)
+        rig.auth.adoptStoredSession()
+        #expect(rig.auth.currentSession == nil)
+        #expect(await events.next() == .signedOut(.userInitiated), "nothing before: an unchanged store says nothing")
+        let bob = rig.session(Fixtures.bob, n: 2, in: 600)
+        try rig.store.save(bob)
+        rig.auth.adoptStoredSession()
+        #expect(rig.auth.currentUserId == "user-b")
+        #expect(await events.next() == .signedIn(bob))
+        let refreshed = rig.session(Fixtures.bob, n: 3, in: 600)
+        try rig.store.save(refreshed)
+        rig.auth.adoptStoredSession()
+        #expect(await events.next() == .tokenRefreshed(refreshed))
+    }
+
     @Test func freshTokensAreUsedAsTheyAre() async throws {
         let rig = AuthRig(stored: nil)
         let s = rig.session(n: 1, in: 600)

@@ -195,7 +195,9 @@ struct AppCore: Sendable {
         case .synced(let run):
             syncing = false
             awaitingFirstPass = false
-            ui.message = run.outcome == .ok ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
+            // A pass the account change superseded says nothing (the screen moves on).
+            ui.message =
+                run.outcome == .ok || run.outcome == .superseded ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
             // Written while the pass ran (here or elsewhere): another pass shortly.
             if writesSinceSync && route == .authenticated { return thenRead([.syncSoon]) }
             return thenRead(retry(after: run))

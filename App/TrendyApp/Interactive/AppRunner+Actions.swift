@@ -41,6 +41,9 @@ extension AppRunner {
             running.debounce?.cancel()
             running.debounce = Self.syncDue(after: writeDebounce, running.sink)
         case .markLocalChanges(let ours):
+            // Another terminal's sign-out (or sign-in) is this app's too, within half a second
+            // (it went unnoticed until the next pass).
+            env.auth.adoptStoredSession()
             await env.sync.refreshCounts()
             guard let mark = try? await env.store.localChangeMark() else { return nil }
             return .marked(mark, ours: ours)
