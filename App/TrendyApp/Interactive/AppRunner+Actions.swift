@@ -64,7 +64,7 @@ extension AppRunner {
         case .answer(let answer, let reply):
             reply.send(answer.line)
         case .read:
-            return .read(await viewData(route: core.route, ui: core.ui))
+            return .read(await viewData(route: core.route, ui: core.ui, sink: running.sink))
         case .paint(let index, let route, let screen, let banner, let text):
             terminal.draw(
                 Frame(

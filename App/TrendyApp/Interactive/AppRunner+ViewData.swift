@@ -13,7 +13,7 @@ import TrendySync
 
 extension AppRunner {
     /// Reads what the current screen shows from the local store.
-    func viewData(route: AppRoute, ui: AppUI) async -> AppViewData {
+    func viewData(route: AppRoute, ui: AppUI, sink: AsyncStream<Input>.Continuation? = nil) async -> AppViewData {
         var data = AppViewData()
         let store = env.store
         do {
@@ -24,7 +24,7 @@ extension AppRunner {
             case .onboarding:
                 data.onboarding = try await AppShell.onboardingFacts(env)
             case .authenticated:
-                try await mainData(&data, ui)
+                try await mainData(&data, ui, sink: sink)
             case .loading, .login, .error: break
             }
         } catch {
@@ -34,24 +34,36 @@ extension AppRunner {
     }
 
     /// How many events the list holds ("page 2 of 14"), counted in the time index only when
-    /// something may have changed it: a local write moves the change mark, a pass its time
-    /// (a count of a million rows on every key would cost the keystroke budget).
-    func total(of filter: UUIDv7?) async throws -> Int {
+    /// something may have changed it: a local write moves the change mark, a pass its time. With a
+    /// `sink`, a count not yet known is made in the background and the screen is read again when
+    /// it is in (a million rows took 100 ms: the first key on the list waited for it); nil meanwhile.
+    func total(of filter: UUIDv7?, sink: AsyncStream<Input>.Continuation?) async throws -> Int? {
         let store = env.store
         let key = TotalKey(
             filter: filter, mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
-        if let cached = totals.withLock({ $0 }), cached.key == key { return cached.total }
-        let total: Int
-        if let filter {
-            total = try await store.eventCountsByType(from: .distantPast, to: .distantFuture)[filter] ?? 0
-        } else {
-            total = try await store.eventCount(from: .distantPast, to: .distantFuture)
+        let known = totals.withLock { $0 }
+        if let known, known.key == key { return known.total }
+        let count: @Sendable () async throws -> Int = {
+            if let filter {
+                return try await store.eventCountsByType(from: .distantPast, to: .distantFuture)[filter] ?? 0
+            }
+            return try await store.eventCount(from: .distantPast, to: .distantFuture)
         }
-        totals.withLock { $0 = (key, total) }
-        return total
+        guard let sink else {
+            let total = try await count()
+            totals.withLock { $0 = (key, total) }
+            return total
+        }
+        Task {
+            guard let total = try? await count() else { return }
+            totals.withLock { $0 = (key, total) }
+            sink.yield(.refresh)
+        }
+        // The last count while the new one is made (the list moved by a few events at most).
+        return known?.key.filter == filter ? known?.total : nil
     }
 
-    func mainData(_ data: inout AppViewData, _ ui: AppUI) async throws {
+    func mainData(_ data: inout AppViewData, _ ui: AppUI, sink: AsyncStream<Input>.Continuation?) async throws {
         let store = env.store
         let calendar = ScreenCounts.calendar
         let now = env.now()
@@ -67,7 +79,7 @@ extension AppRunner {
             data.page = Array(records.prefix(AppUI.pageSize).map(\.value))
             data.pageSync = Dictionary(records.map { ($0.value.id, $0.syncStatus) }, uniquingKeysWith: { a, _ in a })
             data.hasMore = records.count > AppUI.pageSize
-            data.total = try await total(of: ui.filter)
+            data.total = try await total(of: ui.filter, sink: sink)
         case .calendar:
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth

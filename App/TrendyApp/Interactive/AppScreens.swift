@@ -15,8 +15,8 @@ struct AppViewData: Sendable {
     var page: [Event] = []
     var pageSync: [UUIDv7: EntitySyncStatus] = [:]
     var hasMore = false
-    /// How many events the list holds (of the filtered type): "page 2 of 14".
-    var total = 0
+    /// How many events the list holds (of the filtered type): "page 2 of 14"; nil while counted.
+    var total: Int?
     /// The first day of the month shown and the count per day (calendar tab).
     var month = Date()
     var days: [Int: Int] = [:]
@@ -155,11 +155,11 @@ enum AppScreens {
             return (lines, [])
         case .events:
             let filter = ui.filter.flatMap { data.typeNames[$0] }
-            let pages = max(1, (data.total + AppUI.pageSize - 1) / AppUI.pageSize)
-            var lines = [
-                "Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1) of \(max(pages, ui.page + 1))"
-                    + " (\(data.total) in all)"
-            ]
+            let of = data.total.map { total in
+                let pages = max(1, (total + AppUI.pageSize - 1) / AppUI.pageSize)
+                return " of \(max(pages, ui.page + 1)) (\(total) in all)"
+            }
+            var lines = ["Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1)\(of ?? " (counting…)")"]
             if data.page.isEmpty { lines.append("  none") }
             for (i, event) in data.page.enumerated() {
                 let row = Screen.row(event, facts, timeZone)
