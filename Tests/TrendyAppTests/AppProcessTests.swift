@@ -49,8 +49,8 @@ struct AppProcessTests {
         .joined()
     }
 
-    @Test func aFreshInstallGoesThroughOnboardingInsideTheApp() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
+    /// A fresh install's app, signed up inside it and taken to the permissions step.
+    static func signedUpToPermissions(_ dir: TemporaryDirectory) async throws -> RunningApp {
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("onboarding.welcome"))
         app.type("<enter>")
@@ -62,6 +62,12 @@ struct AppProcessTests {
         #expect(await app.waitForScreen("onboarding.log_first_event"))
         app.type("<enter>1")
         #expect(await app.waitForScreen("onboarding.permissions"))
+        return app
+    }
+
+    @Test func aFreshInstallGoesThroughOnboardingInsideTheApp() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let app = try await Self.signedUpToPermissions(dir)
         app.type("s")
         #expect(await app.waitForScreen("onboarding.finish"))
         app.type("<enter>")

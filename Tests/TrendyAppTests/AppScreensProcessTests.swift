@@ -46,17 +46,7 @@ struct AppScreensProcessTests {
     /// (it recorded "granted" while the device stayed "not_determined").
     @Test func allowingAllInTheAppsOnboardingAllowsTheDevicesLocation() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
-        #expect(await app.waitForScreen("onboarding.welcome"))
-        app.type("<enter>")
-        #expect(await app.waitForScreen("onboarding.auth"))
-        app.type("u")
-        app.type("allow-\(UUID().uuidString.prefix(6))@example.com<enter>password-1<enter>")
-        #expect(await app.waitForScreen("onboarding.create_event_type"))
-        app.type("<enter>Coffee<enter>")
-        #expect(await app.waitForScreen("onboarding.log_first_event"))
-        app.type("<enter>1")
-        #expect(await app.waitForScreen("onboarding.permissions"))
+        let app = try await AppProcessTests.signedUpToPermissions(dir)
         app.type("a")
         #expect(await app.waitForScreen("onboarding.finish"))
         let show = try TrendyProcess.run(["location", "show", "--data-dir", dir.path]).stdout

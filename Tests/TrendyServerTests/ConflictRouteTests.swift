@@ -25,20 +25,27 @@ struct ConflictRouteTests {
         }
     }
 
+    /// A new user's event whose note devices A then B set on the same base (B's also sets an
+    /// end): A's note is kept as a conflict. Answers the client, the event and the base.
+    func noteSetOnTwoDevices(_ h: ServerHarness) async throws -> (any TrendyAPIClient, Event, Int64) {
+        let (api, _) = try await h.newUserClient()
+        let type = try await h.makeType(api)
+        let event = h.event(type)
+        _ = try await api.createEvent(event, idempotencyKey: nil)
+        let base = try await api.latestCursor().cursor
+        var a = EventUpdate()
+        a.notes = .set("from A")
+        try await update(api, event.id, base: base, device: "A", a)
+        var b = EventUpdate()
+        b.notes = .set("from B")
+        b.endDate = .set(event.timestamp.addingTimeInterval(60))
+        try await update(api, event.id, base: base, device: "B", b)
+        return (api, event, base)
+    }
+
     @Test func sameFieldFromAnotherDeviceAfterTheBaseIsKeptAsAConflict() async throws {
         try await ServerHarness.with { h in
-            let (api, _) = try await h.newUserClient()
-            let type = try await h.makeType(api)
-            let event = h.event(type)
-            _ = try await api.createEvent(event, idempotencyKey: nil)
-            let base = try await api.latestCursor().cursor
-            var a = EventUpdate()
-            a.notes = .set("from A")
-            try await update(api, event.id, base: base, device: "A", a)
-            var b = EventUpdate()
-            b.notes = .set("from B")
-            b.endDate = .set(event.timestamp.addingTimeInterval(60))
-            try await update(api, event.id, base: base, device: "B", b)
+            let (api, event, base) = try await noteSetOnTwoDevices(h)
             #expect(try await api.event(id: event.id).value.notes == "from B")
             let kept = try await conflicts(api)
             #expect(kept.count == 1)
@@ -74,17 +81,7 @@ struct ConflictRouteTests {
     /// another user's conflict (or none) is not found.
     @Test func aResolvedConflictIsClosedForEveryDevice() async throws {
         try await ServerHarness.with { h in
-            let (api, _) = try await h.newUserClient()
-            let type = try await h.makeType(api)
-            let event = h.event(type)
-            _ = try await api.createEvent(event, idempotencyKey: nil)
-            let base = try await api.latestCursor().cursor
-            var a = EventUpdate()
-            a.notes = .set("from A")
-            try await update(api, event.id, base: base, device: "A", a)
-            var b = EventUpdate()
-            b.notes = .set("from B")
-            try await update(api, event.id, base: base, device: "B", b)
+            let (api, _, _) = try await noteSetOnTwoDevices(h)
             let kept = try #require(try await api.conflicts().first)
             let before = try await api.latestCursor().cursor
             try await api.resolveConflict(id: kept.id)
