@@ -180,4 +180,17 @@ struct AppScreensProcessTests {
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }
+
+    /// In a window shorter than the screen, the keys stay in sight (issue 32, item 13).
+    @Test func aSmallWindowStillShowsTheKeys() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 15, columns: 50)
+        #expect(await app.waitFor { $0.contains("Dashboard") })
+        app.type("?")
+        #expect(await app.waitFor(5) { $0.contains("any key closes") && $0.contains("more line(s)") })
+        app.type("x")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
 }

@@ -158,6 +158,20 @@ import TrendyRouting
         #expect(Screen.when(Date(timeIntervalSince1970: 1_796_202_300), utc) == "Wed  2 Dec 2026 09:05")
     }
 
+    /// A frame taller than the window keeps its top and its keys, and says what it left out
+    /// (outside tester: at 50×15 the key bar, "q quit" with it, was cut off).
+    @Test func aTallFrameKeepsItsKeys() {
+        let frame =
+            ["┌ Trendy", "│ banner"] + (1...20).map { "│ line \($0)" } + ["│ Keys: a · b", "│       q quit", "└──"]
+        let fitted = Terminal.fittingRows(frame, 10)
+        #expect(fitted.count == 10)
+        #expect(fitted.prefix(6) == frame.prefix(6))
+        #expect(fitted[6] == "│ … 16 more line(s): a taller window shows them")
+        #expect(Array(fitted.suffix(3)) == ["│ Keys: a · b", "│       q quit", "└──"])
+        #expect(Terminal.fittingRows(frame, 40) == frame, "a frame that fits is left alone")
+        #expect(Terminal.fittingRows(frame, 3).count == 3)
+    }
+
     /// Back and forward, past this month too (issue 32, item 9: an event dated next month could
     /// not be reached).
     @Test func theCalendarMovesBackAndIntoTheFuture() {

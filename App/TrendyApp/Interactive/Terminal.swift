@@ -159,9 +159,10 @@ final class Terminal: @unchecked Sendable {
         }
         guard active else { return }
         let (rows, columns) = size
-        let lines = frame.text.split(separator: "\n", omittingEmptySubsequences: false).prefix(rows).map {
-            Self.fitting(String($0), columns: columns)
-        }
+        let lines = Self.fittingRows(
+            frame.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init), rows
+        )
+        .map { Self.fitting($0, columns: columns) }
         var out = ""
         for (row, line) in lines.enumerated() where row >= lastDrawn.count || lastDrawn[row] != line {
             out += "\u{1B}[\(row + 1);1H" + line + "\u{1B}[K"
@@ -169,6 +170,24 @@ final class Terminal: @unchecked Sendable {
         if lines.count < lastDrawn.count { out += "\u{1B}[\(lines.count + 1);1H\u{1B}[J" }
         lastDrawn = Array(lines)
         write(out)
+    }
+
+    /// At most `rows` of `lines`: a frame taller than the window keeps its top and its keys (the
+    /// last lines, from "Keys:"), and says how many lines between them it left out (at 50×15 the
+    /// key bar was cut off, and "q quit" with it).
+    static func fittingRows(_ lines: [String], _ rows: Int) -> [String] {
+        guard lines.count > rows, rows > 0 else { return lines }
+        let keys =
+            lines.lastIndex { $0.contains("Keys:") }.map { start in
+                // The key lines start at "Keys:"; a blank line above them is not kept.
+                Array(lines[start...])
+            } ?? []
+        let budget = rows - keys.count - 1
+        guard budget >= 1 else { return Array(lines.suffix(rows)) }
+        let hidden = lines.count - keys.count - budget
+        let frame = lines.first?.hasPrefix("┌") == true || lines.first.map { $0.contains("─") } == true
+        let marker = (frame ? "│ " : "") + "… \(hidden) more line(s): a taller window shows them"
+        return Array(lines.prefix(budget)) + [marker] + keys
     }
 
     /// The longest start of `line` that fits `columns` terminal cells: wide characters (CJK,
