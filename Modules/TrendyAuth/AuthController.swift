@@ -74,9 +74,11 @@ public final class AuthController: AuthService, Sendable {
     public func adoptStoredSession() {
         // A session another server rejected is kept on disk for its own server: not taken back.
         guard !keepsStoredSessionOnRejection else { return }
-        let stored = store.load()
-        let event: AuthEvent? = state.withLock { s in
-            guard stored != s.session else { return nil }
+        // Read under the lock, where this process writes it: a refresh of ours finishing at the
+        // same moment is never mistaken for another process's change (and undone).
+        let (event, stored): (AuthEvent?, AuthSession?) = state.withLock { s in
+            let stored = store.load()
+            guard stored != s.session else { return (nil, stored) }
             let previous = s.session
             s.generation &+= 1
             s.refresh?.task.cancel()
@@ -89,7 +91,7 @@ public final class AuthController: AuthService, Sendable {
                 event = .signedOut(.userInitiated)
             }
             Self.broadcast(event, in: s)
-            return event
+            return (event, stored)
         }
         if event != nil {
             logger.info(

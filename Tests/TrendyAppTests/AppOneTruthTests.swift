@@ -10,8 +10,9 @@ import TrendyTestSupport
 /// One truth between the running app and every other process of the install (issue 32): what
 /// another terminal queues is sent, what it sets on the simulated device is kept, a request the
 /// sender gave up on is never done, and quitting never cuts a pass short.
-@Suite(.serialized, .timeLimit(.minutes(5)))
-struct AppOneTruthTests {
+/// (An extension of the serialized `AppProcessTests`: its app processes never run beside
+/// theirs, which starved the timing-sensitive suites on two cores.)
+extension AppProcessTests {
     @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let d = ["--data-dir", dir.path]

@@ -10,8 +10,9 @@ import TrendyTestSupport
 /// The app's screens as a person meets them, through the real binary (issue 32): sign-in that is
 /// bounded and cancellable, the calendar and lists with real data, help and an event in full,
 /// pastes and a terminal taken back after a stop.
-@Suite(.serialized, .timeLimit(.minutes(5)))
-struct AppScreensProcessTests {
+/// (An extension of the serialized `AppProcessTests`: its app processes never run beside
+/// theirs, which starved the timing-sensitive suites on two cores.)
+extension AppProcessTests {
     /// Issue 32, item 6: signing in inside the app against a server that never answers says so
     /// within the CLI's budget (the form froze for 10 s), Esc gives up a sign-in in progress and
     /// keeps the email, and q quits at once.
