@@ -194,4 +194,25 @@ extension AppProcessTests {
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }
+
+    /// An event dated next month is not "Recent" on the dashboard: the one just logged is (the
+    /// outside tester's future events sat above it); the events list still shows every event.
+    @Test func aFutureEventIsNotRecent() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let d = ["--data-dir", dir.path]
+        for i in 0..<6 {
+            let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(40 * 86_400 + Double(i) * 60))
+            #expect(try TrendyProcess.run(["log", "Coffee", "--at", ahead, "--note", "ahead \(i)"] + d).status == 0)
+        }
+        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "just now"] + d).status == 0)
+        let app = try RunningApp(["--sync-interval", "0"] + d)
+        #expect(await app.waitFor { $0.contains("just now") }, "the one just logged is recent")
+        let dashboard = app.text.components(separatedBy: "── frame").last ?? ""
+        #expect(!dashboard.contains("ahead"), "\(dashboard)")
+        app.type("2")
+        #expect(await app.waitFor { $0.components(separatedBy: "── frame").last?.contains("ahead 5") == true })
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
 }

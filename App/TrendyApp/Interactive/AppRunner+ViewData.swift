@@ -71,7 +71,7 @@ extension AppRunner {
         data.today = try await ScreenCounts.today(store, now: now, calendar: calendar)
         switch ui.tab {
         case .dashboard:
-            data.recent = try await store.events(limit: 5, since: nil).map(\.value)
+            data.recent = try await ScreenCounts.recent(store, now: now, limit: 5)
         case .events:
             // Newest first, one page and one more row (is there a next page?), from the index.
             let records = try await store.eventPage(

@@ -124,7 +124,11 @@ actor AppShell {
         calendar.timeZone = .current
         let midnight = calendar.startOfDay(for: now)
         let recentLimit = tab == .events ? 20 : 5
-        let recent = try await env.store.events(limit: recentLimit, since: nil).map(\.value)
+        // The events tab lists every event, future ones first; the dashboard's "Recent" what happened.
+        let recent =
+            tab == .events
+            ? try await env.store.events(limit: recentLimit, since: nil).map(\.value)
+            : try await ScreenCounts.recent(env.store, now: env.now(), limit: recentLimit)
         let today = try await ScreenCounts.today(env.store, now: now, calendar: calendar)
         var facts = MainFacts(typeNames: names, recent: recent, today: today)
         switch tab {

@@ -1,4 +1,5 @@
 import Foundation
+import TrendyModels
 import TrendySync
 
 /// The counts the screens show, from bounded ranges of the store's time index: a day's count
@@ -19,6 +20,13 @@ enum ScreenCounts {
         let midnight = calendar.startOfDay(for: now)
         let tomorrow = calendar.date(byAdding: .day, value: 1, to: midnight) ?? midnight.addingTimeInterval(86_400)
         return try await store.eventCount(from: midnight, to: tomorrow)
+    }
+
+    /// The newest `limit` events up to `now`: an event dated tomorrow is not "recent" (it sat on
+    /// top of the dashboard, above the one just logged). Two reads of the time index.
+    static func recent(_ store: any LocalStore, now: Date, limit: Int) async throws -> [Event] {
+        let future = try await store.eventCount(from: now.addingTimeInterval(0.001), to: .distantFuture)
+        return try await store.eventPage(offset: future, limit: limit, typeId: nil).map(\.value)
     }
 
     /// Events per day of the month that starts at `month`, the days without events left out.
