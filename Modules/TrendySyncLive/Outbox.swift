@@ -90,15 +90,16 @@ enum Outbox {
         case .replace(let k):
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ? WHERE seq = ?", arguments: [k.rawValue, merged(k), seq])
-            if let seq { try OutboxClock.stamp(db, seq: seq, payload: payload) }
         case .revive(let k):
             try db.execute(
                 sql: "UPDATE outbox SET kind = ?, payload = ?, idempotency_key = ?, \(requeued) WHERE seq = ?",
                 arguments: [k.rawValue, merged(k), newKey(), seq])
-            if let seq { try OutboxClock.stamp(db, seq: seq, payload: payload) }
         case .dropExisting:
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [seq])
         }
+        // A change folded into a waiting entry: when its fields were written, and a tick of the
+        // change mark (an entry appended takes a number of its own).
+        if let seq, decision.folds { try OutboxClock.stamp(db, seq: seq, payload: payload) }
         if kind == .delete {
             // The entity is going: its failed changes no longer need anyone's attention.
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state = 'failed'")
@@ -212,5 +213,15 @@ enum Outbox {
             if OutboxState(rawValue: row["state"]) == .failed { failed = row["n"] } else { pending += row["n"] as Int }
         }
         return (pending, failed)
+    }
+}
+
+extension OutboxCoalescing.Decision {
+    /// The change went into a waiting entry (replacing or reviving it) rather than a new one.
+    var folds: Bool {
+        switch self {
+        case .replace, .revive: true
+        case .append, .dropExisting: false
+        }
     }
 }

@@ -135,16 +135,22 @@ struct CLISkeletonTests {
         #expect(r.stderr.contains("cannot use the data directory"))
     }
 
+    /// A new install signed up on its embedded backend, and its `--data-dir` arguments.
+    static func signedUp() throws -> (TemporaryDirectory, [String]) {
+        let dir = TemporaryDirectory("trendy-cli", create: false)
+        let d = ["--data-dir", dir.path]
+        let signup = try TrendyProcess.run(
+            ["signup", "--email", "cli-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
+            stdin: "password-1\n")
+        #expect(signup.status == 0, "\(signup.stderr)")
+        return (dir, d)
+    }
+
     /// Issue 32: `types rm` says how many events go with a type and asks; without a terminal it
     /// needs `--yes` and removes nothing; `logout` warns of changes not yet sent.
     @Test func removingATypeWithEventsAsksFirstAndLogoutWarnsOfUnsentChanges() throws {
-        let dir = TemporaryDirectory("trendy-cli", create: false)
-        let d = ["--data-dir", dir.path]
-        #expect(
-            try TrendyProcess.run(
-                ["signup", "--email", "rm-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
-                stdin: "password-1\n"
-            ).status == 0)
+        let (dir, d) = try Self.signedUp()
+        defer { withExtendedLifetime(dir) {} }
         #expect(try TrendyProcess.run(["types", "add", "Walk"] + d).status == 0)
         #expect(try TrendyProcess.run(["types", "add", "Empty"] + d).status == 0)
         for _ in 0..<3 { #expect(try TrendyProcess.run(["log", "Walk"] + d).status == 0) }
@@ -164,13 +170,7 @@ struct CLISkeletonTests {
     /// A failed command prints one human line (issue 32: a log line came first), and the log file
     /// still records it.
     @Test func aFailedCommandPrintsOneHumanLine() throws {
-        let dir = TemporaryDirectory("trendy-cli", create: false)
-        let d = ["--data-dir", dir.path]
-        #expect(
-            try TrendyProcess.run(
-                ["signup", "--email", "one-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
-                stdin: "password-1\n"
-            ).status == 0)
+        let (dir, d) = try Self.signedUp()
         let failed = try TrendyProcess.run(["log", "NoSuchType"] + d)
         #expect(failed.status != 0)
         let lines = failed.stderr.split(separator: "\n")

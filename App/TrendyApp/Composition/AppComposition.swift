@@ -62,12 +62,11 @@ public enum AppComposition {
         if let missing = AppPlugins.required.first(where: { !AppPlugins.has($0, in: plugins) }) {
             throw MissingPlugin(name: missing)
         }
-        let backend = InstallServer.settle(backend, paths: paths)
-        // Read before anything is remembered: a server other than the session's own.
-        let foreign = InstallServer.isForeign(backend, paths: paths)
+        let settled = InstallServer.settle(backend, paths: paths)
+        let backend = settled.backend
         let server = try Server(backend: backend, paths: paths, plugins: plugins)
         try paths.prepare()
-        InstallServer.remember(backend, paths: paths)
+        InstallServer.remember(settled, paths: paths)
         OwnerOnlyFile.tightenFiles(in: paths.dataDirectory)
         OwnerOnlyFile.tightenFiles(in: paths.logDirectory)
         let logs = LogSystem(
@@ -98,7 +97,7 @@ public enum AppComposition {
         )
         let auth = AuthController(
             store: sessionStore(paths, logs), gateway: gateway,
-            logger: logs.logger(.auth), keepsStoredSessionOnRejection: foreign)
+            logger: logs.logger(.auth), keepsStoredSessionOnRejection: settled.foreign)
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, budget: backend.budget, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))

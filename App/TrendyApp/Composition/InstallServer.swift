@@ -32,32 +32,35 @@ struct InstallServer: Codable, Equatable {
         }
     }
 
+    /// What a command's start decided, from one read of `server.json` and the session file.
+    struct Settled {
+        /// The backend to use.
+        var backend: BackendOptions
+        /// Signed in, and `backend` is not the server the session came from (given explicitly).
+        var foreign: Bool
+        /// What to write to `server.json` once the data directory is ready (nil: nothing).
+        var remember: InstallServer?
+    }
+
     /// The backend to use for the install at `paths` when `given` was asked for (see the type).
-    /// Reads only: ``remember(_:paths:)`` writes, once the data directory is ready.
-    static func settle(_ given: BackendOptions, paths: AppPaths) -> BackendOptions {
-        guard given.apiURL == nil, signedIn(paths), let home = remembered(paths),
-            let api = home.apiURL.flatMap(URL.init(string:))
-        else { return given }
-        var kept = given
-        kept.apiURL = api
-        kept.authURL = home.authURL.flatMap(URL.init(string:))
-        return kept
-    }
-
-    /// Signed in, and `backend` is not the server the session came from (given explicitly).
-    static func isForeign(_ backend: BackendOptions, paths: AppPaths) -> Bool {
-        guard signedIn(paths), let home = remembered(paths) else { return false }
-        return home != InstallServer(backend)
-    }
-
-    static func signedIn(_ paths: AppPaths) -> Bool { FileManager.default.fileExists(atPath: paths.sessionFile.path) }
-
-    /// Remembers the server the install now uses, unless it is signed in on one it remembers.
-    static func remember(_ backend: BackendOptions, paths: AppPaths) {
+    /// Reads only: ``remember(_:paths:)`` writes what it says, once the data directory is ready.
+    static func settle(_ given: BackendOptions, paths: AppPaths) -> Settled {
+        let signedIn = FileManager.default.fileExists(atPath: paths.sessionFile.path)
+        let home = remembered(paths)
+        var backend = given
+        if given.apiURL == nil, signedIn, let home, let api = home.apiURL.flatMap(URL.init(string:)) {
+            backend.apiURL = api
+            backend.authURL = home.authURL.flatMap(URL.init(string:))
+        }
         let used = InstallServer(backend)
-        let before = remembered(paths)
-        guard before != used, before == nil || !signedIn(paths), let data = try? TrendyJSON.encoder().encode(used)
-        else { return }
+        return Settled(
+            backend: backend, foreign: signedIn && home != nil && home != used,
+            remember: home != used && (home == nil || !signedIn) ? used : nil)
+    }
+
+    /// Writes what ``settle(_:paths:)`` decided to remember.
+    static func remember(_ settled: Settled, paths: AppPaths) {
+        guard let used = settled.remember, let data = try? TrendyJSON.encoder().encode(used) else { return }
         try? OwnerOnlyFile.write(data, to: file(paths))
     }
 }
