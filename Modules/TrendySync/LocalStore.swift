@@ -87,6 +87,11 @@ public protocol LocalStore: Sendable {
     /// How many events come before the event `id` in the newest-first list (of one type when
     /// `typeId` is given): where it stands, counted in the time index. Nil when it is not there.
     func eventPosition(id: UUIDv7, typeId: UUIDv7?) async throws -> Int?
+    /// One page of the newest-first list of the events `filter` lets through (text, type, source),
+    /// walking the time index until the page is full.
+    func eventPage(offset: Int, limit: Int, filter: EventFilter) async throws -> [LocalRecord<Event>]
+    /// This install's device id (the one the server records with its changes).
+    func deviceId() async throws -> String
     /// How many events of each type fall at or after `from` and before `to` (counted, not loaded).
     func eventCountsByType(from: Date, to: Date) async throws -> [UUIDv7: Int]
     /// How many events fall at or after `from` and before `to`: a bounded range of the time index,
@@ -196,5 +201,22 @@ extension LocalStore {
     /// ``restoreConflict(id:newId:eventType:)`` into the event's own type.
     public func restoreConflict(id: String, newId: UUIDv7) async throws -> String {
         try await restoreConflict(id: id, newId: newId, eventType: nil)
+    }
+}
+
+/// Which events a search lets through; every condition given must hold.
+public struct EventFilter: Sendable, Hashable {
+    /// Words found, ignoring case, in the note, the place's name or the type's name.
+    public var text: String?
+    /// Only events of this type.
+    public var typeId: UUIDv7?
+    /// Only events that came this way (e.g. geofence visits).
+    public var source: SourceType?
+
+    /// A filter of the conditions given (none: every event).
+    public init(text: String? = nil, typeId: UUIDv7? = nil, source: SourceType? = nil) {
+        self.text = text
+        self.typeId = typeId
+        self.source = source
     }
 }

@@ -317,7 +317,7 @@ extension SQLiteLocalStore {
     }
 
     /// This install's device id.
-    package func deviceId() async throws -> String { try await db.read { db in try Outbox.deviceId(db) } }
+    public func deviceId() async throws -> String { try await db.read { db in try Outbox.deviceId(db) } }
 
     /// Puts in-flight entries back without counting an attempt (429, session change).
     func release(_ entries: [OutboxEntry]) async throws {

@@ -64,4 +64,36 @@ extension SQLiteLocalStore {
                 arguments: [Self.milliseconds(from), Self.milliseconds(to)]) ?? 0
         }
     }
+
+    public func eventPage(offset: Int, limit: Int, filter: EventFilter) async throws -> [LocalRecord<Event>] {
+        var conditions: [String] = []
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        if let typeId = filter.typeId {
+            conditions.append("event_type_id = ?")
+            arguments.append(typeId.description)
+        }
+        if let source = filter.source {
+            conditions.append("source_type = ?")
+            arguments.append(source.rawValue)
+        }
+        for word in (filter.text ?? "").split(whereSeparator: \.isWhitespace) {
+            // Each word somewhere: the note, the place, or the type's name (ASCII letters
+            // in any case; other letters as typed). `%`, `_` and `\\` are the person's characters, not patterns.
+            let escaped = word.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            let like = "LIKE ? ESCAPE '\\'"
+            conditions.append(
+                "(lower(coalesce(json_extract(body, '$.notes'), '') || ' ' || "
+                    + "coalesce(json_extract(body, '$.location_name'), '')) \(like) "
+                    + "OR event_type_id IN (SELECT id FROM local_event_types WHERE lower(name) \(like)))")
+            arguments += ["%\(escaped)%", "%\(escaped)%"]
+        }
+        let condition = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT body, sync_status FROM local_events \(condition)
+            ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?
+            """
+        let bound = StatementArguments(arguments + [limit, offset])
+        return try await db.read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.event) }
+    }
 }

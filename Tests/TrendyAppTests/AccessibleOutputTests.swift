@@ -42,7 +42,7 @@ struct AccessibleOutputTests {
             .main(
                 .analytics, MainFacts(typeNames: [:], recent: [], today: 0, perType: [("Tea", 3)]), banner: "Offline"),
             plain: true)
-        #expect(main.contains("Trendy, Analytics tab (also: Dashboard, Events, Calendar)"))
+        #expect(main.contains("Trendy, Analytics tab (also: Dashboard, Events, Calendar, Types, Places, Account)"))
         #expect(main.contains("Sync: Offline"))
         #expect(main.contains("  Tea: 3"))
         #expect(!main.contains { Self.decorations.contains($0) }, "\(main)")

@@ -20,6 +20,8 @@ import TrendyRouting
         var ui = AppUI()
         #expect(ui.handle(.char("3"), context()) == .redraw && ui.tab == .calendar)
         #expect(ui.handle(.char("\t"), context()) == .redraw && ui.tab == .analytics)
+        #expect(ui.handle(.char("\t"), context()) == .redraw && ui.tab == .types)
+        #expect(ui.handle(.char("7"), context()) == .redraw && ui.tab == .account)
         #expect(ui.handle(.char("\t"), context()) == .redraw && ui.tab == .dashboard)
         #expect(ui.handle(.char("s"), context()) == .syncNow)
         #expect(ui.handle(.char("q"), context()) == .quit)
@@ -62,7 +64,7 @@ import TrendyRouting
         _ = ui.handle(.char("f"), context())
         #expect(ui.filter == nil, "then all types again")
         _ = ui.handle(.char("d"), context())
-        #expect(ui.mode == .confirmDelete(Self.page[0]))
+        #expect(ui.mode == .confirm(.delete(eventId: Self.page[0]), "Delete the selected event?"))
         #expect(ui.handle(.char("n"), context()) == .redraw && ui.mode == .browse, "anything but y keeps it")
         _ = ui.handle(.char("d"), context())
         #expect(ui.handle(.char("y"), context()) == .delete(eventId: Self.page[0]))
@@ -114,7 +116,9 @@ import TrendyRouting
         #expect(ui.handle(.escape, context()) == .redraw && ui.mode == .browse)
         _ = ui.handle(.enter, context())
         _ = ui.handle(.char("d"), context())
-        #expect(ui.mode == .confirmDelete(Self.page[1]), "d in the detail view deletes that event")
+        #expect(
+            ui.mode == .confirm(.delete(eventId: Self.page[1]), "Delete the selected event?"),
+            "d in the detail view deletes that event")
         #expect(ui.handle(.enter, AppUI.Context(route: .authenticated, types: [], page: [], hasMore: false)) == .redraw)
         var empty = AppUI()
         _ = empty.handle(.char("2"), context())

@@ -16,7 +16,8 @@ struct AppCommand: AsyncParsableCommand {
             suspends, `fg` comes back; SIGTERM or SIGINT exit cleanly.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The main tab to show first: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
+    @Option(help: "The main tab to show first: dashboard, events, calendar, analytics, types, places or account.")
+    var tab: MainTab = .dashboard
     @OptionGroup var sync: SyncIntervalOption
 
     func run() async throws {

@@ -116,11 +116,11 @@ struct TypesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let wanted = EventType(
-                    id: env.ids.next(), name: name.trimmingWhiteSpace, color: color, icon: icon)
                 // Get or create (D39): adding a type that exists — perhaps just made by another
                 // process — is not an error; the existing type is kept as it is.
-                let (type, created) = try await storeCall { try await env.store.findOrCreateEventType(wanted) }
+                let (type, created) = try await storeCall {
+                    try await TypeActions(env: env).add(name: name, color: color, icon: icon)
+                }
                 out.line(
                     created
                         ? "Added event type \(type.name)." : "Event type \(type.name) already exists; kept as it is.")
@@ -158,7 +158,7 @@ struct TypesCommand: AsyncParsableCommand {
                         throw ExitCode(TrendyExitCode.failure.rawValue)
                     }
                 }
-                try await storeCall { try await env.store.deleteEventType(id: t.id) }
+                _ = try await storeCall { try await TypeActions(env: env).remove(t.id) }
                 out.line("Removed event type \(t.name)" + (events > 0 ? " and its \(events) event(s)." : "."))
                 out.document(["removed": t.id.description, "events_removed": String(events)])
             }

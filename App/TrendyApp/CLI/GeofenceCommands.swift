@@ -78,19 +78,12 @@ struct GeofenceCommand: AsyncParsableCommand {
                 let entry = try await resolveType(env, type)
                 var exit: EventType?
                 if let exitType { exit = try await resolveType(env, exitType) }
-                let geofence = Geofence(
-                    id: env.ids.next(), name: name.trimmingWhiteSpace,
-                    center: center, radius: radius,
-                    entryEventTypeId: entry.id, exitEventTypeId: exit?.id, isActive: !inactive)
-                try await storeCall { try await env.store.createGeofence(geofence) }
-                if try await env.requireGeofence().location.authorization() == .notDetermined {
-                    let status = try await env.requireGeofence().service.requestAuthorization()
-                    out.line("Location access: \(status.rawValue)")
+                let added = try await storeCall {
+                    try await PlaceActions(env: env).add(
+                        name: name, center: center, radius: radius, logs: entry.id, exit: exit?.id, active: !inactive)
                 }
-                let report = try await env.requireGeofence().service.reconcile(.geofencesChanged)
-                let monitored =
-                    report.added.contains { $0.hasSuffix(geofence.id.description) }
-                    || report.kept.contains { $0.hasSuffix(geofence.id.description) }
+                let (geofence, monitored) = (added.place, added.monitored)
+                if let asked = added.accessAsked { out.line("Location access: \(asked.rawValue)") }
                 out.line(
                     "Added geofence \(geofence.name) (\(geofence.id)), \(Int(radius)) m, logs \(entry.name)"
                         + (monitored ? "; monitored." : "; not monitored yet (see `trendy geofence health`)."))
@@ -149,8 +142,7 @@ struct GeofenceCommand: AsyncParsableCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let g = try await resolveGeofence(env, geofence).value
-                try await storeCall { try await env.store.deleteGeofence(id: g.id) }
-                try await env.requireGeofence().service.reconcile(.geofencesChanged)
+                try await storeCall { try await PlaceActions(env: env).remove(g.id) }
                 out.line("Removed geofence \(g.name); its events stay.")
                 out.document(["removed": g.id.description])
             }

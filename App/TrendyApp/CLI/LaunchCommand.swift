@@ -32,7 +32,8 @@ struct LaunchCommand: AsyncParsableCommand {
             rendering a new frame. Times are measured from the start of the program's main.
             """)
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The main tab to show: dashboard, events, calendar or analytics.") var tab: MainTab = .dashboard
+    @Option(help: "The main tab to show: dashboard, events, calendar, analytics, types, places or account.") var tab:
+        MainTab = .dashboard
     @Flag(help: "Stop after the first frame instead of letting the background work finish.") var noWait = false
     /// The region-event option's name, shared with the shortcut in ``TrendyCommand/start(_:)``.
     static let regionEventOption = "region-event"

@@ -34,6 +34,12 @@ struct AppCore: Sendable {
     struct Outcome: Sendable, Equatable {
         var message: String?
         var wrote = false
+        /// Refused: a form it came from stays as typed.
+        var failed = false
+        /// What `u` would take back.
+        var undo: AppUI.Undo?
+        /// Where the events list should stand (a jump to a date): the event's place in it.
+        var position: Int?
     }
 
     /// What the core reacts to.
@@ -176,9 +182,9 @@ struct AppCore: Sendable {
             guard let command = ui.handle(key, context) else { return [] }
             switch command {
             case .quit: return [.exit(0)]
-            case .signIn, .signUp:
+            case .signIn, .signUp, .changePassword:
                 busy = command
-                ui.message = "\(command.isSignUp ? "Creating your account" : "Signing in")… (Esc cancels)"
+                ui.message = "\(command.waiting)… (Esc cancels)"
                 return thenRead([.performInBackground(command)])
             default: return thenRead([.perform(command)])
             }
@@ -196,8 +202,12 @@ struct AppCore: Sendable {
             syncing = false
             awaitingFirstPass = false
             // A pass the account change superseded says nothing (the screen moves on).
-            ui.message =
-                run.outcome == .ok || run.outcome == .superseded ? nil : "Sync: \(run.error ?? run.outcome.rawValue)"
+            if run.outcome == .ok || run.outcome == .superseded {
+                // The pass's own line goes; what a key did stays ("Took back the log." went 0.5 s later).
+                if ui.message == "Syncing…" || ui.message?.hasPrefix("Sync: ") == true { ui.message = nil }
+            } else {
+                ui.message = "Sync: \(run.error ?? run.outcome.rawValue)"
+            }
             // Written while the pass ran (here or elsewhere): another pass shortly.
             if writesSinceSync && route == .authenticated { return thenRead([.syncSoon]) }
             return thenRead(retry(after: run))
@@ -290,8 +300,9 @@ struct AppCore: Sendable {
         if let message = outcome.message { ui.message = message }
         if case .signIn = command, next == route { keepFormForAnotherTry() }
         if case .signUp = command, next == route { keepFormForAnotherTry() }
+        afterward(command, outcome)
         if outcome.wrote {
-            if case .delete = command { ui.selection = max(0, ui.selection - 1) }
+            if command.deletesRow { ui.selection = max(0, ui.selection - 1) }
             writesSinceSync = true
             effects += [.syncSoon, .markLocalChanges(ours: true)]
         }
@@ -320,6 +331,8 @@ struct AppCore: Sendable {
         var effects: [Effect] = [.log("Route changed", ["to": next.description])]
         guard arrived else { return effects }
         ui.message = nil
+        // Signed in again after switching account: that account's dashboard, not the last one's tab.
+        if ui.tab == .account { ui.tab = .dashboard }
         awaitingFirstPass = true
         // A pass that began before the sign-in downloads nothing: another one follows it.
         if syncing { writesSinceSync = true }
@@ -348,10 +361,22 @@ struct AppCore: Sendable {
             ui.page -= 1
             return [.read]
         }
+        let rows = data.rows(ui.tab)
+        if ui.tab != .events, context.rows.indices.contains(ui.selection),
+            let row = rows.firstIndex(of: context.rows[ui.selection]), row != ui.selection
+        {
+            // The selected type or place moved (renamed, or a row came or went above it): it stays selected.
+            ui.selection = row
+        } else if ui.tab != .events, ui.selection >= rows.count {
+            // The selected type, place or conflict went (here or elsewhere): the last row.
+            ui.selection = max(0, rows.count - 1)
+        }
         context = AppUI.Context(
             route: route, types: data.types, page: data.page.map(\.id), hasMore: data.hasMore,
-            notes: Dictionary(data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a })
-        )
+            notes: Dictionary(
+                data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }),
+            rows: data.rows(ui.tab), names: data.rowNames, counts: data.typeCounts, unsent: data.account.unsent,
+            times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }))
         lastData = data
         return render(data)
     }

@@ -7,23 +7,33 @@ enum AppHelp {
     /// Every key of the main screens.
     static let lines = [
         "Everywhere",
-        "  1-4 or Tab   Dashboard, Events, Calendar, Analytics",
+        "  1-7 or Tab   the tabs: Dashboard … Analytics, Types, Places, Account",
         "  l            log an event (pick its type: its number, or j/k and Enter)",
-        "  s            sync now",
-        "  ?            this help",
+        "  L            log with a note or at another time: -2h, yesterday 18:00,",
+        "               2026-11-20 09:00 (empty: now)",
+        "  u            undo the last log, delete or change made here",
+        "  s            sync now   ? this help",
         "  q            quit (what is not sent yet goes first)",
         "",
         "Events",
-        "  j/k or ↓/↑   select",
-        "  Enter        the event in full",
-        "  c            change its note   e  move it to another type   d  delete it (y confirms)",
-        "  n/p          next / previous page   f  show one type, then the next, then all",
+        "  j/k or ↓/↑   select            Enter  the event in full",
+        "  c  its note   t  its time   e  its type   d  delete it (y confirms)",
+        "  /  search notes, places and types (Esc shows all)   g  go to a date",
+        "  n/p          next / previous page",
+        "  f            show one type, then the next, then all",
         "",
-        "Calendar",
-        "  [ ] or ←/→   month before / after",
+        "Calendar: [ ] or ←/→ month before / after",
+        "Types:    a add · r rename · Enter its events",
+        "          d delete, with its events (y confirms)",
+        "Places:   a add (name, where, radius, the type it logs)",
+        "          d delete (its visits stay)",
+        "Account:  r restore what lost a conflict · x dismiss it",
+        "          t send refused changes again",
+        "          p change password · o sign out · w switch account",
         "",
         "Forms and pickers",
-        "  Enter next field or done · Esc cancel · ↑/↓ move between fields",
+        "  Enter next field or done · Tab or ↓ next field · ↑ field before",
+        "  Ctrl-U empties a field · Esc cancel",
     ]
 
     /// One event in full: its note whole, when and how long, where it came from, and whether
@@ -53,11 +63,12 @@ enum AppHelp {
         return lines
     }
 
-    static func when(_ date: Date, _ timeZone: TimeZone) -> String {
-        var style = Date.FormatStyle(timeZone: timeZone).locale(Locale(identifier: "en_GB")).weekday(.abbreviated)
-            .day().month(.abbreviated).year().hour(.twoDigits(amPM: .omitted)).minute(.twoDigits)
-        style.timeZone = timeZone
-        return date.formatted(style)
+    /// One time format everywhere: `Wed  2 Dec 2026 09:05`, as the lists show it.
+    static func when(_ date: Date, _ timeZone: TimeZone) -> String { Screen.when(date, timeZone) }
+
+    /// A day: "Fri 20 Nov 2026".
+    static func day(_ date: Date, _ timeZone: TimeZone = .current) -> String {
+        String(Screen.when(date, timeZone).dropLast(6)).replacingOccurrences(of: "  ", with: " ")
     }
 
     static func duration(_ seconds: TimeInterval) -> String {

@@ -15,7 +15,7 @@ extension AppRunner {
     func execute(_ effect: AppCore.Effect, _ core: AppCore, _ running: inout Running) async -> Input? {
         switch effect {
         case .perform(let command):
-            let outcome = await perform(command)
+            let outcome = await perform(command, filter: core.ui.filter)
             return .performed(command, outcome, route: env.routing.route)
         case .performInBackground(let command):
             let sink = running.sink
@@ -108,25 +108,15 @@ extension AppRunner {
     }
 
     /// Does what a key asked: the line to show, and whether it wrote locally.
-    func perform(_ command: AppUI.Command) async -> AppCore.Outcome {
+    func perform(_ command: AppUI.Command, filter: UUIDv7? = nil) async -> AppCore.Outcome {
         do {
             switch command {
             case .quit, .redraw, .syncNow: return AppCore.Outcome()
-            case .log(let typeId):
-                _ = try await EventActions(env: env).log(typeId: typeId)
-                return AppCore.Outcome(
-                    message: "Logged \(try await env.store.eventType(id: typeId)?.value.name ?? "an event").",
-                    wrote: true)
-            case .delete(let id):
-                try await EventActions(env: env).delete(id)
-                return AppCore.Outcome(message: "Deleted.", wrote: true)
-            case .retype(let id, let typeId):
-                let moved = try await EventActions(env: env).change(id) { $0.eventTypeId = typeId }
-                return AppCore.Outcome(message: moved == nil ? "That event is gone." : "Moved.", wrote: moved != nil)
-            case .editNote(let id, let note):
-                let saved = try await EventActions(env: env).change(id) { $0.notes = note }
-                guard saved != nil else { return AppCore.Outcome(message: "That event is gone.") }
-                return AppCore.Outcome(message: note == nil ? "Note cleared." : "Note saved.", wrote: true)
+            case .log, .logAt, .delete, .retype, .editNote, .retime, .undo:
+                return try await performEvent(command)
+            case .jump, .createType, .renameType, .deleteType, .createPlace, .deletePlace, .restoreConflict,
+                .dismissConflict, .retryFailed, .signOut, .switchAccount, .changePassword:
+                return try await performManage(command, filter: filter)
             case .signIn(let email, let password), .signUp(let email, let password):
                 // Asked the way the CLI asks: a server that does not answer costs the respond
                 // budget (2 s), not the request's.
@@ -153,11 +143,11 @@ extension AppRunner {
                 return AppCore.Outcome(wrote: command != .onboardingBack)
             }
         } catch let error as CLIError {
-            return AppCore.Outcome(message: error.message)
+            return AppCore.Outcome(message: error.message, failed: true)
         } catch let error as LocalStoreError {
-            return AppCore.Outcome(message: error.description)
+            return AppCore.Outcome(message: error.description, failed: true)
         } catch {
-            return AppCore.Outcome(message: String(describing: error))
+            return AppCore.Outcome(message: String(describing: error), failed: true)
         }
     }
 

@@ -69,22 +69,31 @@ extension AppRunner {
         let now = env.now()
         let midnight = calendar.startOfDay(for: now)
         data.today = try await ScreenCounts.today(store, now: now, calendar: calendar)
+        try await manageData(&data, ui)
         switch ui.tab {
         case .dashboard:
             data.recent = try await ScreenCounts.recent(store, now: now, limit: 5)
         case .events:
             // Newest first, one page and one more row (is there a next page?), from the index.
-            let records = try await store.eventPage(
-                offset: ui.page * AppUI.pageSize, limit: AppUI.pageSize + 1, typeId: ui.filter)
+            let offset = ui.page * AppUI.pageSize
+            let records: [LocalRecord<Event>]
+            if let query = ui.query {
+                records = try await store.eventPage(
+                    offset: offset, limit: AppUI.pageSize + 1, filter: EventFilter(text: query, typeId: ui.filter))
+            } else {
+                records = try await store.eventPage(offset: offset, limit: AppUI.pageSize + 1, typeId: ui.filter)
+            }
             data.page = Array(records.prefix(AppUI.pageSize).map(\.value))
             data.pageSync = Dictionary(records.map { ($0.value.id, $0.syncStatus) }, uniquingKeysWith: { a, _ in a })
             data.hasMore = records.count > AppUI.pageSize
-            data.total = try await total(of: ui.filter, sink: sink)
+            // A search is not counted (it reads the notes of every event).
+            data.total = ui.query == nil ? try await total(of: ui.filter, sink: sink) : nil
         case .calendar:
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth
             data.month = month
             data.days = try await ScreenCounts.days(store, month: month, calendar: calendar)
+        case .types, .places, .account: break
         case .analytics:
             let thisWeek = calendar.dateInterval(of: .weekOfYear, for: now)?.start ?? midnight
             let weeks = (0..<8).reversed().compactMap { calendar.date(byAdding: .weekOfYear, value: -$0, to: thisWeek) }

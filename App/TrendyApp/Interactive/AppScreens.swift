@@ -1,4 +1,5 @@
 import Foundation
+import TrendyAPI
 import TrendyModels
 import TrendyOnboarding
 import TrendyRouting
@@ -23,10 +24,49 @@ struct AppViewData: Sendable {
     /// The weeks shown (their Mondays) and, per type name, the count per week (analytics tab).
     var weeks: [Date] = []
     var perWeek: [(name: String, counts: [Int])] = []
+    /// Events per type (types tab), by the type's id.
+    var typeCounts: [String: Int] = [:]
+    /// The places and the latest visits (places tab).
+    var places: [LocalRecord<Geofence>] = []
+    var visits: [Event] = []
+    /// Who is signed in and what waits (account tab; `unsent` on every main tab).
+    var account = AccountFacts()
+    var conflicts: [StoredConflict] = []
+    var failed: [FailedChange] = []
+    /// What a conflict or refused change is about, in words, by entity id ("Coffee, Wed 2 Dec 09:05").
+    var subjects: [String: String] = [:]
     /// What the onboarding screens mention.
     var onboarding = OnboardingFacts(email: nil, typeNames: [], eventCount: 0, permissions: [:])
 
     var typeNames: [UUIDv7: String] { Dictionary(types.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a }) }
+
+    /// The selectable rows of a tab other than the events list: their ids.
+    func rows(_ tab: MainTab) -> [String] {
+        switch tab {
+        case .types: types.map(\.id.description)
+        case .places: places.map(\.value.id.description)
+        case .account: conflicts.map(\.conflict.id)
+        case .dashboard, .events, .calendar, .analytics: []
+        }
+    }
+
+    /// The names of types and places by id (a question names what it deletes).
+    var rowNames: [String: String] {
+        Dictionary(
+            types.map { ($0.id.description, $0.name) } + places.map { ($0.value.id.description, $0.value.name) },
+            uniquingKeysWith: { a, _ in a })
+    }
+}
+
+/// The account tab's facts.
+struct AccountFacts: Sendable {
+    var email: String?
+    var server: String?
+    /// Changes waiting to be sent, and those the server refused.
+    var unsent = 0
+    var failed = 0
+    /// This install's device id (a conflict's side that is "this device").
+    var deviceId = ""
 }
 
 /// The running app's screens as text: the route's screen, the tab's content, the open picker or
@@ -49,7 +89,7 @@ enum AppScreens {
         case .login:
             (id, title) = ("login", "Trendy · Sign in")
             lines = [ScreenCopy.login]
-            keys = ["Enter sign in", "q quit"]
+            keys = ["Enter sign in", "u new account", "q quit"]
         case .onboarding(let step):
             id = "onboarding.\(step.rawValue)"
             title = "Trendy · \(ScreenCopy.stepTitle(step))"
@@ -63,17 +103,20 @@ enum AppScreens {
                 : MainTab.allCases.enumerated().map { i, t in
                     t == ui.tab ? "[\(i + 1) \(t.title)]" : "\(i + 1) \(t.title)"
                 }
-                .joined(separator: "  ")
-            title = "Trendy · \(tabs)"
+                .joined(separator: " ")
+            // The tabs alone: seven with their numbers fit 80 columns without the app's name.
+            title = plain ? "Trendy · \(tabs)" : tabs
             // In the app, a retry is a key away.
             let banner = banner.replacingOccurrences(of: "run `trendy sync` to retry", with: "press s to retry")
             lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
             let (body, tabKeys) = main(ui, data, timeZone, screen)
             lines += body
-            keys = tabKeys + ["l log", "s sync now", "1-4 tabs", "? help", "q quit"]
+            keys =
+                tabKeys + ["l log", "L log with note/time"] + (ui.undo.map { ["u \(AppTabs.undoLabel($0))"] } ?? [])
+                + ["s sync now", "1-7 tabs", "? help", "q quit"]
         }
         switch ui.mode {
-        case .browse, .confirmDelete: break
+        case .browse, .confirm: break
         case .help:
             id += ".help"
             (lines, keys) = (AppHelp.lines, ["any key closes"])
@@ -81,37 +124,47 @@ enum AppScreens {
         case .detail(let event):
             id += ".detail"
             lines = [lines.first ?? "", ""] + AppHelp.detail(data.page.first { $0.id == event }, data, timeZone)
-            keys = ["c note", "e type", "d delete", "Esc back", "q quit"]
+            keys = ["c note", "t time", "e type", "d delete", "Esc back", "q quit"]
         case .pickType(let purpose):
             id += ".pick"
-            lines += [
-                "",
-                purpose == .log || purpose == .firstEvent ? "Log an event of which type?" : "Move it to which type?",
-            ]
-            for (i, type) in data.types.enumerated() {
-                lines.append("\(i == ui.pick ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
-            }
-            if !ui.typed.isEmpty { lines.append("Number \(ui.typed)… (another digit, or Enter)") }
-            keys = [
-                data.types.count > 9 ? "its number" : "1-\(max(data.types.count, 1)) choose", "j/k + Enter choose",
-                "Esc cancel",
-            ]
+            (lines, keys) = picker(purpose, ui, data, plain, lines)
         case .form(let form):
             id += ".form"
             lines += [""]
             for (i, label) in form.labels.enumerated() {
                 let value =
-                    label.hasPrefix("Password") ? String(repeating: "•", count: form.values[i].count) : form.values[i]
+                    form.isSecret(i) ? String(repeating: "•", count: form.values[i].count) : form.values[i]
                 lines.append("\(i == form.field ? (plain ? "Editing " : "› ") : "  ")\(label): \(value)")
             }
             keys = ["type, Enter next/done", "Esc cancel"]
         }
-        if case .confirmDelete = ui.mode {
-            lines += ["", "Delete the selected event? y deletes, any other key keeps it."]
+        if case .confirm(_, let question) = ui.mode {
+            lines += ["", "\(question) y: yes · any other key: no"]
         }
-        if let message = ui.message { lines += ["", message] }
+        // A question stands alone (the line of what came before sat under it).
+        if let message = ui.message, !ui.isAsking { lines += ["", message] }
         lines += [""] + Self.keyLines(keys)
         return (id, screen.box(title, lines))
+    }
+
+    /// The type picker under the screen, and its keys.
+    static func picker(_ purpose: AppUI.Purpose, _ ui: AppUI, _ data: AppViewData, _ plain: Bool, _ above: [String])
+        -> (lines: [String], keys: [String])
+    {
+        var lines =
+            above + [
+                "",
+                { if case .retype = purpose { "Move it to which type?" } else { "Log an event of which type?" } }(),
+            ]
+        for (i, type) in data.types.enumerated() {
+            lines.append("\(i == ui.pick ? (plain ? "Selected: " : "› ") : "  ")\(i + 1). \(type.name)")
+        }
+        if !ui.typed.isEmpty { lines.append("Number \(ui.typed)… (another digit, or Enter)") }
+        let keys = [
+            data.types.count > 9 ? "its number" : "1-\(max(data.types.count, 1)) choose", "j/k + Enter choose",
+            "Esc cancel",
+        ]
+        return (lines, keys)
     }
 
     /// The keys, as lines of at most 72 characters (a narrow terminal still shows them all).
@@ -159,8 +212,11 @@ enum AppScreens {
                 let pages = max(1, (total + AppUI.pageSize - 1) / AppUI.pageSize)
                 return " of \(max(pages, ui.page + 1)) (\(total) in all)"
             }
-            var lines = ["Events\(filter.map { " of type \($0)" } ?? ""), page \(ui.page + 1)\(of ?? " (counting…)")"]
-            if data.page.isEmpty { lines.append("  none") }
+            let matching = ui.query.map { " matching “\($0)”" } ?? ""
+            var lines = [
+                "Events\(filter.map { " of type \($0)" } ?? "")\(matching), page \(ui.page + 1)\(of ?? (ui.query == nil ? " (counting…)" : ""))"
+            ]
+            if data.page.isEmpty { lines.append(ui.query == nil ? "  none" : "  nothing matches: Esc shows all") }
             for (i, event) in data.page.enumerated() {
                 let row = Screen.row(event, facts, timeZone)
                 lines.append(i == ui.selection ? (screen.plain ? "Selected:" + row : "›" + row.dropFirst()) : row)
@@ -168,8 +224,9 @@ enum AppScreens {
             // Only what works here (c, e and d were offered on an empty list).
             var keys: [String] = []
             if !data.page.isEmpty {
-                keys += ["j/k select", "Enter details", "c note", "e move to type", "d delete"]
+                keys += ["j/k select", "Enter details", "c note", "t time", "e move to type", "d delete"]
             }
+            keys += ["/ search", "g go to date"] + (ui.query == nil ? [] : ["Esc all events"])
             if ui.page > 0 || data.hasMore { keys.append("n/p page") }
             if !data.types.isEmpty { keys.append("f filter") }
             return (lines, keys)
@@ -179,6 +236,7 @@ enum AppScreens {
             f.days = data.days
             let total = data.days.values.reduce(0, +)
             return (screen.calendar(f, timeZone) + ["\(total) event(s) this month · * today"], ["[ ] month"])
+        case .types, .places, .account: return AppTabs.render(ui, data, timeZone, screen)
         case .analytics:
             // "5 Oct", not "05/10" (which reads as May 10 to half the world).
             var style = Date.FormatStyle().day(.defaultDigits).month(.abbreviated).locale(Locale(identifier: "en_GB"))

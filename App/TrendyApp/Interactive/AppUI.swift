@@ -13,78 +13,14 @@ struct AppUI: Sendable, Equatable {
         case browse
         /// Choosing an event type (for a new event, to move an event, or onboarding's first one).
         case pickType(Purpose)
-        /// "Delete this event?"
-        case confirmDelete(UUIDv7)
+        /// A question ("Delete this event?"): y runs the command, any other key keeps things as they are.
+        case confirm(Command, String)
         /// Typing into fields.
         case form(Form)
         /// Every key of every screen (`?`); any key closes it.
         case help
         /// One event in full (Enter on the events list).
         case detail(UUIDv7)
-    }
-
-    /// Why a type is being picked.
-    enum Purpose: Sendable, Equatable {
-        case log
-        case retype(UUIDv7)
-        case firstEvent
-    }
-
-    /// A form: its fields as typed, and which one has the cursor.
-    struct Form: Sendable, Equatable {
-        enum Kind: Sendable, Equatable {
-            case signIn
-            case signUp
-            case firstType
-            case note(UUIDv7)
-        }
-
-        var kind: Kind
-        var values: [String]
-        var field = 0
-
-        init(_ kind: Kind) {
-            self.kind = kind
-            values = []
-            values = Array(repeating: "", count: labels.count)
-        }
-
-        /// The fields' labels.
-        var labels: [String] {
-            switch kind {
-            case .firstType: ["Name"]
-            case .note: ["Note (empty clears it)"]
-            case .signIn: ["Email", "Password"]
-            // The rules before the first try, not only after a refusal.
-            case .signUp: ["Email", "Password (at least 8 characters)"]
-            }
-        }
-    }
-
-    /// What a key asks the runner to do.
-    enum Command: Sendable, Equatable {
-        case quit
-        case syncNow
-        case log(typeId: UUIDv7)
-        case delete(eventId: UUIDv7)
-        case retype(eventId: UUIDv7, typeId: UUIDv7)
-        case editNote(eventId: UUIDv7, note: String?)
-        case signIn(email: String, password: String)
-        case signUp(email: String, password: String)
-        case onboardingNext
-        case onboardingBack
-        case onboardingSkip
-        case firstType(name: String)
-        case firstEvent(typeName: String)
-        case permissions(allow: Bool)
-        /// Nothing to do but draw again.
-        case redraw
-
-        /// Whether it creates an account.
-        var isSignUp: Bool {
-            if case .signUp = self { return true }
-            return false
-        }
     }
 
     /// What a key is judged against: the route and what the screen lists.
@@ -98,6 +34,15 @@ struct AppUI: Sendable, Equatable {
         var hasMore: Bool
         /// The notes of the page's events (a note is amended, not typed again).
         var notes: [UUIDv7: String] = [:]
+        /// The selectable rows of the types, places and account tabs (their ids).
+        var rows: [String] = []
+        /// Names by row id (a question names what it deletes) and events per type.
+        var names: [String: String] = [:]
+        var counts: [String: Int] = [:]
+        /// Changes not sent yet (signing out asks first).
+        var unsent = 0
+        /// The times of the page's events (a time is amended, not typed again).
+        var times: [UUIDv7: Date] = [:]
     }
 
     var tab: MainTab = .dashboard
@@ -117,18 +62,24 @@ struct AppUI: Sendable, Equatable {
     var monthOffset = 0
     /// A line under the screen: what just happened.
     var message: String?
+    /// What `u` takes back: the last log, delete or change made with a key here.
+    var undo: Undo?
+    /// The events list shows only events with these words (`/`).
+    var query: String?
 
     static let pageSize = 10
+    /// The calendar times are typed and shown in (the device's zone).
+    var calendar = ScreenCounts.calendar
 
     /// Handles one key; returns what the runner must do (nil: nothing changed).
     mutating func handle(_ key: Key, _ context: Context) -> Command? {
         switch mode {
         case .form(var form): return handleForm(key, &form)
         case .pickType(let purpose): return handlePicker(key, purpose, context)
-        case .confirmDelete(let id):
+        case .confirm(let command, _):
             mode = .browse
-            if key == .char("y") { return .delete(eventId: id) }
-            message = "Not deleted."
+            if key == .char("y") { return command }
+            message = "Nothing was changed."
             return .redraw
         case .help:
             mode = .browse
@@ -148,6 +99,11 @@ struct AppUI: Sendable, Equatable {
                 mode = .form(Form(.signIn))
                 return .redraw
             }
+            if key == .char("u") {
+                // A new account from the sign-in screen (it could only be made during onboarding).
+                mode = .form(Form(.signUp))
+                return .redraw
+            }
             return nil
         case .onboarding(let step): return handleOnboarding(key, step, context)
         case .loading, .error: return nil
@@ -156,7 +112,7 @@ struct AppUI: Sendable, Equatable {
 
     mutating func handleMain(_ key: Key, _ context: Context) -> Command? {
         switch key {
-        case .char("1"), .char("2"), .char("3"), .char("4"):
+        case .char("1"), .char("2"), .char("3"), .char("4"), .char("5"), .char("6"), .char("7"):
             guard case .char(let c) = key, let n = c.wholeNumberValue else { return nil }
             tab = MainTab.allCases[n - 1]
             selection = 0
@@ -172,14 +128,21 @@ struct AppUI: Sendable, Equatable {
         case .char("s"):
             message = "Syncing…"
             return .syncNow
-        case .char("l"):
+        case .char("l"), .char("L"):
             guard !context.types.isEmpty else {
                 message = "No event types yet: create one with `trendy types add <name>`."
                 return .redraw
             }
-            mode = .pickType(.log)
+            mode = .pickType(key == .char("L") ? .logWithDetails : .log)
             pick = 0
             return .redraw
+        case .char("u"):
+            guard let undo else {
+                message = "Nothing to undo."
+                return .redraw
+            }
+            self.undo = nil
+            return .undo(undo)
         default: break
         }
         switch tab {
@@ -196,6 +159,9 @@ struct AppUI: Sendable, Equatable {
                 return .redraw
             default: return nil
             }
+        case .types: return handleTypes(key, context)
+        case .places: return handlePlaces(key, context)
+        case .account: return handleAccount(key, context)
         case .dashboard, .analytics: return nil
         }
     }
@@ -235,7 +201,7 @@ struct AppUI: Sendable, Equatable {
             selection = 0
         case .char("d"):
             guard context.page.indices.contains(selection) else { return nil }
-            mode = .confirmDelete(context.page[selection])
+            mode = .confirm(.delete(eventId: context.page[selection]), "Delete the selected event?")
         case .char("e"):
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))
@@ -250,7 +216,7 @@ struct AppUI: Sendable, Equatable {
             // The note as it is, to amend (it opened empty: the whole note typed again).
             form.values[0] = context.notes[event] ?? ""
             mode = .form(form)
-        default: return nil
+        default: return moreEventKeys(key, context)
         }
         return .redraw
     }
@@ -262,7 +228,7 @@ struct AppUI: Sendable, Equatable {
             mode = .browse
             return .redraw
         case .char("q"): return .quit
-        case .char("c"), .char("e"), .char("d"):
+        case .char("c"), .char("e"), .char("d"), .char("t"):
             mode = .browse
             guard let row = context.page.firstIndex(of: id) else { return .redraw }
             selection = row
@@ -316,6 +282,9 @@ struct AppUI: Sendable, Equatable {
         case .log: return .log(typeId: chosen.id)
         case .retype(let event): return .retype(eventId: event, typeId: chosen.id)
         case .firstEvent: return .firstEvent(typeName: chosen.name)
+        case .logWithDetails:
+            mode = .form(Form(.logDetails(chosen.id)))
+            return .redraw
         }
     }
 
@@ -329,6 +298,16 @@ struct AppUI: Sendable, Equatable {
         case .backspace:
             if !form.values[form.field].isEmpty { form.values[form.field].removeLast() }
             message = nil
+        case .char("\u{15}"):
+            // Ctrl-U empties the field, as in a shell.
+            form.values[form.field] = ""
+            message = nil
+        case .char("\t"):
+            // Tab is the next field (it went into the field as text).
+            form.field = (form.field + 1) % form.values.count
+        case .char(let c) where c.unicodeScalars.allSatisfy({ CharacterSet.controlCharacters.contains($0) }):
+            // Other control keys are not text (Ctrl-U went into the field, unseen).
+            return nil
         case .char(let c):
             form.values[form.field].append(c)
             // A failure's line goes once the person types again ("at least 8 characters" stayed
@@ -345,19 +324,7 @@ struct AppUI: Sendable, Equatable {
             if form.field + 1 < form.values.count {
                 form.field += 1
             } else if key == .enter {
-                mode = .browse
-                let values = form.values.map { $0.trimmingCharacters(in: .whitespaces) }
-                switch form.kind {
-                // The form stays while the server answers: a refusal leaves what was typed.
-                case .signIn:
-                    mode = .form(form)
-                    return .signIn(email: values[0], password: form.values[1])
-                case .signUp:
-                    mode = .form(form)
-                    return .signUp(email: values[0], password: form.values[1])
-                case .firstType: return .firstType(name: values[0])
-                case .note(let id): return .editNote(eventId: id, note: values[0].isEmpty ? nil : values[0])
-                }
+                return submit(form)
             }
         case .up:
             form.field = max(0, form.field - 1)

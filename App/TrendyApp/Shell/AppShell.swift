@@ -132,7 +132,7 @@ actor AppShell {
         let today = try await ScreenCounts.today(env.store, now: now, calendar: calendar)
         var facts = MainFacts(typeNames: names, recent: recent, today: today)
         switch tab {
-        case .dashboard, .events: break
+        case .dashboard, .events, .types, .places, .account: break
         case .calendar:
             let month = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             facts.month = month

@@ -31,6 +31,12 @@ public enum MainTab: String, CaseIterable, Codable, Sendable {
     case calendar
     /// Counts per type over the last 30 days.
     case analytics
+    /// The event types: add, rename, delete.
+    case types
+    /// The places (geofences) and their visits.
+    case places
+    /// Who is signed in, conflicts, failed changes; sign out, switch account, change password.
+    case account
 
     /// The tab's title.
     var title: String { rawValue.prefix(1).uppercased() + rawValue.dropFirst() }

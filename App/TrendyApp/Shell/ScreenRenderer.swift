@@ -137,6 +137,10 @@ struct Screen {
             lines += f.recent.map { Self.row($0, f, timeZone) }
         case .calendar:
             lines += calendar(f, timeZone)
+        case .types:
+            lines += f.typeNames.values.sorted().map { "  \($0)" }
+        case .places, .account:
+            lines.append("Open `trendy app` for this tab.")
         case .analytics:
             lines.append("Last 30 days")
             if f.perType.isEmpty { lines.append("  nothing logged") }

@@ -1,0 +1,48 @@
+import Foundation
+import TrendyModels
+import TrendyRouting
+
+/// What the core does after the use cases of the later screens: a form closes unless refused,
+/// `u` learns what it takes back, a jump moves the list, switching account opens the sign-in form.
+extension AppCore {
+    mutating func afterward(_ command: AppUI.Command, _ outcome: Outcome) {
+        if command.closesForm, case .form = ui.mode, !outcome.failed { ui.mode = .browse }
+        if command.undoable, !outcome.failed {
+            // The last change made here is what `u` takes back; an undo is not undone in turn.
+            ui.undo = outcome.undo
+        }
+        if let position = outcome.position {
+            ui.tab = .events
+            ui.page = position / AppUI.pageSize
+            ui.selection = position % AppUI.pageSize
+        }
+        if command == .switchAccount, route == .login { ui.mode = .form(AppUI.Form(.signIn)) }
+    }
+}
+
+extension AppUI.Command {
+    /// What the screen says while it waits on the server.
+    var waiting: String {
+        switch self {
+        case .signUp: "Creating your account"
+        case .changePassword: "Changing the password"
+        default: "Signing in"
+        }
+    }
+
+    /// Whether it removes the selected row (the selection moves up one).
+    var deletesRow: Bool {
+        switch self {
+        case .delete, .deleteType, .deletePlace: true
+        default: false
+        }
+    }
+
+    /// Whether what it did can be taken back with `u` (its outcome says how), or it is an undo.
+    var undoable: Bool {
+        switch self {
+        case .log, .logAt, .delete, .retype, .editNote, .retime, .undo: true
+        default: false
+        }
+    }
+}

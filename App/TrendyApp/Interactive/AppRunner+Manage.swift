@@ -1,0 +1,109 @@
+import Foundation
+import TrendyAuth
+import TrendyModels
+import TrendySync
+
+/// The use cases behind the later screens' keys: logging at another time, undo, jumping to a day,
+/// types, places, conflicts, refused changes and the account. Each answers the line to show; a
+/// refusal is `failed` (its form stays as typed).
+extension AppRunner {
+    typealias Outcome = AppCore.Outcome
+
+    /// The events use cases with what `u` needs to take each back.
+    func performEvent(_ command: AppUI.Command) async throws -> Outcome {
+        let actions = EventActions(env: env)
+        switch command {
+        case .log(let typeId):
+            let event = try await actions.log(typeId: typeId)
+            let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
+            return Outcome(message: "Logged \(name).", wrote: true, undo: .unlog(event.id))
+        case .logAt(let typeId, let when, let note):
+            guard let at = time(when) else { return notATime(when) }
+            let event = try await actions.log(typeId: typeId, at: at, note: note)
+            let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
+            return Outcome(
+                message: "Logged \(name) at \(AppHelp.when(at, .current)).", wrote: true, undo: .unlog(event.id))
+        case .delete(let id):
+            let before = try await env.store.event(id: id)?.value
+            try await actions.delete(id)
+            return Outcome(message: "Deleted.", wrote: true, undo: before.map { .relog($0) })
+        case .retype(let id, let typeId): return try await change(id, "Moved.") { $0.eventTypeId = typeId }
+        case .editNote(let id, let note):
+            return try await change(id, note == nil ? "Note cleared." : "Note saved.") { $0.notes = note }
+        case .retime(let id, let when):
+            guard let at = time(when) else { return notATime(when) }
+            if let now = try await env.store.event(id: id)?.value.timestamp,
+                WhenText.typed(now, calendar: ScreenCounts.calendar) == when
+            {
+                // Enter on the time as shown: its seconds stay.
+                return Outcome(message: "The time is as it was.")
+            }
+            return try await change(id, "Now at \(AppHelp.when(at, .current)).") { $0.timestamp = at }
+        case .undo(let undo): return try await self.undo(undo)
+        default: return Outcome()
+        }
+    }
+
+    /// Changes an event; `u` puts back its type, note and time as they were.
+    func change(_ id: UUIDv7, _ done: String, _ edit: (inout Event) -> Void) async throws -> Outcome {
+        let before = try await env.store.event(id: id)?.value
+        guard try await EventActions(env: env).change(id, edit) != nil, let before else {
+            return Outcome(message: "That event is gone.", failed: true)
+        }
+        return Outcome(message: done, wrote: true, undo: .revert(before))
+    }
+
+    func undo(_ undo: AppUI.Undo) async throws -> Outcome {
+        let actions = EventActions(env: env)
+        switch undo {
+        case .unlog(let id):
+            guard try await env.store.event(id: id) != nil else { return Outcome(message: "That event is gone.") }
+            try await actions.delete(id)
+            return Outcome(message: "Took back the log.", wrote: true)
+        case .relog(var event):
+            // A new id: the server remembers the old one as deleted.
+            event.id = env.ids.next()
+            try await env.store.createEvent(event)
+            await env.sync.localWriteHappened()
+            return Outcome(message: "The event is back.", wrote: true)
+        case .revert(let before):
+            let restored = try await actions.change(before.id) {
+                $0.eventTypeId = before.eventTypeId
+                $0.notes = before.notes
+                $0.timestamp = before.timestamp
+            }
+            return Outcome(
+                message: restored == nil ? "That event is gone." : "Change taken back.", wrote: restored != nil)
+        }
+    }
+
+    func time(_ text: String) -> Date? { WhenText.time(text, now: env.now(), calendar: ScreenCounts.calendar) }
+
+    func notATime(_ text: String) -> Outcome {
+        Outcome(message: "“\(text)” is not a time: try now, -2h, yesterday 18:00 or 2026-11-20 09:00.", failed: true)
+    }
+
+    /// Where the list stands at the first event on or before the day `text` names.
+    func jump(_ text: String, filter: UUIDv7?) async throws -> Outcome {
+        let calendar = ScreenCounts.calendar
+        guard let day = WhenText.day(text, now: env.now(), calendar: calendar),
+            let next = calendar.date(byAdding: .day, value: 1, to: day)
+        else {
+            return Outcome(message: "“\(text)” is not a day: try 2026-11-20, yesterday or -7d.", failed: true)
+        }
+        let newer: Int
+        let total: Int
+        if let filter {
+            newer = try await env.store.eventCountsByType(from: next, to: .distantFuture)[filter] ?? 0
+            total = try await env.store.eventCountsByType(from: .distantPast, to: .distantFuture)[filter] ?? 0
+        } else {
+            newer = try await env.store.eventCount(from: next, to: .distantFuture)
+            total = try await env.store.eventCount(from: .distantPast, to: .distantFuture)
+        }
+        guard newer < total else {
+            return Outcome(
+                message: "Nothing on or before \(AppHelp.day(day)): the oldest events.", position: max(0, total - 1))
+        }
+        return Outcome(message: "From \(AppHelp.day(day)) back.", position: newer)
+    }
+}

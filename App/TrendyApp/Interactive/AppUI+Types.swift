@@ -1,0 +1,126 @@
+import Foundation
+import TrendyModels
+
+/// The app's pickers, forms and commands: what the keys of ``AppUI`` produce.
+extension AppUI {
+    /// Why a type is being picked.
+    enum Purpose: Sendable, Equatable {
+        case log
+        case retype(UUIDv7)
+        case firstEvent
+        /// Log with a note, at another time: the form follows.
+        case logWithDetails
+    }
+
+    /// A form: its fields as typed, and which one has the cursor.
+    struct Form: Sendable, Equatable {
+        enum Kind: Sendable, Equatable {
+            case signIn
+            case signUp
+            case firstType
+            case note(UUIDv7)
+            /// A new event of this type: its note and time.
+            case logDetails(UUIDv7)
+            /// The event's time.
+            case time(UUIDv7)
+            case search
+            case jump
+            case newType
+            case renameType(UUIDv7)
+            case newPlace
+            case password
+        }
+
+        var kind: Kind
+        var values: [String]
+        var field = 0
+
+        init(_ kind: Kind) {
+            self.kind = kind
+            values = []
+            values = Array(repeating: "", count: labels.count)
+        }
+
+        /// Whether field `i` is a password (shown as dots).
+        func isSecret(_ i: Int) -> Bool {
+            switch kind {
+            case .signIn, .signUp: i == 1
+            case .password: true
+            default: false
+            }
+        }
+
+        /// The fields' labels.
+        var labels: [String] {
+            switch kind {
+            case .firstType: ["Name"]
+            case .note: ["Note (empty clears it)"]
+            case .logDetails: ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"]
+            case .time: ["When (now, -2h, yesterday 18:00, 2026-11-20 09:00)"]
+            case .search: ["Search notes, places and types (empty shows all)"]
+            case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
+            case .newType: ["Name"]
+            case .renameType: ["New name"]
+            case .newPlace: ["Name", "Where (latitude, longitude)", "Radius in metres", "Event type it logs"]
+            case .password: ["New password (at least 8 characters)", "The new password again"]
+            case .signIn: ["Email", "Password"]
+            // The rules before the first try, not only after a refusal.
+            case .signUp: ["Email", "Password (at least 8 characters)"]
+            }
+        }
+    }
+
+    /// What a key asks the runner to do.
+    enum Command: Sendable, Equatable {
+        case quit
+        case syncNow
+        case log(typeId: UUIDv7)
+        case delete(eventId: UUIDv7)
+        case retype(eventId: UUIDv7, typeId: UUIDv7)
+        case editNote(eventId: UUIDv7, note: String?)
+        case signIn(email: String, password: String)
+        case signUp(email: String, password: String)
+        case onboardingNext
+        case onboardingBack
+        case onboardingSkip
+        case firstType(name: String)
+        case firstEvent(typeName: String)
+        case permissions(allow: Bool)
+        /// An event of the type, at the time as typed (`when`), with a note.
+        case logAt(typeId: UUIDv7, when: String, note: String?)
+        case retime(eventId: UUIDv7, when: String)
+        case undo(Undo)
+        /// The events list from the first event on or before this day (as typed).
+        case jump(String)
+        case createType(name: String)
+        case renameType(UUIDv7, name: String)
+        case deleteType(UUIDv7)
+        case createPlace(name: String, center: String, radius: String, typeName: String)
+        case deletePlace(UUIDv7)
+        case restoreConflict(String)
+        case dismissConflict(String)
+        case retryFailed
+        case signOut
+        /// Sign out, then the sign-in form.
+        case switchAccount
+        case changePassword(String)
+        /// Nothing to do but draw again.
+        case redraw
+
+        /// Whether it creates an account.
+        var isSignUp: Bool {
+            if case .signUp = self { return true }
+            return false
+        }
+    }
+
+    /// What `u` takes back, with what it needs to.
+    enum Undo: Sendable, Equatable {
+        /// Delete the event just logged.
+        case unlog(UUIDv7)
+        /// Log the deleted event again (under a new id: the server remembers the old one as deleted).
+        case relog(Event)
+        /// Put the event's type, note and time back as they were.
+        case revert(Event)
+    }
+}

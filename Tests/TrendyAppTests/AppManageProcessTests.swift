@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import TrendyServer
+import TrendyTestSupport
+
+/// The screens a person looked for and did not find (issue 32), through the real binary: each
+/// judged by what the app draws and by what the CLI then reads from the same install.
+/// (An extension of the serialized `AppProcessTests`, like the other app process tests.)
+extension AppProcessTests {
+    /// The newest frame's text.
+    static func lastFrame(_ app: RunningApp) -> String { app.text.components(separatedBy: "── frame").last ?? "" }
+
+    /// Waits until the newest frame shows `text`.
+    static func shows(_ app: RunningApp, _ text: String, seconds: Double = 15) async -> Bool {
+        await app.waitFor(seconds) { $0.components(separatedBy: "── frame").last?.contains(text) == true }
+    }
+
+    /// Logging with a note at another time, undo, search and a jump to a day on the events list.
+    @Test func logWithANoteAtAnotherTimeUndoSearchAndJump() async throws {
+        let (dir, app) = try await Self.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        app.type("L")
+        #expect(await Self.shows(app, "Log an event of which type?"))
+        app.type("1")
+        app.type("oat milk<down>yesterday 08:15<enter>")
+        #expect(await Self.shows(app, "Logged Coffee at"), "\(Self.lastFrame(app))")
+        let listed = try TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        #expect(listed.contains("oat milk"), "the CLI reads what the app logged")
+        let midnight = Calendar.current.startOfDay(for: Date())
+        let stamp = try #require(
+            (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]])?
+                .first { $0["notes"] as? String == "oat milk" }?["timestamp"] as? String)
+        #expect(try #require(ISO8601DateFormatter.withFractions.date(from: stamp)) < midnight, "yesterday, not now")
+        app.type("u")
+        #expect(await Self.shows(app, "Took back the log."))
+        #expect(!(try TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
+        app.type("2")
+        app.type("/")
+        app.type("no such words<enter>")
+        #expect(await Self.shows(app, "nothing matches: Esc shows all"))
+        app.type("<esc>")
+        #expect(await Self.shows(app, "Events, page 1"))
+        app.type("g")
+        app.type("someday<enter>")
+        #expect(await Self.shows(app, "“someday” is not a day"), "refused, the form stays")
+        app.type("<esc>q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    /// Types made, renamed and deleted after onboarding, a place added, and signing out and in
+    /// again, all inside the app; the CLI agrees.
+    @Test func typesPlacesAndTheAccountInsideTheApp() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let email = "manage-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+        try Self.onboarded(dir, email: email)
+        let d = ["--data-dir", dir.path]
+        let app = try RunningApp(d + ["--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        app.type("5a")
+        app.type("Tea<enter>")
+        #expect(await Self.shows(app, "Added the type Tea."))
+        app.type("jr")
+        app.type("<bs><bs><bs>Chai<enter>")
+        #expect(await Self.shows(app, "Renamed to Chai."), "\(Self.lastFrame(app))")
+        #expect(try TrendyProcess.run(["types"] + d).stdout.contains("Chai"))
+        // The selection stayed on the renamed type (Chai now sorts first); Coffee is the next row.
+        #expect(Self.lastFrame(app).contains("› Chai"))
+        app.type("j")
+        app.type("d")
+        #expect(
+            await Self.shows(app, "Delete the type Coffee and its 1 event?"),
+            "the count, before it goes: \(Self.lastFrame(app))")
+        app.type("n")
+        #expect(await Self.shows(app, "Nothing was changed."))
+        app.type("6a")
+        app.type("Home<down>52.52, 13.405<down><down>Coffee<enter>")
+        #expect(await Self.shows(app, "Added Home"), "\(Self.lastFrame(app))")
+        #expect(try TrendyProcess.run(["geofence", "list"] + d).stdout.contains("Home"))
+        app.type("7")
+        #expect(await Self.shows(app, "Signed in as \(email)"), "\(Self.lastFrame(app))")
+        app.type("o")
+        #expect(await Self.shows(app, "Sign out?"))
+        app.type("y")
+        #expect(await app.waitForScreen("login"))
+        app.type("u")
+        #expect(await Self.shows(app, "Password (at least 8 characters)"), "a new account from the sign-in screen")
+        app.type("<esc><enter>")
+        app.type("\(email)<enter>password-1<enter>")
+        #expect(await Self.shows(app, "Signed in as \(email)."), "signed in again: \(Self.lastFrame(app))")
+        #expect(await app.waitFor { RunningApp.screens($0).last == "dashboard" }, "the account's dashboard")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
+    /// A conflict on the account tab in words — what, kept and lost, by "this device" or
+    /// "another device", no JSON or hex ids — and restored with r.
+    @Test func aConflictIsShownInWordsAndRestoredInTheApp() async throws {
+        try await AuthCLITests.withServer { server in
+            let conflicts = ConflictCLITests()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
+            let id = try await conflicts.twoDevices(server, a, b)
+            let cli = conflicts.cli
+            for step in [["next", "--type", "Coffee"], ["next", "--log", "Coffee"], ["skip"], ["next"]] {
+                #expect(try await cli.trendy(["onboarding"] + step, b, server).status == 0)
+            }
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "from A"], a, server).status == 0)
+            #expect(try await cli.trendy(["events", "edit", id, "--note", "from B"], b, server).status == 0)
+            try await conflicts.sync(a, server)
+            try await conflicts.sync(b, server)
+            let app = try RunningApp([
+                "--data-dir", b.path, "--api-url", server.baseURL.absoluteString, "--sync-interval", "0",
+            ])
+            #expect(await app.waitForScreen("dashboard"), "\(app.text)")
+            app.type("7")
+            #expect(await Self.shows(app, "Coffee, "), "\(Self.lastFrame(app))")
+            let frame = Self.lastFrame(app)
+            #expect(frame.contains("its note") && frame.contains("kept: “from B” (this device"))
+            #expect(frame.contains("lost: “from A” (another device"))
+            #expect(!frame.contains("\"from A\""), "no JSON")
+            app.type("r")
+            #expect(await Self.shows(app, "Restored: the value that lost is current again."))
+            #expect(await Self.shows(app, "No conflicts."))
+            app.type("q")
+            #expect(await app.exitStatus() == 0)
+            #expect(try await conflicts.event(id, b, server)?["notes"] as? String == "from A")
+        }
+    }
+}
+
+extension ISO8601DateFormatter {
+    /// Reads `2026-11-26T08:15:00.000Z`.
+    static var withFractions: ISO8601DateFormatter {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+import TrendyRouting
+import TrendySync
+
+@testable import TrendyApp
+
+/// The later screens without a terminal (issue 32): logging with a note at another time, undo,
+/// search, jumping to a day, the types, places and account tabs, conflicts in words, and times as
+/// a person types them.
+@Suite struct AppManageTests {
+    static let ids = UUIDv7Generator()
+    static let coffee = EventType(id: ids.next(), name: "Coffee")
+    static let tea = EventType(id: ids.next(), name: "Tea")
+    static let page = (0..<3).map { _ in ids.next() }
+
+    func context(rows: [String] = [], unsent: Int = 0) -> AppUI.Context {
+        AppUI.Context(
+            route: .authenticated, types: [Self.coffee, Self.tea], page: Self.page, hasMore: false, rows: rows,
+            names: [Self.coffee.id.description: "Coffee"], counts: [Self.coffee.id.description: 40], unsent: unsent)
+    }
+
+    /// `keys` typed one after the other; the last command.
+    @discardableResult func type(_ keys: [Key], _ ui: inout AppUI, _ context: AppUI.Context) -> AppUI.Command? {
+        var last: AppUI.Command?
+        for key in keys { last = ui.handle(key, context) }
+        return last
+    }
+
+    func chars(_ text: String) -> [Key] { text.map { .char($0) } }
+
+    static let utc: Calendar = {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = TimeZone(identifier: "UTC")!
+        return c
+    }()
+
+    @Test func timesAndDaysAsAPersonTypesThem() {
+        let now = ISO8601.parse("2026-11-26T17:20:30Z")!
+        func time(_ text: String) -> String? {
+            WhenText.time(text, now: now, calendar: Self.utc).map { ISO8601.format($0) }
+        }
+        #expect(time("") == ISO8601.format(now) && time("now") == ISO8601.format(now))
+        #expect(time("-2h") == "2026-11-26T15:20:30.000Z")
+        #expect(time("30m ago") == "2026-11-26T16:50:30.000Z" && time("- 1d") == "2026-11-25T17:20:30.000Z")
+        #expect(time("yesterday 18:00") == "2026-11-25T18:00:00.000Z")
+        #expect(time("9:05") == "2026-11-26T09:05:00.000Z", "a time alone is today's")
+        #expect(time("2026-11-20") == "2026-11-20T00:00:00.000Z")
+        #expect(time("2026-11-20 09:00") == "2026-11-20T09:00:00.000Z")
+        #expect(time("2026-11-20T09:00:00Z") == "2026-11-20T09:00:00.000Z")
+        for bad in ["2026-02-30", "25:00", "9:5", "nyesterday", "tomorrow 8:00", "-2x", "2026-11-20 09:00 x"] {
+            #expect(time(bad) == nil, "\(bad)")
+        }
+        #expect(
+            WhenText.day("-7d", now: now, calendar: Self.utc).map { ISO8601.format($0) } == "2026-11-19T00:00:00.000Z")
+        #expect(WhenText.typed(now, calendar: Self.utc) == "2026-11-26 17:20")
+    }
+
+    @Test func loggingWithANoteAtAnotherTimeKeepsTheFormUntilItIsAccepted() {
+        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
+        core.context = context()
+        _ = core.handle(.key(.char("L")))
+        #expect(core.ui.mode == .pickType(.logWithDetails))
+        _ = core.handle(.key(.char("1")))
+        for key in chars("oat milk") + [.char("\t")] + chars("yesterday 8:15") { _ = core.handle(.key(key)) }
+        let command = AppUI.Command.logAt(typeId: Self.coffee.id, when: "yesterday 8:15", note: "oat milk")
+        #expect(core.handle(.key(.enter)).contains { if case .perform(command) = $0 { true } else { false } })
+        let refused = AppCore.Outcome(message: "not a time", failed: true)
+        _ = core.handle(.performed(command, refused, route: .authenticated))
+        guard case .form(let form) = core.ui.mode else {
+            Issue.record("a refused time keeps the form")
+            return
+        }
+        #expect(form.values == ["oat milk", "yesterday 8:15"])
+        let logged = AppUI.Undo.unlog(Self.page[0])
+        _ = core.handle(
+            .performed(command, AppCore.Outcome(message: "Logged", wrote: true, undo: logged), route: .authenticated))
+        #expect(core.ui.mode == .browse && core.ui.undo == logged, "accepted: the form closes, u can take it back")
+        #expect(core.ui.handle(.char("u"), core.context) == .undo(logged) && core.ui.undo == nil)
+        #expect(core.ui.handle(.char("u"), core.context) == .redraw && core.ui.message == "Nothing to undo.")
+    }
+
+    @Test func formsTakeCtrlUAndTabAndNoOtherControlKey() {
+        var ui = AppUI()
+        ui.tab = .events
+        type([.char("c")], &ui, context())
+        type(chars("abc") + [.char("\u{15}")] + chars("x") + [.char("\u{01}")], &ui, context())
+        #expect(ui.mode == .form(AppUI.Form(.note(Self.page[0])).with(values: ["x"])))
+        var sign = AppUI()
+        #expect(type([.char("u")], &sign, AppUI.Context(route: .login, types: [], page: [], hasMore: false)) == .redraw)
+        #expect(sign.mode == .form(AppUI.Form(.signUp)), "a new account from the sign-in screen")
+        type(chars("a@b.c") + [.char("\t")], &sign, AppUI.Context(route: .login, types: [], page: [], hasMore: false))
+        guard case .form(let form) = sign.mode else { return }
+        #expect(form.field == 1 && form.values[0] == "a@b.c" && form.isSecret(1) && !form.isSecret(0))
+    }
+
+    @Test func searchJumpAndTimeOnTheEventsList() {
+        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
+        core.context = context()
+        core.context.times = [Self.page[0]: ISO8601.parse("2026-11-20T09:05:00Z")!]
+        core.ui.calendar = Self.utc
+        core.ui.page = 2
+        _ = core.handle(.key(.char("/")))
+        for key in chars("sam") + [.enter] { _ = core.handle(.key(key)) }
+        #expect(core.ui.query == "sam" && core.ui.page == 0 && core.ui.mode == .browse)
+        _ = core.handle(.key(.escape))
+        #expect(core.ui.query == nil, "Esc shows every event again")
+        _ = core.handle(.key(.char("t")))
+        #expect(core.ui.mode == .form(AppUI.Form(.time(Self.page[0])).with(values: ["2026-11-20 09:05"])))
+        _ = core.handle(.key(.escape))
+        _ = core.handle(.key(.char("g")))
+        for key in chars("2026-11-01") { _ = core.handle(.key(key)) }
+        _ = core.handle(.key(.enter))
+        _ = core.handle(
+            .performed(.jump("2026-11-01"), AppCore.Outcome(message: "From", position: 23), route: .authenticated))
+        #expect(core.ui.page == 2 && core.ui.selection == 3 && core.ui.mode == .browse)
+    }
+
+    @Test func typesPlacesAndAccountAskBeforeTheyDelete() {
+        var ui = AppUI()
+        ui.tab = .types
+        let types = context(rows: [Self.coffee.id.description, Self.tea.id.description])
+        type([.char("d")], &ui, types)
+        #expect(ui.mode == .confirm(.deleteType(Self.coffee.id), "Delete the type Coffee and its 40 events?"))
+        #expect(type([.char("y")], &ui, types) == .deleteType(Self.coffee.id))
+        type([.char("r")], &ui, types)
+        #expect(ui.mode == .form(AppUI.Form(.renameType(Self.coffee.id)).with(values: ["Coffee"])))
+        #expect(
+            type([.escape, .char("j"), .enter], &ui, types) == .redraw && ui.tab == .events && ui.filter == Self.tea.id)
+
+        var places = AppUI()
+        places.tab = .places
+        let place = Self.ids.next()
+        type([.char("d")], &places, context(rows: [place.description]))
+        #expect(type([.char("n")], &places, context(rows: [place.description])) == .redraw)
+        #expect(places.message == "Nothing was changed.", "any key but y keeps it")
+
+        var account = AppUI()
+        account.tab = .account
+        #expect(type([.char("j"), .char("r")], &account, context(rows: ["c1", "c2"])) == .restoreConflict("c2"))
+        #expect(type([.char("x")], &account, context(rows: ["c1", "c2"])) == .dismissConflict("c2"))
+        type([.char("o")], &account, context(unsent: 3))
+        guard case .confirm(.signOut, let question) = account.mode else {
+            Issue.record("signing out asks first")
+            return
+        }
+        #expect(question.contains("3 change(s) not sent yet"))
+        account.mode = .browse
+        type([.char("p")] + chars("password-1") + [.enter] + chars("password-2") + [.enter], &account, context())
+        #expect(account.message == "The two passwords differ.")
+        #expect(type(chars("password-1") + [.enter], &account, context()) == .changePassword("password-1"))
+    }
+
+    @Test func switchingAccountOpensTheSignInFormAndPasswordsWaitInTheBackground() {
+        var core = AppCore(route: .authenticated, tab: .account, banner: "", plain: true, links: [])
+        _ = core.handle(.performed(.switchAccount, AppCore.Outcome(message: "Signed out."), route: .login))
+        #expect(core.route == .login && core.ui.mode == .form(AppUI.Form(.signIn)))
+        var busy = AppCore(route: .authenticated, tab: .account, banner: "", plain: true, links: [])
+        busy.ui.mode = .form(AppUI.Form(.password).with(values: ["password-1", "password-1"], field: 1))
+        let effects = busy.handle(.key(.enter))
+        #expect(effects.contains { if case .performInBackground(.changePassword) = $0 { true } else { false } })
+        #expect(busy.ui.message == "Changing the password… (Esc cancels)")
+    }
+
+    @Test func aConflictInWords() {
+        var data = AppViewData()
+        data.types = [Self.coffee, Self.tea]
+        data.account.deviceId = "mine"
+        let event = Self.ids.next().description
+        data.subjects[event] = "Coffee, Thu 26 Nov 2026 17:24"
+        let at = ISO8601.parse("2026-11-26T17:24:00Z")!
+        let field = SyncConflict(
+            id: "c1", kind: .field, entityType: .event, entityId: event, field: "event_type_id",
+            keptValue: "\"\(Self.tea.id)\"", lostValue: "\"\(Self.coffee.id)\"", keptBy: "mine", keptAt: at,
+            lostBy: "9f8e7d6c5b4a39281706f5e4d3c2b1a0", lostAt: at, detectedAt: at)
+        let words = AppTabs.conflict(field, data, TimeZone(identifier: "UTC")!)
+        #expect(words[0] == "Coffee, Thu 26 Nov 2026 17:24: its type")
+        #expect(words[1] == "kept: Tea (this device, Thu 26 Nov 2026 17:24)")
+        #expect(words[2] == "lost: Coffee (another device, Thu 26 Nov 2026 17:24)", "no hex device id, no JSON")
+        var deleted = field
+        deleted.kind = .deleted
+        deleted.lostValue = #"{"notes":"oat milk","timestamp":"2026-11-26T08:00:00Z"}"#
+        let gone = AppTabs.conflict(deleted, data, TimeZone(identifier: "UTC")!)
+        #expect(
+            gone[1] == "lost edits: note “oat milk”, time Thu 26 Nov 2026 08:00 (another device, Thu 26 Nov 2026 17:24)"
+        )
+    }
+
+    @Test func theHelpScreenFitsEightyColumns() {
+        for line in AppHelp.lines { #expect(line.count <= 76, "\(line)") }
+    }
+}
+
+extension AppUI.Form {
+    /// This form with `values` typed and the cursor on `field`.
+    func with(values: [String], field: Int = 0) -> AppUI.Form {
+        var form = self
+        form.values = values
+        form.field = field
+        return form
+    }
+}
