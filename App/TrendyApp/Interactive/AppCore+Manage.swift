@@ -30,6 +30,14 @@ extension AppUI.Command {
         }
     }
 
+    /// Whether it signs in (or up).
+    var signsIn: Bool {
+        switch self {
+        case .signIn, .signUp: true
+        default: false
+        }
+    }
+
     /// Whether it removes the selected row (the selection moves up one).
     var deletesRow: Bool {
         switch self {

@@ -137,6 +137,8 @@ struct AppCore: Sendable {
     var lastText = ""
     /// What the screen last showed (a banner change is drawn from it).
     var lastData: AppViewData?
+    /// A sign-in's line, to say on the screen routing moves to next.
+    var arrivalMessage: String?
 
     init(route: AppRoute, tab: MainTab, banner: String, plain: Bool, links: [DeepLink]) {
         self.route = route
@@ -298,8 +300,11 @@ struct AppCore: Sendable {
         var effects: [Effect] = []
         if next != route { effects += moved(to: next) }
         if let message = outcome.message { ui.message = message }
-        if case .signIn = command, next == route { keepFormForAnotherTry() }
-        if case .signUp = command, next == route { keepFormForAnotherTry() }
+        if command.signsIn, next == route {
+            // Refused: the form stays. Accepted before routing moved: its line is said on arrival
+            // (the route's move, just after, cleared it).
+            if outcome.failed { keepFormForAnotherTry() } else { arrivalMessage = outcome.message }
+        }
         afterward(command, outcome)
         if outcome.wrote {
             if command.deletesRow { ui.selection = max(0, ui.selection - 1) }
@@ -325,12 +330,12 @@ struct AppCore: Sendable {
         let arrived = next == .authenticated && route != .authenticated
         route = next
         // Another screen: the last one's line and form go (a refusal stayed through the rest of
-        // onboarding).
-        ui.message = nil
+        // onboarding); a sign-in's own line is said there.
+        ui.message = arrivalMessage
+        arrivalMessage = nil
         ui.mode = .browse
         var effects: [Effect] = [.log("Route changed", ["to": next.description])]
         guard arrived else { return effects }
-        ui.message = nil
         // Signed in again after switching account: that account's dashboard, not the last one's tab.
         if ui.tab == .account { ui.tab = .dashboard }
         awaitingFirstPass = true

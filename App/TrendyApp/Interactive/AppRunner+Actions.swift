@@ -123,7 +123,7 @@ extension AppRunner {
                 let answer = await env.reachability.check()
                 guard case .reachable = answer else {
                     return AppCore.Outcome(
-                        message: "Not signed in: \(answer.explanation ?? "the server did not answer").")
+                        message: "Not signed in: \(answer.explanation ?? "the server did not answer").", failed: true)
                 }
                 try Task.checkCancellation()
                 let session: AuthSession
@@ -134,7 +134,7 @@ extension AppRunner {
                         session = try await env.auth.signIn(email: email, password: password)
                     }
                 } catch {
-                    return AppCore.Outcome(message: error.description)
+                    return AppCore.Outcome(message: error.description, failed: true)
                 }
                 try await claimLocalData(env, for: session)
                 return AppCore.Outcome(message: "Signed in as \(session.user.email).")
