@@ -216,11 +216,19 @@ import TrendyRouting
         #expect(ui.handle(.char("u"), context(.onboarding(.auth))) == .redraw)
         #expect(ui.mode == .form(AppUI.Form(.signUp)))
         _ = ui.handle(.escape, context(.onboarding(.auth)))
-        _ = ui.handle(.enter, context(.onboarding(.createEventType)))
+        // Types already there are offered: Enter keeps them, n makes another.
+        #expect(ui.handle(.enter, context(.onboarding(.createEventType))) == .onboardingNext)
+        let none = AppUI.Context(route: .onboarding(.createEventType), types: [], page: [], hasMore: false)
+        #expect(ui.handle(.enter, none) == .redraw && ui.mode == .form(AppUI.Form(.firstType)))
+        _ = ui.handle(.escape, none)
+        _ = ui.handle(.char("n"), context(.onboarding(.createEventType)))
         for c in "Tea" { _ = ui.handle(.char(c), context(.onboarding(.createEventType))) }
         #expect(ui.handle(.enter, context(.onboarding(.createEventType))) == .firstType(name: "Tea"))
         _ = ui.handle(.enter, context(.onboarding(.logFirstEvent)))
         #expect(ui.handle(.char("1"), context(.onboarding(.logFirstEvent))) == .firstEvent(typeName: "Coffee"))
+        var logged = context(.onboarding(.logFirstEvent))
+        logged.hasEvents = true
+        #expect(ui.handle(.enter, logged) == .onboardingNext, "events already there: Enter goes on")
         #expect(ui.handle(.char("a"), context(.onboarding(.permissions))) == .permissions(allow: true))
         #expect(ui.handle(.char("s"), context(.onboarding(.permissions))) == .onboardingSkip)
         #expect(ui.handle(.char("b"), context(.onboarding(.permissions))) == .onboardingBack)

@@ -81,6 +81,11 @@ struct ConflictCLITests {
                 #expect(kept.first?["lost_value"] as? String == "\"from A\"")
                 #expect(kept.first?["kept_value"] as? String == "\"from B\"")
             }
+            // In words (issue 32): what, the field, the values, "this device" — no JSON, no hex device id.
+            let human = try await cli.trendy(["conflicts"], a, server).stdout
+            #expect(human.contains("Coffee, ") && human.contains("its note"), "\(human)")
+            #expect(human.contains("lost: “from A” (this device") && human.contains("kept: “from B” (another device"))
+            #expect(!human.contains("\"from A\""), "\(human)")
             let status = try await cli.trendy(["status", "--json"], a, server)
             #expect((cli.json(status) as? [String: Any])?["conflicts"] as? Int == 1)
             #expect(try await cli.trendy(["status"], a, server).stdout.contains("1 conflict"))

@@ -23,23 +23,20 @@ struct ConflictsCommand: AsyncParsableCommand {
             try await CommandRunner(global).run { env, out in
                 let conflicts = try await env.store.conflicts(includeClosed: all)
                 if conflicts.isEmpty { out.line(all ? "No conflicts." : "No open conflicts.") }
-                for stored in conflicts { out.line(Self.describe(stored)) }
+                let words = try await ConflictWords.load(env.store, ids: conflicts.map(\.conflict.entityId))
+                for stored in conflicts { out.line(Self.describe(stored, words)) }
                 out.document(conflicts.map(ConflictReport.init))
             }
         }
 
-        static func describe(_ stored: StoredConflict) -> String {
-            let c = stored.conflict
-            let state = stored.state == .open ? "" : " [\(stored.state.rawValue)]"
-            let what = "\(c.entityType.rawValue) \(c.entityId)"
-            switch c.kind {
-            case .field:
-                return "\(c.id)\(state)  \(what)  \(c.field ?? "?"): kept \(c.keptValue ?? "null") (from \(c.keptBy)), "
-                    + "lost \(c.lostValue) (from \(c.lostBy), \(TrendyJSON.formatDate(c.lostAt)))"
-            case .deleted:
-                return "\(c.id)\(state)  \(what)  deleted by \(c.keptBy) at \(TrendyJSON.formatDate(c.keptAt)); "
-                    + "lost edits \(c.lostValue) (from \(c.lostBy))"
-            }
+        /// One conflict in words, after its id (what `restore` and `dismiss` take); `--json` has
+        /// every field as stored.
+        static func describe(_ stored: StoredConflict, _ words: ConflictWords) -> String {
+            let state =
+                stored.state == .open ? "" : " [\(stored.state.rawValue.replacingOccurrences(of: "_", with: " "))]"
+            let lines = words.lines(stored.conflict)
+            return "\(stored.conflict.id)\(state)  \(lines[0])\n"
+                + lines.dropFirst().map { "    \($0)" }.joined(separator: "\n")
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrendyAPI
 import TrendyModels
 import TrendySync
 
@@ -48,7 +49,8 @@ extension SyncCommand {
                     if let error = c.lastError { line += ", last error: \(error)" }
                     out.line(line)
                 }
-                for stored in x.conflicts { out.line("  conflict " + ConflictsCommand.List.describe(stored)) }
+                let words = try await ConflictWords.load(env.store, ids: x.conflicts.map(\.conflict.entityId))
+                for stored in x.conflicts { out.line("  conflict " + ConflictsCommand.List.describe(stored, words)) }
                 out.line("  next: \(x.nextStep)")
                 out.document(x)
             }

@@ -381,7 +381,8 @@ struct AppCore: Sendable {
             notes: Dictionary(
                 data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }),
             rows: data.rows(ui.tab), names: data.rowNames, counts: data.typeCounts, unsent: data.account.unsent,
-            times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }))
+            times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }),
+            hasEvents: data.onboarding.eventCount > 0)
         lastData = data
         return render(data)
     }

@@ -100,22 +100,9 @@ extension AppRunner {
             data.conflicts = try await store.conflicts(includeClosed: false)
             data.failed = try await store.failedChanges()
             let ids = data.conflicts.map(\.conflict.entityId) + data.failed.map(\.entityId)
-            for id in Set(ids) { data.subjects[id] = try await subject(id, data) }
+            data.subjects = try await ConflictWords.load(store, ids: ids).subjects
         case .dashboard, .events, .calendar, .analytics: break
         }
         data.account.unsent = try await store.outboxCounts().pending
-    }
-
-    /// What an entity is, in words: "Coffee, Wed 2 Dec 2026 09:05", "The type Coffee", "The place Gym".
-    func subject(_ id: String, _ data: AppViewData) async throws -> String? {
-        guard let uuid = UUIDv7(id) else { return nil }
-        if let event = try await env.store.event(id: uuid)?.value {
-            return "\(data.typeNames[event.eventTypeId] ?? "An event"), \(AppHelp.when(event.timestamp, .current))"
-        }
-        if let type = data.typeNames[uuid] { return "The type \(type)" }
-        if let place = try await env.store.geofences().first(where: { $0.value.id == uuid }) {
-            return "The place \(place.value.name)"
-        }
-        return nil
     }
 }

@@ -188,8 +188,12 @@ enum AppScreens {
         switch step {
         case .welcome: keys = ["Enter start", "q quit"]
         case .auth: keys = ["u sign up", "l sign in", "b back", "q quit"]
-        case .createEventType: keys = ["Enter name it", "q quit"]
-        case .logFirstEvent: keys = ["Enter choose a type", "b back", "q quit"]
+        case .createEventType:
+            keys = data.types.isEmpty ? ["Enter name it", "q quit"] : ["Enter keep them", "n a new type", "q quit"]
+        case .logFirstEvent:
+            keys =
+                data.onboarding.eventCount > 0
+                ? ["Enter go on", "n log one more", "b back", "q quit"] : ["Enter choose a type", "b back", "q quit"]
         case .permissions: keys = ["a allow all", "s not now", "b back", "q quit"]
         case .finish: keys = ["Enter finish", "q quit"]
         }

@@ -90,66 +90,12 @@ enum AppTabs {
         return (lines, keys)
     }
 
-    /// A conflict in words: what it is about, then what was kept and what lost, by whom and when.
+    /// A conflict in words (``ConflictWords``), with what the account tab read.
     static func conflict(_ c: SyncConflict, _ data: AppViewData, _ timeZone: TimeZone) -> [String] {
-        let subject = data.subjects[c.entityId] ?? "A \(c.entityType.rawValue.replacingOccurrences(of: "_", with: " "))"
-        let kept = "\(device(c.keptBy, data)), \(AppHelp.when(c.keptAt, timeZone))"
-        let lost = "\(device(c.lostBy, data)), \(AppHelp.when(c.lostAt, timeZone))"
-        switch c.kind {
-        case .field:
-            let field = fieldName(c.field ?? "?")
-            return [
-                "\(subject): its \(field)",
-                "kept: \(value(c.keptValue, c.field, data, timeZone)) (\(kept))",
-                "lost: \(value(c.lostValue, c.field, data, timeZone)) (\(lost))",
-            ]
-        case .deleted:
-            return ["\(subject): deleted (\(kept))", "lost edits: \(edits(c.lostValue, data, timeZone)) (\(lost))"]
-        }
-    }
-
-    static func device(_ id: String, _ data: AppViewData) -> String {
-        id == data.account.deviceId ? "this device" : "another device"
-    }
-
-    static func fieldName(_ field: String) -> String {
-        switch field {
-        case "notes": "note"
-        case "event_type_id", "entry_event_type_id": "type"
-        case "timestamp": "time"
-        case "end_date": "end time"
-        default: field.replacingOccurrences(of: "_", with: " ")
-        }
-    }
-
-    /// A JSON value in words: text as it is, a type's id as its name, a time as a time.
-    static func value(_ json: String?, _ field: String?, _ data: AppViewData, _ timeZone: TimeZone) -> String {
-        guard let json,
-            let parsed = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: .fragmentsAllowed)
-        else { return json.map { "“\($0)”" } ?? "nothing" }
-        switch parsed {
-        case is NSNull: return "nothing"
-        case let text as String:
-            if let id = UUIDv7(text), let name = data.typeNames[id] { return name }
-            if field == "timestamp" || field == "end_date", let date = TrendyJSON.parseDate(text) {
-                return AppHelp.when(date, timeZone)
-            }
-            return "“\(text)”"
-        case let number as NSNumber: return number.stringValue
-        default: return json
-        }
-    }
-
-    /// A deleted entity's lost edits ({"notes": "x"}) as "note “x”".
-    static func edits(_ json: String, _ data: AppViewData, _ timeZone: TimeZone) -> String {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] else {
-            return json
-        }
-        return object.keys.sorted().map { key in
-            let raw = (try? JSONSerialization.data(withJSONObject: object[key] ?? NSNull(), options: .fragmentsAllowed))
-                .map { String(decoding: $0, as: UTF8.self) }
-            return "\(fieldName(key)) \(value(raw, key, data, timeZone))"
-        }.joined(separator: ", ")
+        ConflictWords(
+            typeNames: data.typeNames, subjects: data.subjects, deviceId: data.account.deviceId, timeZone: timeZone
+        )
+        .lines(c)
     }
 
     static func undoLabel(_ undo: AppUI.Undo) -> String {

@@ -43,6 +43,8 @@ struct AppUI: Sendable, Equatable {
         var unsent = 0
         /// The times of the page's events (a time is amended, not typed again).
         var times: [UUIDv7: Date] = [:]
+        /// The account holds events (onboarding offers them instead of asking for a first one).
+        var hasEvents = false
     }
 
     var tab: MainTab = .dashboard
@@ -343,10 +345,13 @@ struct AppUI: Sendable, Equatable {
         case (.auth, .char("l")):
             mode = .form(Form(.signIn))
             return .redraw
-        case (.createEventType, .enter):
+        case (.createEventType, .enter) where !context.types.isEmpty, (.logFirstEvent, .enter) where context.hasEvents:
+            // The account has some already (another device, an import): they are offered, not asked for again.
+            return .onboardingNext
+        case (.createEventType, .enter), (.createEventType, .char("n")):
             mode = .form(Form(.firstType))
             return .redraw
-        case (.logFirstEvent, .enter):
+        case (.logFirstEvent, .enter), (.logFirstEvent, .char("n")):
             mode = .pickType(.firstEvent)
             pick = 0
             return .redraw

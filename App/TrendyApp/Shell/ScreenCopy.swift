@@ -19,8 +19,12 @@ enum ScreenCopy {
         case .auth:
             return ["Create your account, or sign in to an existing one."]
         case .createEventType:
-            return ["What do you want to track? Create your first event type."]
+            guard !f.typeNames.isEmpty else { return ["What do you want to track? Create your first event type."] }
+            // Types already there (another device, an import) are offered, not asked for again.
+            let more = f.typeNames.count > 3 ? " and \(f.typeNames.count - 3) more" : ""
+            return ["You already track \(f.typeNames.prefix(3).joined(separator: ", "))\(more)."]
         case .logFirstEvent:
+            guard f.eventCount == 0 else { return ["You have \(f.eventCount) event(s) already."] }
             let types = f.typeNames.isEmpty ? "" : " (your types: \(f.typeNames.prefix(3).joined(separator: ", ")))"
             return ["Log your first event\(types)."]
         case .permissions:
