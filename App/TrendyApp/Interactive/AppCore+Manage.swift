@@ -18,6 +18,14 @@ extension AppCore {
         }
         if command == .switchAccount, route == .login { ui.mode = .form(AppUI.Form(.signIn)) }
     }
+
+    /// Signing in or up was refused: the form stays with the email, the password to type again.
+    mutating func keepFormForAnotherTry() {
+        guard case .form(var form) = ui.mode, form.values.count > 1 else { return }
+        form.values[1] = ""
+        form.field = 1
+        ui.mode = .form(form)
+    }
 }
 
 extension AppUI.Command {

@@ -315,14 +315,6 @@ struct AppCore: Sendable {
         return effects
     }
 
-    /// Signing in or up was refused: the form stays with the email, the password to type again.
-    mutating func keepFormForAnotherTry() {
-        guard case .form(var form) = ui.mode, form.values.count > 1 else { return }
-        form.values[1] = ""
-        form.field = 1
-        ui.mode = .form(form)
-    }
-
     /// The route moved. Signed in and onboarded just now (here, or in another terminal): a pass
     /// at once — the dashboard used to say "Sync failed: not signed in" beside "No events yet"
     /// until the interval — and links wait for its download.
