@@ -84,11 +84,19 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
     }
 
     /// Checks every field and reports all problems at once.
+    /// The times an event may have: from 1800-01-01 up to, not including, 3000-01-01 (UTC).
+    public static let years = Date(timeIntervalSince1970: -5_364_662_400)..<Date(timeIntervalSince1970: 32_503_680_000)
+
     public func validate() throws(ValidationError) {
         var c = IssueCollector("Event")
         c.check(timestamp.timeIntervalSince1970.isFinite, "timestamp", "must be a valid date")
+        // Years every store and every ISO-8601 writer on the way agree on: a year-1 event was sent
+        // as "0000-12-30" (the Julian calendar before 1582), refused by the server, and could no
+        // longer be read back here; counts end at `distantFuture` (year 4001).
+        c.check(Self.years.contains(timestamp), "timestamp", "must be between the years 1800 and 2999")
         if let endDate {
             c.check(endDate >= timestamp, "end_date", "must not be before timestamp")
+            c.check(Self.years.contains(endDate), "end_date", "must be between the years 1800 and 2999")
         }
         if let notes {
             c.check(notes.count <= 10_000, "notes", "must be at most 10000 characters")

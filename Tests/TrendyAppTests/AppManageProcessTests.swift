@@ -35,6 +35,19 @@ extension AppProcessTests {
         #expect(await Self.shows(app, "Took back the log."))
         #expect(!(try TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
         app.type("2")
+        // An undo never overwrites a change made since (outside attack: another terminal's note went).
+        app.type("c")
+        app.type("mine<enter>")
+        #expect(await Self.shows(app, "Note saved."))
+        let json = try TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        let mine = try #require(
+            (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?
+                .first { $0["notes"] as? String == "mine" }?["id"] as? String)
+        #expect(try TrendyProcess.run(["events", "edit", mine, "--note", "theirs"] + d).status == 0)
+        #expect(await Self.shows(app, "theirs"), "another terminal's note shows")
+        app.type("u")
+        #expect(await Self.shows(app, "Not undone: that event was changed since"))
+        #expect(try TrendyProcess.run(["events", "list"] + d).stdout.contains("theirs"), "nothing was overwritten")
         app.type("/")
         app.type("no such words<enter>")
         #expect(await Self.shows(app, "nothing matches: Esc shows all"))

@@ -74,7 +74,7 @@ import TrendySync
             return
         }
         #expect(form.values == ["oat milk", "yesterday 8:15"])
-        let logged = AppUI.Undo.unlog(Self.page[0])
+        let logged = AppUI.Undo.unlog(Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date()))
         _ = core.handle(
             .performed(command, AppCore.Outcome(message: "Logged", wrote: true, undo: logged), route: .authenticated))
         #expect(core.ui.mode == .browse && core.ui.undo == logged, "accepted: the form closes, u can take it back")
@@ -186,6 +186,50 @@ import TrendySync
         #expect(
             gone[1] == "lost edits: note “oat milk”, time Thu 26 Nov 2026 08:00 (another device, Thu 26 Nov 2026 17:24)"
         )
+    }
+
+    /// Issue 32: with --plain, a keystroke in a form is announced as its field alone — a password
+    /// as a count — not as the whole screen read again.
+    @Test func aScreenReaderHearsOnlyTheFieldTypedInto() {
+        var core = AppCore(route: .login, tab: .dashboard, banner: "", plain: true, links: [])
+        func said(_ key: Key) -> String? {
+            _ = core.handle(.key(key))
+            for effect in core.handle(.read(AppViewData())) {
+                if case .paint(_, _, _, _, let text) = effect { return text }
+            }
+            return nil
+        }
+        _ = core.handle(.read(AppViewData()))
+        #expect(said(.enter)?.contains("Sign in") == true, "a new form: the whole screen")
+        #expect(said(.char("a")) == "Email: a")
+        #expect(said(.enter)?.contains("Password") == true, "another field: the whole screen")
+        #expect(said(.char("x")) == "Password: 1 character")
+        #expect(said(.char("y")) == "Password: 2 characters", "never the password itself")
+        #expect(said(.backspace) == "Password: 1 character")
+    }
+
+    /// Outside attack: at 50 columns a question lost its "y: yes" and tabs 6 and 7; at 30×10 the
+    /// selected row and "Delete …? y" were hidden, so y deleted what could not be seen.
+    @Test func aSmallWindowWrapsLongLinesAndKeepsTheCursorAndTheQuestion() {
+        let question = "│ Sign out? 3 change(s) not sent yet stay here and go out when you sign in again. y: yes"
+        let wrapped = Terminal.wrapping(question, columns: 50)
+        #expect(wrapped.count == 2 && wrapped.allSatisfy { Terminal.fitting($0, columns: 50) == $0 })
+        #expect(wrapped.joined(separator: " ").replacingOccurrences(of: "│     ", with: "").contains("again. y: yes"))
+        #expect(wrapped[1].hasPrefix("│     "), "inside the frame, indented")
+        #expect(Terminal.wrapping("└" + String(repeating: "─", count: 80), columns: 50).count == 1, "a rule is cut")
+        #expect(Terminal.wrapping("│ 日本語日本語日本語日本語", columns: 12).allSatisfy { Terminal.fitting($0, columns: 12) == $0 })
+        let frame =
+            ["┌ tabs", "│ banner", ""] + (1...10).map { $0 == 8 ? "│ › row \($0)" : "│   row \($0)" }
+            + ["│", "│ Delete the selected event? y: yes · any other key: no", "│", "│ Keys: a", "└──"]
+        let fitted = Terminal.fit(frame, rows: 8, columns: 80)
+        #expect(fitted.count == 8)
+        #expect(fitted.contains("│ › row 8") && fitted.contains { $0.contains("y: yes") }, "\(fitted)")
+        #expect(fitted.first == "┌ tabs" && fitted.suffix(2) == ["│ Keys: a", "└──"])
+        #expect(fitted[1].contains("more line(s)"), "what is left out is said, above what is shown")
+        let keys = Terminal.flowKeys(
+            ["│ Keys: j/k select · Enter details · c note", "│       d delete · q quit"], columns: 30)
+        #expect(keys.allSatisfy { Terminal.fitting($0, columns: 30) == $0 } && keys.last?.hasSuffix("q quit") == true)
+        #expect(keys.first == "│ Keys: j/k select", "\(keys)")
     }
 
     @Test func theHelpScreenFitsEightyColumns() {

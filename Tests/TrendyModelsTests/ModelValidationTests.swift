@@ -15,6 +15,28 @@ struct ModelValidationTests {
         }
     }
 
+    /// An event's time is between the years 1800 and 2999 (outside attack: a year-1 event was
+    /// sent as "0000-12-30", refused by the server, and made the data directory unreadable).
+    @Test(arguments: [
+        ("0001-01-01T00:00:00Z", false), ("1799-12-31T23:59:59Z", false), ("1800-01-01T00:00:00Z", true),
+        ("1969-07-20T20:17:00Z", true), ("2999-12-31T23:59:59Z", true), ("3000-01-01T00:00:00Z", false),
+        ("9999-12-31T00:00:00Z", false),
+    ])
+    func anEventsTimeIsWithinTheYearsEveryStoreAgreesOn(time: String, valid: Bool) throws {
+        let at = try #require(ISO8601.parse(time))
+        let event = Event(id: ids.next(), eventTypeId: ids.next(), timestamp: at)
+        let error = validationError { () throws(ValidationError) in try event.validate() }
+        #expect(
+            valid
+                ? error == nil
+                : error?.issues == [
+                    FieldIssue(field: "timestamp", reason: "must be between the years 1800 and 2999")
+                ], "\(time)")
+        let ending = Event(id: ids.next(), eventTypeId: ids.next(), timestamp: Event.years.lowerBound, endDate: at)
+        #expect(
+            (validationError { () throws(ValidationError) in try ending.validate() } == nil) == valid, "end \(time)")
+    }
+
     @Test func validGeofencePasses() throws {
         let g = Geofence(id: ids.next(), name: "Gym", center: .init(latitude: 52.5, longitude: 13.4), radius: 100)
         try g.validate()

@@ -19,6 +19,22 @@ extension AppCore {
         if command == .switchAccount, route == .login { ui.mode = .form(AppUI.Form(.signIn)) }
     }
 
+    /// When only the text of the field with the cursor changed since the last frame: that field,
+    /// as a screen reader should hear it ("Password: 9 characters"); nil when more changed.
+    mutating func typedInto() -> String? {
+        defer {
+            if case .form(let form) = ui.mode { shownForm = form } else { shownForm = nil }
+            shownMessage = ui.message
+        }
+        guard case .form(let form) = ui.mode, let before = shownForm, before.kind == form.kind,
+            before.field == form.field, shownMessage == ui.message
+        else { return nil }
+        let value = form.values[form.field]
+        let label = form.labels[form.field]
+        guard form.isSecret(form.field) else { return "\(label): \(value.isEmpty ? "empty" : value)" }
+        return "\(label): \(value.count) character\(value.count == 1 ? "" : "s")"
+    }
+
     /// Signing in or up was refused: the form stays with the email, the password to type again.
     mutating func keepFormForAnotherTry() {
         guard case .form(var form) = ui.mode, form.values.count > 1 else { return }

@@ -139,6 +139,9 @@ struct AppCore: Sendable {
     var lastData: AppViewData?
     /// A sign-in's line, to say on the screen routing moves to next.
     var arrivalMessage: String?
+    /// The form and line the last frame showed (--plain announces a keystroke as its field only).
+    var shownForm: AppUI.Form?
+    var shownMessage: String?
 
     init(route: AppRoute, tab: MainTab, banner: String, plain: Bool, links: [DeepLink]) {
         self.route = route
@@ -384,10 +387,12 @@ struct AppCore: Sendable {
         let (id, text) = AppScreens.render(ui, route: route, data: data, banner: banner, plain: plain)
         guard text != lastText else { return [] }
         lastText = text
+        // A screen reader hears only the field typed into, not the whole screen per key (--plain).
+        let said = plain ? typedInto() ?? text : text
         frames += 1
         return [
             .paint(
-                index: frames, route: route, screen: id, banner: route == .authenticated ? banner : nil, text: text)
+                index: frames, route: route, screen: id, banner: route == .authenticated ? banner : nil, text: said)
         ]
     }
 }

@@ -16,13 +16,13 @@ extension AppRunner {
         case .log(let typeId):
             let event = try await actions.log(typeId: typeId)
             let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
-            return Outcome(message: "Logged \(name).", wrote: true, undo: .unlog(event.id))
+            return Outcome(message: "Logged \(name).", wrote: true, undo: .unlog(event))
         case .logAt(let typeId, let when, let note):
             guard let at = time(when) else { return notATime(when) }
             let event = try await actions.log(typeId: typeId, at: at, note: note)
             let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
             return Outcome(
-                message: "Logged \(name) at \(AppHelp.when(at, .current)).", wrote: true, undo: .unlog(event.id))
+                message: "Logged \(name) at \(AppHelp.when(at, .current)).", wrote: true, undo: .unlog(event))
         case .delete(let id):
             let before = try await env.store.event(id: id)?.value
             try await actions.delete(id)
@@ -47,18 +47,21 @@ extension AppRunner {
     /// Changes an event; `u` puts back its type, note and time as they were.
     func change(_ id: UUIDv7, _ done: String, _ edit: (inout Event) -> Void) async throws -> Outcome {
         let before = try await env.store.event(id: id)?.value
-        guard try await EventActions(env: env).change(id, edit) != nil, let before else {
+        guard let after = try await EventActions(env: env).change(id, edit), let before else {
             return Outcome(message: "That event is gone.", failed: true)
         }
-        return Outcome(message: done, wrote: true, undo: .revert(before))
+        return Outcome(message: done, wrote: true, undo: .revert(before: before, after: after))
     }
 
     func undo(_ undo: AppUI.Undo) async throws -> Outcome {
         let actions = EventActions(env: env)
         switch undo {
-        case .unlog(let id):
-            guard try await env.store.event(id: id) != nil else { return Outcome(message: "That event is gone.") }
-            try await actions.delete(id)
+        case .unlog(let logged):
+            guard let now = try await env.store.event(id: logged.id)?.value else {
+                return Outcome(message: "That event is gone.")
+            }
+            guard Self.same(now, logged) else { return Self.changedSince }
+            try await actions.delete(logged.id)
             return Outcome(message: "Took back the log.", wrote: true)
         case .relog(var event):
             // A new id: the server remembers the old one as deleted.
@@ -66,16 +69,30 @@ extension AppRunner {
             try await env.store.createEvent(event)
             await env.sync.localWriteHappened()
             return Outcome(message: "The event is back.", wrote: true)
-        case .revert(let before):
-            let restored = try await actions.change(before.id) {
+        case .revert(let before, let after):
+            guard let now = try await env.store.event(id: before.id)?.value else {
+                return Outcome(message: "That event is gone.")
+            }
+            guard Self.same(now, after) else { return Self.changedSince }
+            _ = try await actions.change(before.id) {
                 $0.eventTypeId = before.eventTypeId
                 $0.notes = before.notes
                 $0.timestamp = before.timestamp
             }
-            return Outcome(
-                message: restored == nil ? "That event is gone." : "Change taken back.", wrote: restored != nil)
+            return Outcome(message: "Change taken back.", wrote: true)
         }
     }
+
+    /// Whether an event's type, note and time are as `expected` (what undo would put back).
+    static func same(_ event: Event, _ expected: Event) -> Bool {
+        // The store keeps milliseconds.
+        event.eventTypeId == expected.eventTypeId && event.notes == expected.notes
+            && abs(event.timestamp.timeIntervalSince(expected.timestamp)) < 0.001
+    }
+
+    /// An undo that would overwrite a change made since (here, in another terminal, on another device).
+    static let changedSince = Outcome(
+        message: "Not undone: that event was changed since (here or elsewhere); nothing was overwritten.")
 
     func time(_ text: String) -> Date? { WhenText.time(text, now: env.now(), calendar: ScreenCounts.calendar) }
 

@@ -116,11 +116,13 @@ extension AppUI {
 
     /// What `u` takes back, with what it needs to.
     enum Undo: Sendable, Equatable {
-        /// Delete the event just logged.
-        case unlog(UUIDv7)
+        /// Delete the event just logged (as it was logged: changed since, it stays).
+        case unlog(Event)
         /// Log the deleted event again (under a new id: the server remembers the old one as deleted).
         case relog(Event)
-        /// Put the event's type, note and time back as they were.
-        case revert(Event)
+        /// Put the event's type, note and time back as they were `before`, if they are still as
+        /// the change left them (`after`): an undo never overwrites a change made since, here or
+        /// on another device.
+        case revert(before: Event, after: Event)
     }
 }

@@ -93,6 +93,8 @@ final class Terminal: @unchecked Sendable {
     private var saved: termios?
     private var active = false
     private var lastDrawn: [String] = []
+    /// Standard error while the screen is ours (it went to /dev/null meanwhile).
+    private var savedStderr: Int32 = -1
 
     init(fullScreen: Bool? = nil, rawInput: Bool? = nil) {
         self.fullScreen = fullScreen ?? (isatty(STDOUT_FILENO) == 1)
@@ -123,6 +125,16 @@ final class Terminal: @unchecked Sendable {
             }
         }
         if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J") }
+        if fullScreen, isatty(STDERR_FILENO) == 1, savedStderr < 0 {
+            // A line written to standard error (a log line, a library's warning) landed across the
+            // full-screen UI and stayed there; the log files keep every one.
+            savedStderr = dup(STDERR_FILENO)
+            let null = open("/dev/null", O_WRONLY)
+            if null >= 0 {
+                dup2(null, STDERR_FILENO)
+                close(null)
+            }
+        }
         lastDrawn = []
     }
 
@@ -144,6 +156,11 @@ final class Terminal: @unchecked Sendable {
         guard active else { return }
         active = false
         if fullScreen { write("\u{1B}[?2004l\u{1B}[?25h\u{1B}[?1049l") }
+        if savedStderr >= 0 {
+            dup2(savedStderr, STDERR_FILENO)
+            close(savedStderr)
+            savedStderr = -1
+        }
         if var t = saved { tcsetattr(STDIN_FILENO, TCSANOW, &t) }
     }
 
@@ -159,10 +176,11 @@ final class Terminal: @unchecked Sendable {
         }
         guard active else { return }
         let (rows, columns) = size
-        let lines = Self.fittingRows(
-            frame.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init), rows
-        )
-        .map { Self.fitting($0, columns: columns) }
+        // Long lines wrap (a question lost its "y: yes", the tabs past 5 at 50 columns); then the
+        // frame fits the window's height.
+        let lines = Self.fit(
+            frame.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init), rows: rows,
+            columns: columns)
         var out = ""
         for (row, line) in lines.enumerated() where row >= lastDrawn.count || lastDrawn[row] != line {
             out += "\u{1B}[\(row + 1);1H" + line + "\u{1B}[K"
@@ -170,24 +188,6 @@ final class Terminal: @unchecked Sendable {
         if lines.count < lastDrawn.count { out += "\u{1B}[\(lines.count + 1);1H\u{1B}[J" }
         lastDrawn = Array(lines)
         write(out)
-    }
-
-    /// At most `rows` of `lines`: a frame taller than the window keeps its top and its keys (the
-    /// last lines, from "Keys:"), and says how many lines between them it left out (at 50×15 the
-    /// key bar was cut off, and "q quit" with it).
-    static func fittingRows(_ lines: [String], _ rows: Int) -> [String] {
-        guard lines.count > rows, rows > 0 else { return lines }
-        let keys =
-            lines.lastIndex { $0.contains("Keys:") }.map { start in
-                // The key lines start at "Keys:"; a blank line above them is not kept.
-                Array(lines[start...])
-            } ?? []
-        let budget = rows - keys.count - 1
-        guard budget >= 1 else { return Array(lines.suffix(rows)) }
-        let hidden = lines.count - keys.count - budget
-        let frame = lines.first?.hasPrefix("┌") == true || lines.first.map { $0.contains("─") } == true
-        let marker = (frame ? "│ " : "") + "… \(hidden) more line(s): a taller window shows them"
-        return Array(lines.prefix(budget)) + [marker] + keys
     }
 
     /// The longest start of `line` that fits `columns` terminal cells: wide characters (CJK,
