@@ -131,6 +131,8 @@ public protocol LocalStore: Sendable {
     /// Hands the local data to `userId`; another account's synced data is cleared, its unsynced
     /// data is never discarded (throws instead). Returns whether data was cleared.
     @discardableResult func claim(for userId: String) async throws -> Bool
+    /// The account the local data belongs to (nil before the first sign-in claimed it).
+    func owner() async throws -> String?
 
     /// Conflicts kept on this install, newest first; closed ones (dismissed, restored) too when asked.
     func conflicts(includeClosed: Bool) async throws -> [StoredConflict]

@@ -37,4 +37,8 @@ extension SQLiteLocalStore {
             return cleared
         }
     }
+
+    public func owner() async throws -> String? {
+        try await db.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'owner'") }
+    }
 }

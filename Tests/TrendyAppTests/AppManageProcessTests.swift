@@ -105,6 +105,43 @@ extension AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// Switching to a new account: onboarding starts at "Create a type" (the last account's types,
+    /// still here at sign-up, made it skip that step), and a new account is not made while this
+    /// device holds another account's unsent changes (it was made, then refused here).
+    @Test func aNewAccountAfterSwitchingStartsItsOwnOnboarding() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        let email = "first-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+        try Self.onboarded(dir, email: email)
+        let d = ["--data-dir", dir.path]
+        let app = try RunningApp(d + ["--sync-interval", "0"])
+        #expect(await app.waitForScreen("dashboard"))
+        app.type("7")
+        #expect(await Self.shows(app, "Every change is sent."))
+        app.type("w")
+        app.type("y")
+        #expect(await app.waitForScreen("login.form"), "switching account opens the sign-in form")
+        #expect(try TrendyProcess.run(["types", "add", "Offline"] + d).status == 0, "a change made signed out")
+        app.type("<esc>u")
+        app.type("second-\(UUID().uuidString.prefix(6).lowercased())@example.com<enter>password-1<enter>")
+        #expect(await Self.shows(app, "No account was made."), "\(Self.lastFrame(app))")
+        app.type("<esc><enter>")
+        app.type("\(email)<enter>password-1<enter>")
+        #expect(await app.waitFor { RunningApp.screens($0).last == "dashboard" }, "signed in again")
+        app.type("7")
+        #expect(await Self.shows(app, "Every change is sent."), "\(Self.lastFrame(app))")
+        app.type("w")
+        app.type("y")
+        #expect(await app.waitFor { RunningApp.screens($0).last == "login.form" })
+        app.type("<esc>u")
+        #expect(await Self.shows(app, "Trendy · New account"))
+        app.type("second-\(UUID().uuidString.prefix(6).lowercased())@example.com<enter>password-1<enter>")
+        #expect(
+            await app.waitFor { RunningApp.screens($0).last == "onboarding.create_event_type" },
+            "its own onboarding: \(Self.lastFrame(app))")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     /// A conflict on the account tab in words — what, kept and lost, by "this device" or
     /// "another device", no JSON or hex ids — and restored with r.
     @Test func aConflictIsShownInWordsAndRestoredInTheApp() async throws {

@@ -328,6 +328,8 @@ struct AppCore: Sendable {
         // onboarding); a sign-in's own line is said there.
         ui.message = arrivalMessage
         arrivalMessage = nil
+        // What `u` would take back belonged to the account and screen left (it was offered to the next account).
+        ui.undo = nil
         ui.mode = .browse
         var effects: [Effect] = [.log("Route changed", ["to": next.description])]
         guard arrived else { return effects }

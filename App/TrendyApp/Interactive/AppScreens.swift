@@ -87,7 +87,7 @@ enum AppScreens {
         case .error(let message):
             (id, title, lines, keys) = ("error", ScreenCopy.errorTitle, [message], ["q quit"])
         case .login:
-            (id, title) = ("login", "Trendy · Sign in")
+            (id, title) = ("login", ui.isMakingAccount ? "Trendy · New account" : "Trendy · Sign in")
             lines = [ScreenCopy.login]
             keys = ["Enter sign in", "u new account", "q quit"]
         case .onboarding(let step):
@@ -132,8 +132,11 @@ enum AppScreens {
             id += ".form"
             lines += [""]
             for (i, label) in form.labels.enumerated() {
-                let value =
+                var value =
                     form.isSecret(i) ? String(repeating: "•", count: form.values[i].count) : form.values[i]
+                // A long value shows its end, where the typing is (it showed the start).
+                let room = max(20, 74 - label.count)
+                if i == form.field, value.count > room { value = "…" + value.suffix(room - 1) }
                 lines.append("\(i == form.field ? (plain ? "Editing " : "› ") : "  ")\(label): \(value)")
             }
             keys = ["type, Enter next/done", "Esc cancel"]

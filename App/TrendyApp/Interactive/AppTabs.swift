@@ -82,6 +82,9 @@ enum AppTabs {
                 lines.append("  \(what) (\(change.kind.rawValue)): \(change.error)")
             }
             if data.failed.count > 5 { lines.append("  … and \(data.failed.count - 5) more (trendy sync explain)") }
+            if data.failed.contains(where: { $0.entity == .event }) {
+                lines.append("  Fix a refused event on the Events tab (e moves it to a type, d deletes it), then t.")
+            }
         }
         var keys: [String] = []
         if !data.conflicts.isEmpty { keys += ["j/k select", "r restore what lost", "x dismiss"] }

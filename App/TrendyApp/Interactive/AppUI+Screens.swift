@@ -153,6 +153,12 @@ extension AppUI {
 }
 
 extension AppUI {
+    /// The sign-up form is open.
+    var isMakingAccount: Bool {
+        if case .form(let form) = mode, form.kind == .signUp { return true }
+        return false
+    }
+
     /// A question is open (y answers it).
     var isAsking: Bool {
         if case .confirm = mode { return true }

@@ -41,7 +41,14 @@ public struct OnboardingPlugin: TrendyPlugin {
         let onboarding = OnboardingController(
             cache: Self.cache(platform.paths, logger: logger), api: platform.remote,
             currentUserId: { [auth = platform.auth] in auth.currentUserId },
-            hasEventTypes: { ((try? await store.eventTypes()) ?? []).isEmpty == false },
+            // Only this account's types: signed in to another account, the last one's types are
+            // still here until the sign-in claims the store, and onboarding skipped "Create a type".
+            hasEventTypes: { [auth = platform.auth] in
+                guard let owner = try? await store.owner(), owner != auth.currentUserId else {
+                    return ((try? await store.eventTypes()) ?? []).isEmpty == false
+                }
+                return false
+            },
             fetchTimeout: platform.budget.respond, ids: platform.ids, logger: logger)
         app.onboarding = onboarding
         app.modules.append(OnboardingModule(onboarding: onboarding, auth: platform.auth))

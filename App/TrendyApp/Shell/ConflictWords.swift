@@ -17,7 +17,7 @@ struct ConflictWords {
 
     /// A conflict in words: what it is about, then what was kept and what lost, by whom and when.
     func lines(_ c: SyncConflict) -> [String] {
-        let subject = subjects[c.entityId] ?? "A \(c.entityType.rawValue.replacingOccurrences(of: "_", with: " "))"
+        let subject = subjects[c.entityId] ?? Self.unnamed(c.entityType)
         let kept = "\(device(c.keptBy)), \(AppHelp.when(c.keptAt, timeZone))"
         let lost = "\(device(c.lostBy)), \(AppHelp.when(c.lostAt, timeZone))"
         switch c.kind {
@@ -30,6 +30,16 @@ struct ConflictWords {
             ]
         case .deleted:
             return ["\(subject): deleted (\(kept))", "lost edits: \(edits(c.lostValue)) (\(lost))"]
+        }
+    }
+
+    /// An entity no longer here, by its kind: "An event", "A type", "A place".
+    static func unnamed(_ entity: ChangeEntity) -> String {
+        switch entity {
+        case .event: "An event"
+        case .eventType: "A type"
+        case .geofence: "A place"
+        default: "Your \(entity.rawValue.replacingOccurrences(of: "_", with: " "))"
         }
     }
 
