@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TrendyAPI
 import TrendyAuth
 import TrendyModels
@@ -83,11 +84,18 @@ extension AppRunner {
         let store = env.store
         switch ui.tab {
         case .types:
-            data.typeCounts = Dictionary(
-                try await store.eventCountsByType(from: .distantPast, to: .distantFuture).map {
-                    ($0.key.description, $0.value)
-                },
-                uniquingKeysWith: { a, _ in a })
+            let key = TotalKey(
+                filter: nil, mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
+            if let known = typeTotals.withLock({ $0 }), known.key == key {
+                data.typeCounts = known.counts
+            } else {
+                data.typeCounts = Dictionary(
+                    try await store.eventCountsByType(from: .distantPast, to: .distantFuture).map {
+                        ($0.key.description, $0.value)
+                    },
+                    uniquingKeysWith: { a, _ in a })
+                typeTotals.withLock { [counts = data.typeCounts] in $0 = (key, counts) }
+            }
         case .places:
             data.places = try await store.geofences().sorted {
                 $0.value.name.localizedCaseInsensitiveCompare($1.value.name) == .orderedAscending

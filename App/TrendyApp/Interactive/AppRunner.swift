@@ -42,6 +42,9 @@ final class AppRunner: Sendable {
     let start: ContinuousClock.Instant
     /// The events list's last count and what it was counted at.
     let totals = Mutex<(key: TotalKey, total: Int)?>(nil)
+    /// The types tab's counts per type and what they were counted at (a million events took a
+    /// whole-table count on every look at the tab).
+    let typeTotals = Mutex<(key: TotalKey, counts: [String: Int])?>(nil)
 
     /// What a count of the events list depends on.
     struct TotalKey: Equatable {
