@@ -9,7 +9,7 @@ import TrendyTestSupport
 /// terminal or the person says no.
 @Suite(.timeLimit(.minutes(5)))
 struct AccessibleOutputTests {
-    static let decorations: [Character] = ["┌", "│", "└", "─", "█", "░", "▇", "⟳", "→", "·", "\u{1B}"]
+    static let decorations: [Character] = ["┌", "│", "└", "─", "█", "░", "▇", "⟳", "⚠", "→", "·", "\u{1B}"]
 
     @Test func theStyleFollowsTheFlagTheEnvironmentAndTheTerminal() {
         let terminal = TerminalStyle.resolve(plain: false, environment: [:], isTerminal: true)

@@ -232,6 +232,20 @@ import TrendySync
         #expect(keys.first == "│ Keys: j/k select", "\(keys)")
     }
 
+    /// Issue 32's words: no ⟳ beside a banner that says nothing syncs; permissions in words.
+    @Test func theBannerAndPermissionsInWords() {
+        #expect(Screen.bannerLine("Up to date · last synced 09:05", plain: false) == "⟳ Up to date · last synced 09:05")
+        #expect(Screen.bannerLine("Syncing 2 of 5", plain: false).hasPrefix("⟳"))
+        for trouble in [
+            "Offline — 2 pending", "Server trouble (503); retrying soon", "Sync failed: x",
+            "3 change(s) could not sync",
+        ] {
+            #expect(Screen.bannerLine(trouble, plain: false).hasPrefix("⚠"), "\(trouble)")
+        }
+        #expect(Screen.bannerLine("Offline", plain: true) == "Sync: Offline")
+        #expect(ScreenCopy.words(.notRequested) == "not asked yet" && ScreenCopy.words(.granted) == "allowed")
+    }
+
     @Test func theHelpScreenFitsEightyColumns() {
         for line in AppHelp.lines { #expect(line.count <= 76, "\(line)") }
     }

@@ -12,6 +12,8 @@ extension AppCore {
             ui.undo = outcome.undo
         }
         if let position = outcome.position {
+            // The position is in the list of every event (of the filtered type), not a search's.
+            ui.query = nil
             ui.tab = .events
             ui.page = position / AppUI.pageSize
             ui.selection = position % AppUI.pageSize

@@ -108,7 +108,7 @@ enum AppScreens {
             title = plain ? "Trendy · \(tabs)" : tabs
             // In the app, a retry is a key away.
             let banner = banner.replacingOccurrences(of: "run `trendy sync` to retry", with: "press s to retry")
-            lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
+            lines = [Screen.bannerLine(banner, plain: plain), ""]
             let (body, tabKeys) = main(ui, data, timeZone, screen)
             lines += body
             keys =

@@ -29,7 +29,7 @@ enum ScreenCopy {
             return ["Log your first event\(types)."]
         case .permissions:
             return ["Trendy works best with a few permissions. Each is optional:"]
-                + PermissionKind.allCases.map { "  \($0.rawValue): \((f.permissions[$0] ?? .notRequested).rawValue)" }
+                + PermissionKind.allCases.map { "  \($0.rawValue): \(Self.words(f.permissions[$0] ?? .notRequested))" }
         case .finish:
             return [
                 "You are all set\(f.email.map { ", \($0)" } ?? "").",
@@ -47,6 +47,16 @@ enum ScreenCopy {
         case .logFirstEvent: "Log your first event"
         case .permissions: "Permissions"
         case .finish: "Done"
+        }
+    }
+
+    /// A permission's state in words ("not_requested" was on the screen).
+    static func words(_ outcome: PermissionOutcome) -> String {
+        switch outcome {
+        case .granted: "allowed"
+        case .denied: "not allowed"
+        case .skipped: "skipped for now"
+        case .notRequested: "not asked yet"
         }
     }
 }

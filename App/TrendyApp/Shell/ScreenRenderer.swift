@@ -125,7 +125,7 @@ struct Screen {
             plain
             ? "\(tab.title) tab (also: \(others.joined(separator: ", ")))"
             : MainTab.allCases.map { $0 == tab ? "[\($0.title)]" : $0.title }.joined(separator: "  ")
-        var lines = [plain ? "Sync: \(banner)" : "⟳ \(banner)", ""]
+        var lines = [Self.bannerLine(banner, plain: plain), ""]
         switch tab {
         case .dashboard:
             lines.append("Today: \(f.today) event(s) · \(f.typeNames.count) type(s)")
@@ -155,6 +155,16 @@ struct Screen {
             }
         }
         return box("Trendy · \(tabs)", lines)
+    }
+
+    /// The sync banner's line: ⟳ while it syncs or is up to date; ⚠ when offline, failing or
+    /// waiting to retry (a ⟳ beside "Offline" said it was syncing).
+    static func bannerLine(_ banner: String, plain: Bool) -> String {
+        guard !plain else { return "Sync: \(banner)" }
+        let trouble =
+            ["Offline", "Server", "Retrying", "Sync failed"].contains { banner.hasPrefix($0) }
+            || banner.contains("could not sync")
+        return "\(trouble ? "⚠" : "⟳") \(banner)"
     }
 
     static func row(_ e: Event, _ f: MainFacts, _ timeZone: TimeZone) -> String {
