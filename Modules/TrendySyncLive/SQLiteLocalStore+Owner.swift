@@ -24,9 +24,17 @@ extension SQLiteLocalStore {
             if owner == userId { return false }
             var cleared = false
             if owner != nil {
-                let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") ?? 0
+                // A conflict dismissed or restored and not yet sent is a change too.
+                let pending =
+                    (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM outbox") ?? 0)
+                    + (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_conflicts WHERE resolution_unsent = 1") ?? 0)
                 if pending > 0 { throw OwnedByAnotherAccount(pending: pending) }
-                for table in ["local_events", "local_event_types", "local_geofences", "tombstones", "sync_history"] {
+                // The last account's conflicts and merges go with its data (they were shown to the
+                // next account, with its notes).
+                for table in [
+                    "local_events", "local_event_types", "local_geofences", "tombstones", "sync_history",
+                    "sync_conflicts", "merged_events",
+                ] {
                     try db.execute(sql: "DELETE FROM \(table)")
                 }
                 try db.execute(sql: "DELETE FROM sync_state")

@@ -170,6 +170,23 @@ import TrendySync
         #expect(core.ui.tab == .calendar)
     }
 
+    /// A `trendy://log/<type>` link sent while signed out logs at the time it was sent, not at the
+    /// sign-in minutes later (issue 32).
+    @Test func aLogLinkThatWaitedLogsAtTheTimeItWasSent() {
+        let replies = Replies()
+        var core = core(.login)
+        let sent = ISO8601.parse("2026-11-26T08:00:00Z")!
+        let link = DeepLink.log(typeName: "Coffee")
+        _ = core.handle(.control("open \(link)", replies.reply, at: sent))
+        _ = core.handle(.route(.authenticated))
+        #expect(names(core.handle(.synced(run(.ok)))).contains("resolve \(link)"))
+        let logged = core.handle(.resolved(link, .log(typeId: Self.coffee.id), nil))
+        let command = AppUI.Command.logAt(typeId: Self.coffee.id, when: ISO8601.format(sent), note: nil)
+        #expect(names(logged) == ["announce \(link)", "perform \(command)"])
+        let now = core.handle(.resolved(link, .log(typeId: Self.coffee.id), nil))
+        #expect(names(now) == ["announce \(link)", "perform \(AppUI.Command.log(typeId: Self.coffee.id))"], "once")
+    }
+
     @Test func linksAnswerWhatTheyOpenedOrWhyNot() {
         let replies = Replies()
         var core = core()

@@ -123,7 +123,12 @@ extension AppProcessTests {
         #expect(try TrendyProcess.run(["types", "add", "Offline"] + d).status == 0, "a change made signed out")
         app.type("<esc>u")
         app.type("second-\(UUID().uuidString.prefix(6).lowercased())@example.com<enter>password-1<enter>")
-        #expect(await Self.shows(app, "No account was made."), "\(Self.lastFrame(app))")
+        #expect(await Self.shows(app, "no account was made"), "\(Self.lastFrame(app))")
+        // The CLI asks the same before it makes an account (outside attack: it made it, then refused).
+        let other = "third-\(UUID().uuidString.prefix(6).lowercased())@example.com"
+        let refused = try TrendyProcess.run(
+            ["signup", "--email", other, "--password-stdin"] + d, stdin: "password-1\n")
+        #expect(refused.status == 65 && refused.stderr.contains("no account was made"), "\(refused.stderr)")
         app.type("<esc><enter>")
         app.type("\(email)<enter>password-1<enter>")
         #expect(await app.waitFor { RunningApp.screens($0).last == "dashboard" }, "signed in again")

@@ -246,6 +246,24 @@ import TrendySync
         #expect(ScreenCopy.words(.notRequested) == "not asked yet" && ScreenCopy.words(.granted) == "allowed")
     }
 
+    /// Second outside attack: a restore then u put back what came before both (the restored value
+    /// and the other device's were lost); a line outlived its action under the next picker.
+    @Test func aRestoreEndsTheUndoAndANewPickerStartsClean() {
+        var core = AppCore(route: .authenticated, tab: .account, banner: "", plain: true, links: [])
+        core.context = context(rows: ["c1"])
+        let before = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "old")
+        var after = before
+        after.notes = "A2"
+        core.ui.undo = .revert(before: before, after: after)
+        _ = core.handle(
+            .performed(.restoreConflict("c1"), AppCore.Outcome(message: "Restored", wrote: true), route: .authenticated)
+        )
+        #expect(core.ui.undo == nil)
+        core.ui.message = "The time is as it was."
+        _ = core.handle(.key(.char("l")))
+        #expect(core.ui.mode == .pickType(.log) && core.ui.message == nil)
+    }
+
     @Test func theHelpScreenFitsEightyColumns() {
         for line in AppHelp.lines { #expect(line.count <= 76, "\(line)") }
     }

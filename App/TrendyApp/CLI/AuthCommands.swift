@@ -109,6 +109,18 @@ func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throw
     }
 }
 
+/// A new account cannot take this device's data while another account's changes wait to be
+/// sent: refused before the account is made (it was made, then refused here, and left behind).
+func refuseNewAccountOverUnsentData(_ env: AppEnvironment) async throws {
+    guard try await env.store.owner() != nil else { return }
+    let unsent = try await env.store.outboxCounts().pending
+    guard unsent > 0 else { return }
+    throw CLIError(
+        code: .otherAccountData,
+        message: "this device holds \(unsent) change(s) of another account not sent yet: sign in to that account "
+            + "and sync first; no account was made", exitCode: .dataError)
+}
+
 /// What sign-up, login and whoami print with `--json`.
 struct SessionReport: Encodable {
     let signed_in: Bool
@@ -126,12 +138,14 @@ struct SessionReport: Encodable {
 /// What signup and login share: read the password, authenticate, claim the local data, report.
 func authenticate(
     _ global: GlobalOptions, email: String, passwordStdin: Bool, prompt: String, done: String,
+    createsAccount: Bool = false,
     _ action: @escaping @Sendable (any AuthService, String) async throws(AuthError) -> AuthSession
 ) async throws {
     try await CommandRunner(global).run { env, out in
         // Ask first, within the budget: a silent server costs 2 s, not the request's deadline,
         // and nobody types a password for a server that is not there.
         try await env.requireServer()
+        if createsAccount { try await refuseNewAccountOverUnsentData(env) }
         let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: prompt)
         let session: AuthSession
         do throws(AuthError) { session = try await action(env.auth, password) } catch { throw error.cli }
@@ -168,7 +182,7 @@ struct SignupCommand: AsyncParsableCommand {
         let email = self.email
         try await authenticate(
             global, email: email, passwordStdin: passwordStdin, prompt: "Choose a password: ",
-            done: "Signed up and signed in"
+            done: "Signed up and signed in", createsAccount: true
         ) { auth, password throws(AuthError) in try await auth.signUp(email: email, password: password) }
     }
 }

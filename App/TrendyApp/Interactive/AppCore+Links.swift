@@ -7,7 +7,7 @@ import TrendyRouting
 extension AppCore {
     /// A line on the control socket. A link opens now, or once the person is signed in and
     /// onboarded; moves run one at a time, in the order they came.
-    mutating func control(_ line: String, _ reply: Reply) -> [Effect] {
+    mutating func control(_ line: String, _ reply: Reply, at: Date? = nil) -> [Effect] {
         let request: ControlRequest
         do throws(ControlRequest.Unreadable) {
             request = try ControlRequest(line: line)
@@ -19,6 +19,7 @@ extension AppCore {
             var effects: [Effect] = [.log("Deep link received", ["link": link.description])]
             if route == .authenticated { return effects + [.resolve(link, reply)] }
             pendingLinks.append(link)
+            if let at { linkTimes[link.description, default: []].append(at) }
             effects.append(.answer(.waiting("\(link) opens once you are signed in and onboarded"), reply))
             return effects
         case .location, .replay:
@@ -46,7 +47,13 @@ extension AppCore {
             ui.page = index / AppUI.pageSize
             ui.selection = index % AppUI.pageSize
         case .log(let typeId):
-            effects.append(.perform(.log(typeId: typeId)))
+            if let at = linkTimes[link.description]?.first {
+                // Sent while signed out: logged at the time it was sent.
+                linkTimes[link.description]?.removeFirst()
+                effects.append(.perform(.logAt(typeId: typeId, when: ISO8601.format(at), note: nil)))
+            } else {
+                effects.append(.perform(.log(typeId: typeId)))
+            }
         case .missing(let why):
             ui.message = why
             if let reply { effects.append(.answer(.refused(why), reply)) }

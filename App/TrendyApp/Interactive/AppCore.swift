@@ -59,8 +59,8 @@ struct AppCore: Sendable {
         case watch
         /// The store's ``LocalStore/localChangeMark()`` now; `ours`: asked after a write of this app's.
         case marked(Int64, ours: Bool)
-        /// A line on the control socket.
-        case control(String, Reply)
+        /// A line on the control socket, and when it came (a link that waits for sign-in keeps it).
+        case control(String, Reply, at: Date? = nil)
         /// A use case finished (``Effect/perform(_:)``); `route` is routing's route after it.
         case performed(AppUI.Command, Outcome, route: AppRoute)
         /// A link was looked up (``Effect/resolve(_:_:)``).
@@ -114,6 +114,9 @@ struct AppCore: Sendable {
     let plain: Bool
     /// Links that open once the person is signed in and onboarded.
     var pendingLinks: [DeepLink]
+    /// When each waiting link came, by link, oldest first: a `trendy://log/<type>` link logs at
+    /// the time it was sent (it logged at the sign-in, minutes later).
+    var linkTimes: [String: [Date]] = [:]
     /// A pass is running.
     var syncing = false
     /// Local writes since the last pass started.
@@ -225,8 +228,8 @@ struct AppCore: Sendable {
             return [.markLocalChanges(ours: false)]
         case .marked(let mark, let ours):
             return marked(mark, ours: ours)
-        case .control(let line, let reply):
-            return thenRead(control(line, reply))
+        case .control(let line, let reply, let at):
+            return thenRead(control(line, reply, at: at))
         }
     }
 

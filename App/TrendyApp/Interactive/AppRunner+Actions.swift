@@ -126,15 +126,7 @@ extension AppRunner {
                         message: "Not signed in: \(answer.explanation ?? "the server did not answer").", failed: true)
                 }
                 try Task.checkCancellation()
-                if case .signUp = command, try await env.store.owner() != nil,
-                    case let unsent = try await env.store.outboxCounts().pending, unsent > 0
-                {
-                    // A new account could not take this device's data: asked first, not after the
-                    // account was made (it was made, then refused here).
-                    return AppCore.Outcome(
-                        message: "This device holds \(unsent) change(s) of another account not sent yet: sign in to "
-                            + "that account and sync first. No account was made.", failed: true)
-                }
+                if case .signUp = command { try await refuseNewAccountOverUnsentData(env) }
                 let session: AuthSession
                 do throws(AuthError) {
                     if case .signUp = command {

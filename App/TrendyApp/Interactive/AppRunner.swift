@@ -100,8 +100,8 @@ final class AppRunner: Sendable {
         // Holding the lock, this is the only app: a socket file there is one a dead app left.
         let control: ControlServer?
         do {
-            control = try ControlServer(at: env.paths.controlSocket) { line, answer in
-                sink.yield(.control(line, AppCore.Reply(send: answer)))
+            control = try ControlServer(at: env.paths.controlSocket) { [now = env.now] line, answer in
+                sink.yield(.control(line, AppCore.Reply(send: answer), at: now()))
             }
         } catch {
             log.warning("The app runs without its control socket", metadata: ["error": .string("\(error)")])

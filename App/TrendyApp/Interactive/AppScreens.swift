@@ -88,7 +88,7 @@ enum AppScreens {
             (id, title, lines, keys) = ("error", ScreenCopy.errorTitle, [message], ["q quit"])
         case .login:
             (id, title) = ("login", ui.isMakingAccount ? "Trendy · New account" : "Trendy · Sign in")
-            lines = [ScreenCopy.login]
+            lines = [ui.isMakingAccount ? "A new account: your email and a password." : ScreenCopy.login]
             keys = ["Enter sign in", "u new account", "q quit"]
         case .onboarding(let step):
             id = "onboarding.\(step.rawValue)"

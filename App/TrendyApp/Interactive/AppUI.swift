@@ -95,7 +95,12 @@ struct AppUI: Sendable, Equatable {
             return .redraw
         }
         switch context.route {
-        case .authenticated: return handleMain(key, context)
+        case .authenticated:
+            let command = handleMain(key, context)
+            // A picker, form or question opened: the last action's line goes ("The time is as it
+            // was." stayed under the next type picker).
+            if mode != .browse, !isAsking { message = nil }
+            return command
         case .login:
             if key == .enter || key == .char("l") {
                 mode = .form(Form(.signIn))
