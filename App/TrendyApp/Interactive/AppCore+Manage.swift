@@ -1,6 +1,7 @@
 import Foundation
 import TrendyModels
 import TrendyRouting
+import TrendySync
 
 /// What the core does after the use cases of the later screens: a form closes unless refused,
 /// `u` learns what it takes back, a jump moves the list, switching account opens the sign-in form.
@@ -25,6 +26,18 @@ extension AppCore {
             ui.selection = position % AppUI.pageSize
         }
         if command == .switchAccount, route == .login { ui.mode = .form(AppUI.Form(.signIn)) }
+    }
+
+    /// After a pass the server's absence cut short (offline, unavailable, a temporary failure), the
+    /// next one comes on its own with back-off: the app used to wait for the 60-second timer
+    /// after the server came back.
+    mutating func retry(after run: SyncRun) -> [Effect] {
+        guard route == .authenticated, [.offline, .unavailable, .waiting].contains(run.outcome) else {
+            if run.outcome == .ok { retryDelay = .seconds(2) }
+            return []
+        }
+        defer { retryDelay = min(retryDelay * 2, .seconds(60)) }
+        return [.retrySync(after: retryDelay)]
     }
 
     /// When only the text of the field with the cursor changed since the last frame: that field,

@@ -280,18 +280,6 @@ struct AppCore: Sendable {
         return thenRead(syncing ? [] : [.syncSoon])
     }
 
-    /// After a pass the server's absence cut short (offline, unavailable, a temporary failure), the
-    /// next one comes on its own with back-off: the app used to wait for the 60-second timer
-    /// after the server came back.
-    mutating func retry(after run: SyncRun) -> [Effect] {
-        guard route == .authenticated, [.offline, .unavailable, .waiting].contains(run.outcome) else {
-            if run.outcome == .ok { retryDelay = .seconds(2) }
-            return []
-        }
-        defer { retryDelay = min(retryDelay * 2, .seconds(60)) }
-        return [.retrySync(after: retryDelay)]
-    }
-
     /// A pass, unless one runs or nobody is signed in and onboarded.
     mutating func startSync() -> [Effect] {
         guard !syncing, route == .authenticated else { return [] }
