@@ -63,12 +63,9 @@ extension AppProcessTests {
     /// Types made, renamed and deleted after onboarding, a place added, and signing out and in
     /// again, all inside the app; the CLI agrees.
     @Test func typesPlacesAndTheAccountInsideTheApp() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
         let email = "manage-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-        try Self.onboarded(dir, email: email)
+        let (dir, app) = try await Self.onboardedApp(email: email)
         let d = ["--data-dir", dir.path]
-        let app = try RunningApp(d + ["--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
         app.type("5a")
         app.type("Tea<enter>")
         #expect(await Self.shows(app, "Added the type Tea."))
@@ -109,12 +106,9 @@ extension AppProcessTests {
     /// still here at sign-up, made it skip that step), and a new account is not made while this
     /// device holds another account's unsent changes (it was made, then refused here).
     @Test func aNewAccountAfterSwitchingStartsItsOwnOnboarding() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
         let email = "first-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-        try Self.onboarded(dir, email: email)
+        let (dir, app) = try await Self.onboardedApp(email: email)
         let d = ["--data-dir", dir.path]
-        let app = try RunningApp(d + ["--sync-interval", "0"])
-        #expect(await app.waitForScreen("dashboard"))
         app.type("7")
         #expect(await Self.shows(app, "Every change is sent."))
         app.type("w")

@@ -31,9 +31,11 @@ struct AppProcessTests {
 
     /// An onboarded install and `trendy app` running on it, showing the dashboard (a returning
     /// user's first screen).
-    static func onboardedApp() async throws -> (TemporaryDirectory, RunningApp) {
+    static func onboardedApp(email: String = "app-\(UUID().uuidString.prefix(6).lowercased())@example.com")
+        async throws -> (TemporaryDirectory, RunningApp)
+    {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try onboarded(dir)
+        try onboarded(dir, email: email)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("dashboard"), "a returning user's first screen is the dashboard")
         return (dir, app)

@@ -31,11 +31,11 @@ extension AppUI {
         return .redraw
     }
 
-    /// j/k over the rows of the types, places and account tabs.
-    mutating func moveRow(_ key: Key, _ context: Context) -> Command? {
+    /// j/k over `count` rows: the events page, or the rows of the types, places and account tabs.
+    mutating func moveRow(_ key: Key, count: Int) -> Command? {
         switch key {
         case .char("j"), .down:
-            guard selection + 1 < context.rows.count else { return nil }
+            guard selection + 1 < count else { return nil }
             selection += 1
         case .char("k"), .up:
             guard selection > 0 else { return nil }
@@ -51,7 +51,7 @@ extension AppUI {
     }
 
     mutating func handleTypes(_ key: Key, _ context: Context) -> Command? {
-        if let moved = moveRow(key, context) { return moved }
+        if let moved = moveRow(key, count: context.rows.count) { return moved }
         if key == .char("a") {
             mode = .form(Form(.newType))
             return .redraw
@@ -80,7 +80,7 @@ extension AppUI {
     }
 
     mutating func handlePlaces(_ key: Key, _ context: Context) -> Command? {
-        if let moved = moveRow(key, context) { return moved }
+        if let moved = moveRow(key, count: context.rows.count) { return moved }
         switch key {
         case .char("a"):
             var form = Form(.newPlace)
@@ -95,7 +95,7 @@ extension AppUI {
     }
 
     mutating func handleAccount(_ key: Key, _ context: Context) -> Command? {
-        if let moved = moveRow(key, context) { return moved }
+        if let moved = moveRow(key, count: context.rows.count) { return moved }
         let unsent =
             context.unsent == 0
             ? "" : " \(context.unsent) change(s) not sent yet stay here and go out when you sign in again."

@@ -182,12 +182,7 @@ struct AppUI: Sendable, Equatable {
 
     mutating func handleEvents(_ key: Key, _ context: Context) -> Command? {
         switch key {
-        case .char("j"), .down:
-            guard selection + 1 < context.page.count else { return nil }
-            selection += 1
-        case .char("k"), .up:
-            guard selection > 0 else { return nil }
-            selection -= 1
+        case .char("j"), .down, .char("k"), .up: return moveRow(key, count: context.page.count)
         case .char("n"):
             guard context.hasMore else { return nil }
             page += 1
