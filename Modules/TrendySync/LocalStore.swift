@@ -214,11 +214,18 @@ public struct EventFilter: Sendable, Hashable {
     public var typeId: UUIDv7?
     /// Only events that came this way (e.g. geofence visits).
     public var source: SourceType?
+    /// Only events at or after `since` and before `until`.
+    public var since: Date?
+    public var until: Date?
 
     /// A filter of the conditions given (none: every event).
-    public init(text: String? = nil, typeId: UUIDv7? = nil, source: SourceType? = nil) {
+    public init(
+        text: String? = nil, typeId: UUIDv7? = nil, source: SourceType? = nil, since: Date? = nil, until: Date? = nil
+    ) {
         self.text = text
         self.typeId = typeId
         self.source = source
+        self.since = since
+        self.until = until
     }
 }

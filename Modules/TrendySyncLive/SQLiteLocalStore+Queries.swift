@@ -76,6 +76,14 @@ extension SQLiteLocalStore {
             conditions.append("source_type = ?")
             arguments.append(source.rawValue)
         }
+        if let since = filter.since {
+            conditions.append("timestamp_ms >= ?")
+            arguments.append(Self.milliseconds(since))
+        }
+        if let until = filter.until {
+            conditions.append("timestamp_ms < ?")
+            arguments.append(Self.milliseconds(until))
+        }
         for word in (filter.text ?? "").split(whereSeparator: \.isWhitespace) {
             // Each word somewhere: the note, the place, or the type's name (ASCII letters
             // in any case; other letters as typed). `%`, `_` and `\\` are the person's characters, not patterns.

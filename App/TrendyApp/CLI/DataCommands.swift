@@ -73,8 +73,8 @@ func parseTime(_ text: String?, now: Date) throws(CLIError) -> Date {
 
 struct TypesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "types", abstract: "List, add and remove event types.",
-        subcommands: [List.self, Add.self, Remove.self],
+        commandName: "types", abstract: "List, add, edit and remove event types.",
+        subcommands: [List.self, Add.self, Edit.self, Remove.self],
         defaultSubcommand: List.self)
 
     struct Item: Encodable {
@@ -129,6 +129,38 @@ struct TypesCommand: AsyncParsableCommand {
                     Item(
                         id: type.id.description, name: type.name, color: type.color, icon: type.icon,
                         sync_status: status ?? "pending"))
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "edit", abstract: "Rename an event type, or change its colour or icon (it syncs).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Name or id.") var type: String
+        @Option(help: "Its new name.") var name: String?
+        @Option(help: "Colour as #RRGGBB.") var color: String?
+        @Option(help: "Icon name.") var icon: String?
+
+        func validate() throws {
+            guard name != nil || color != nil || icon != nil else {
+                throw ValidationError("say what to change: --name, --color or --icon")
+            }
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let t = try await resolveType(env, type)
+                guard
+                    let edited = try await storeCall({
+                        try await TypeActions(env: env).edit(t.id, name: name, color: color, icon: icon)
+                    })
+                else { throw CLIError(code: .notFound, message: "that type is gone", exitCode: .dataError) }
+                out.line("Changed event type \(edited.name); it syncs with the next `trendy sync`.")
+                out.document(
+                    Item(
+                        id: edited.id.description, name: edited.name, color: edited.color, icon: edited.icon,
+                        sync_status: "pending"))
             }
         }
     }
@@ -218,11 +250,22 @@ struct EventsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "list", abstract: "Newest events first.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Only events at or after this ISO-8601 time.") var since: String?
+        @Option(help: "Only events before this ISO-8601 time.") var until: String?
+        @Option(help: "Only events of this type (name or id).") var type: String?
+        @Option(help: "Only events that came this way: manual, imported, geofence or healthkit.") var source: String?
+        @Option(help: "Only events with these words (every one, any case) in the note, the place or the type's name.")
+        var text: String?
         @Option(help: "How many (default 20).") var limit: Int?
         @Flag(help: "Every event, however many (a page at a time from the time index).") var all = false
 
         func validate() throws {
             guard (limit ?? 1) >= 1 else { throw ValidationError("--limit must be at least 1") }
+            if let source, SourceType(rawValue: source) == nil {
+                throw ValidationError("--source must be manual, imported, geofence or healthkit")
+            }
+            if let text, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw ValidationError("--text needs at least one word")
+            }
             guard !(all && (since != nil || limit != nil)) else {
                 throw ValidationError("--all lists every event; leave out --since and --limit")
             }
@@ -230,7 +273,13 @@ struct EventsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let sinceDate = try since.map { text throws(CLIError) in try parseTime(text, now: env.now()) }
+                var typeId: UUIDv7?
+                if let type { typeId = try await resolveType(env, type).id }
+                let filter = EventFilter(
+                    text: text, typeId: typeId,
+                    source: source.flatMap(SourceType.init(rawValue:)),
+                    since: try since.map { text throws(CLIError) in try parseTime(text, now: env.now()) },
+                    until: try until.map { text throws(CLIError) in try parseTime(text, now: env.now()) })
                 let names = Dictionary(
                     try await env.store.eventTypes().map { ($0.value.id, $0.value.name) },
                     uniquingKeysWith: { a, _ in a })
@@ -239,10 +288,8 @@ struct EventsCommand: AsyncParsableCommand {
                 // A page at a time: a big account is listed whole without holding it twice.
                 let page = 5_000
                 repeat {
-                    let events =
-                        all
-                        ? try await env.store.eventPage(offset: listed, limit: page, typeId: nil)
-                        : try await env.store.events(limit: limit ?? 20, since: sinceDate)
+                    let wanted = all ? page : min(page, (limit ?? 20) - listed)
+                    let events = try await env.store.eventPage(offset: listed, limit: wanted, filter: filter)
                     for e in events {
                         let name = names[e.value.eventTypeId] ?? "?"
                         let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""
@@ -252,7 +299,7 @@ struct EventsCommand: AsyncParsableCommand {
                         if out.json { items.append(EventsCommand.item(e, typeName: name)) }
                     }
                     listed += events.count
-                    if !all || events.count < page { break }
+                    if events.count < wanted || (!all && listed >= limit ?? 20) { break }
                 } while true
                 if listed == 0 { out.line("No events.") }
                 out.document(items)

@@ -40,7 +40,7 @@ struct GeofenceCommand: AsyncParsableCommand {
             at once: the nearest ones, with one slot for a region around you that re-plans when you leave \
             it. Geofencing needs "Always" location access, asked in two steps (`trendy geofence authorize`).
             """,
-        subcommands: [Add.self, List.self, Remove.self, Health.self, Authorize.self, Reconcile.self],
+        subcommands: [Add.self, List.self, Edit.self, Remove.self, Health.self, Authorize.self, Reconcile.self],
         defaultSubcommand: List.self)
 
     struct Item: Encodable {
@@ -130,6 +130,55 @@ struct GeofenceCommand: AsyncParsableCommand {
                             + (flags.isEmpty ? "" : "  (\(flags))") + "  [\(i.sync_status)]  \(i.id)")
                 }
                 out.document(items)
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "edit", abstract: "Change a geofence: name, centre, radius, types, active (it syncs).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Name or id.") var geofence: String
+        @Option(help: "Its new name.") var name: String?
+        @Option(help: "A new centre: \"52.52 13.405\" or 52.52,13.405.") var at: String?
+        @Option(help: "Radius in metres, 50 ... 10000.") var radius: Double?
+        @Option(help: "The event type logged on arrival (name or id).") var type: String?
+        @Option(help: "An event type logged on leaving (name or id); `none` closes the arrival event instead.")
+        var exitType: String?
+        @Flag(inversion: .prefixedNo, help: "Monitor it (--active) or keep it without monitoring (--no-active).")
+        var active: Bool?
+
+        func validate() throws {
+            guard [name, at, type, exitType].contains(where: { $0 != nil }) || radius != nil || active != nil else {
+                throw ValidationError(
+                    "say what to change: --name, --at, --radius, --type, --exit-type or --[no-]active")
+            }
+        }
+
+        func run() async throws {
+            try await CommandRunner(global).run { env, out in
+                let g = try await resolveGeofence(env, geofence).value
+                let center = try at.map { text throws(CLIError) in try parseCoordinate([text]) }
+                var entry: UUIDv7?
+                if let type { entry = try await resolveType(env, type).id }
+                var exit: UUIDv7??
+                if let exitType {
+                    exit = exitType.lowercased() == "none" ? .some(nil) : try await resolveType(env, exitType).id
+                }
+                guard
+                    let edited = try await storeCall({
+                        try await PlaceActions(env: env).edit(g.id) { place in
+                            if let name { place.name = name.trimmingWhiteSpace }
+                            if let center { place.center = center }
+                            if let radius { place.radius = radius }
+                            if let entry { place.entryEventTypeId = entry }
+                            if let exit { place.exitEventTypeId = exit }
+                            if let active { place.isActive = active }
+                        }
+                    })
+                else { throw CLIError(code: .unknownGeofence, message: "that geofence is gone", exitCode: .dataError) }
+                out.line("Changed geofence \(edited.name); it syncs with the next `trendy sync`.")
+                out.document(["id": edited.id.description, "name": edited.name])
             }
         }
     }

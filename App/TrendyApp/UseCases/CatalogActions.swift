@@ -22,8 +22,16 @@ struct TypeActions {
 
     /// Renames the type `id`; the type as saved, or nil when it is not here.
     func rename(_ id: UUIDv7, to name: String) async throws -> EventType? {
+        try await edit(id, name: name)
+    }
+
+    /// Changes the given fields of the type `id` (a field-level edit that syncs); the type as
+    /// saved, or nil when it is not here.
+    func edit(_ id: UUIDv7, name: String? = nil, color: String? = nil, icon: String? = nil) async throws -> EventType? {
         guard var type = try await env.store.eventType(id: id)?.value else { return nil }
-        type.name = name.trimmingWhiteSpace
+        if let name { type.name = name.trimmingWhiteSpace }
+        if let color { type.color = color }
+        if let icon { type.icon = icon }
         try await env.store.updateEventType(type)
         await env.sync.localWriteHappened()
         return type
@@ -68,6 +76,22 @@ struct PlaceActions {
         let id = place.id.description
         let monitored = report.added.contains { $0.hasSuffix(id) } || report.kept.contains { $0.hasSuffix(id) }
         return Added(place: place, monitored: monitored, accessAsked: asked)
+    }
+
+    /// Changes the place `id` with `edit` (a field-level edit that syncs); a moved, resized,
+    /// paused or resumed place is planned again at once. The place as saved, or nil when it is
+    /// not here.
+    func edit(_ id: UUIDv7, _ edit: (inout Geofence) -> Void) async throws -> Geofence? {
+        guard var place = try await env.store.geofences().first(where: { $0.value.id == id })?.value else {
+            return nil
+        }
+        edit(&place)
+        try await env.store.updateGeofence(place)
+        await env.sync.localWriteHappened()
+        let (service, location) = try env.requireGeofence()
+        await service.reconcile(.geofencesChanged)
+        await location.flush()
+        return place
     }
 
     func remove(_ id: UUIDv7) async throws {

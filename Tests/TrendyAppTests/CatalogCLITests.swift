@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import TrendyTestSupport
+
+/// Issue 33 (part): types and places that can change, and an events list that finds things —
+/// through the real binary, with bad input for every new option (a clear error, a non-zero exit,
+/// nothing written).
+@Suite(.timeLimit(.minutes(3)))
+struct CatalogCLITests {
+    func run(_ args: [String], stdin: String? = nil) throws -> TrendyProcess.Result {
+        try TrendyProcess.run(args, stdin: stdin)
+    }
+
+    func json(_ r: TrendyProcess.Result) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [[String: Any]] ?? []
+    }
+
+    @Test func typesEditRenamesAndRecoloursAndRefusesWhatItCannotDo() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try run(["types", "add", "Cofee"] + d).status == 0)
+        #expect(try run(["types", "add", "Tea"] + d).status == 0)
+        let edited = try run(["types", "edit", "Cofee", "--name", "Coffee", "--color", "#112233"] + d)
+        #expect(edited.status == 0 && edited.stdout.contains("Changed event type Coffee"), "\(edited.stderr)")
+        let types = json(try run(["types", "--json"] + d))
+        #expect(types.contains { $0["name"] as? String == "Coffee" && $0["color"] as? String == "#112233" })
+        #expect(!types.contains { $0["name"] as? String == "Cofee" })
+        let taken = try run(["types", "edit", "Tea", "--name", "coffee"] + d)
+        #expect(taken.status == 65, "a name taken (in any case) is refused: \(taken.stderr)")
+        let colour = try run(["types", "edit", "Tea", "--color", "red"] + d)
+        #expect(colour.status != 0 && !colour.stderr.isEmpty)
+        #expect(try run(["types", "edit", "Tea"] + d).status == 64, "nothing to change")
+        #expect(try run(["types", "edit", "Nope", "--name", "X"] + d).status == 65)
+        let after = json(try run(["types", "--json"] + d))
+        #expect(after.contains { $0["name"] as? String == "Tea" && $0["color"] as? String == "#3B82F6" }, "unchanged")
+    }
+
+    @Test func geofenceEditMovesResizesRetypesAndPauses() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        for type in ["Gym", "Walk"] { #expect(try run(["types", "add", type] + d).status == 0) }
+        #expect(try run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Gym"] + d).status == 0)
+        let edited = try run(
+            [
+                "geofence", "edit", "Gym", "--radius", "250", "--type", "Walk", "--name", "Big Gym", "--at",
+                "52.53,13.41",
+            ]
+                + d)
+        #expect(edited.status == 0, "\(edited.stderr)")
+        var place = json(try run(["geofence", "list", "--json"] + d)).first
+        #expect(place?["name"] as? String == "Big Gym" && place?["radius"] as? Double == 250)
+        #expect(place?["entry_type"] as? String == "Walk" && place?["latitude"] as? Double == 52.53)
+        #expect(try run(["geofence", "edit", "Big Gym", "--radius", "5"] + d).status == 65, "out of range")
+        #expect(try run(["geofence", "edit", "Big Gym", "--at", "91 0"] + d).status == 64)
+        #expect(try run(["geofence", "edit", "Big Gym"] + d).status == 64, "nothing to change")
+        #expect(try run(["geofence", "edit", "Nowhere", "--radius", "100"] + d).status == 65)
+        #expect(try run(["geofence", "edit", "Big Gym", "--no-active"] + d).status == 0)
+        place = json(try run(["geofence", "list", "--json"] + d)).first
+        #expect(place?["radius"] as? Double == 250 && place?["active"] as? Bool == false, "refusals changed nothing")
+    }
+
+    @Test func eventsListFindsByTypeTimeSourceAndWords() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        for type in ["Coffee", "Tea"] { #expect(try run(["types", "add", type] + d).status == 0) }
+        for (type, at, note) in [
+            ("Coffee", "2026-01-01T08:00:00Z", "with Sam"), ("Tea", "2026-01-02T08:00:00Z", "green"),
+            ("Coffee", "2026-01-03T08:00:00Z", "alone"),
+        ] {
+            #expect(try run(["log", type, "--at", at, "--note", note] + d).status == 0)
+        }
+        func notes(_ args: [String]) throws -> [String] {
+            let r = try run(["events", "list", "--json"] + args + d)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            return json(r).compactMap { $0["notes"] as? String }
+        }
+        #expect(try notes(["--type", "coffee"]) == ["alone", "with Sam"])
+        #expect(try notes(["--text", "SAM"]) == ["with Sam"])
+        #expect(try notes(["--text", "tea"]) == ["green"], "the type's name")
+        #expect(try notes(["--since", "2026-01-02T00:00:00Z", "--until", "2026-01-03T00:00:00Z"]) == ["green"])
+        #expect(try notes(["--source", "geofence"]).isEmpty)
+        #expect(try notes(["--all", "--type", "Coffee"]) == ["alone", "with Sam"])
+        #expect(try notes(["--limit", "1", "--type", "Coffee"]) == ["alone"])
+        #expect(try run(["events", "list", "--source", "bogus"] + d).status == 64)
+        #expect(try run(["events", "list", "--text", "  "] + d).status == 64)
+        #expect(try run(["events", "list", "--type", "Nope"] + d).status == 65)
+        #expect(try run(["events", "list", "--until", "soon"] + d).status == 64)
+    }
+}
