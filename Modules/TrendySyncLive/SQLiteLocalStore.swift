@@ -235,14 +235,17 @@ public final class SQLiteLocalStore: LocalStore {
                         try Bool.fetchOne(
                             db.cachedStatement(sql: "SELECT 1 FROM local_events WHERE id = ?"),
                             arguments: [event.id.description]) == true
+                    // An imported row is one already here when any event of its type has its time: an
+                    // export imported back (a place's visit included) adds nothing.
+                    let sameTime =
+                        event.sourceType == .imported
+                        ? "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?"
+                        : "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ? "
+                            + "AND source_type IN ('manual', 'imported')"
                     let duplicate =
                         try !exists && (event.sourceType == .manual || event.sourceType == .imported)
                         && Bool.fetchOne(
-                            db.cachedStatement(
-                                sql: """
-                                    SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?
-                                    AND source_type IN ('manual', 'imported')
-                                    """),
+                            db.cachedStatement(sql: sameTime),
                             arguments: [event.eventTypeId.description, Self.milliseconds(event.timestamp)]) == true
                     if exists || duplicate {
                         s.duplicates += 1

@@ -86,4 +86,41 @@ struct CatalogCLITests {
         #expect(try run(["events", "list", "--type", "Nope"] + d).status == 65)
         #expect(try run(["events", "list", "--until", "soon"] + d).status == 64)
     }
+
+    /// `trendy export` in the importer's columns: imported back into the same account it adds
+    /// nothing (a place's visit included), into another account it makes the same events; notes
+    /// with quotes, commas and line breaks survive; bad input changes nothing.
+    @Test(arguments: ["csv", "json"])
+    func anExportImportsBack(format: String) throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        for type in ["Coffee", "Gym"] { #expect(try run(["types", "add", type] + d).status == 0) }
+        #expect(try run(["log", "Coffee", "--note", "with \"Sam\", at 9\nthen, more"] + d).status == 0)
+        #expect(try run(["log", "Coffee", "--at", "1969-07-20T20:17:00Z"] + d).status == 0)
+        #expect(try run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Gym"] + d).status == 0)
+        #expect(try run(["location", "set", "52.52", "13.405"] + d).status == 0, "a visit")
+        let file = dir.url.appendingPathComponent("export.\(format)").path
+        let exported = try run(["export", "--format", format, "-o", file] + d)
+        #expect(exported.status == 0 && exported.stdout.contains("Exported 3 event(s)"), "\(exported.stderr)")
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "owner-only: a life's history")
+        let again = try run(["import", file] + d)
+        #expect(again.status == 0 && again.stdout.contains("Imported 0 event(s)"), "\(again.stdout)")
+        let (other, o) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(other) {} }
+        #expect(try run(["import", file] + o).status == 0)
+        func events(_ args: [String]) throws -> [String] {
+            json(try run(["events", "list", "--json"] + args)).map {
+                "\($0["type"] ?? "")|\($0["timestamp"] ?? "")|\($0["notes"] as? String ?? "")"
+            }
+        }
+        #expect(try events(o) == events(d), "the same events in another account")
+        #expect(try run(["export", "--format", "xml"] + d).status == 64)
+        #expect(try run(["export", "--since", "soon"] + d).status == 64)
+        #expect(try run(["export", "--type", "Nope"] + d).status == 65)
+        let nowhere = try run(["export", "-o", dir.url.appendingPathComponent("no/such/dir/e.csv").path] + d)
+        #expect(nowhere.status == 73 && nowhere.stderr.contains("cannot write"), "\(nowhere.stderr)")
+        #expect(
+            try run(["export", "--type", "Gym"] + d).stdout.split(separator: "\n").count == 2, "header and the visit")
+    }
 }

@@ -37,6 +37,9 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// Exit 65: an import file is malformed (not CSV/JSON of events, a bad header).
     public static let badFile = CLIErrorCode(rawValue: "bad_file")
 
+    /// Exit 73: the export file could not be written (nothing was left half-written).
+    public static let cannotWrite = CLIErrorCode(rawValue: "cannot_write")
+
     /// Exit 75: another `trendy` command is busy with this install (a sync, a repair): try again.
     public static let busy = CLIErrorCode(rawValue: "busy")
 
@@ -189,6 +192,7 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
         .ambiguousGeofence,
         .appNotAnswering,
         .appRefused,
+        .cannotWrite,
         .badFile,
         .busy,
         .cannotCapture,

@@ -16,7 +16,8 @@ public struct SyncPlugin: TrendyPlugin {
     /// The commands the feature owns.
     public var commands: [any ParsableCommand.Type] {
         [
-            TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, SyncCommand.self,
+            TypesCommand.self, LogCommand.self, EventsCommand.self, ImportCommand.self, ExportCommand.self,
+            SyncCommand.self,
             ConflictsCommand.self, StatusCommand.self,
         ]
     }
