@@ -214,8 +214,9 @@ public struct EventFilter: Sendable, Hashable {
     public var typeId: UUIDv7?
     /// Only events that came this way (e.g. geofence visits).
     public var source: SourceType?
-    /// Only events at or after `since` and before `until`.
+    /// Only events at or after this time.
     public var since: Date?
+    /// Only events before this time.
     public var until: Date?
 
     /// A filter of the conditions given (none: every event).
