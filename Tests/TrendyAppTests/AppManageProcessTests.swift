@@ -86,6 +86,12 @@ extension AppProcessTests {
         app.type("Home<down>52.52, 13.405<down><down>Coffee<enter>")
         #expect(await Self.shows(app, "Added Home"), "\(Self.lastFrame(app))")
         #expect(try TrendyProcess.run(["geofence", "list"] + d).stdout.contains("Home"))
+        // Changed with the fields as they are (issue 33: a place's radius was fixed once added).
+        app.type("e")
+        #expect(await Self.shows(app, "Radius in metres: 100"))
+        app.type("<down><down><bs><bs><bs>250<down><enter>")
+        #expect(await Self.shows(app, "Changed Home."), "\(Self.lastFrame(app))")
+        #expect(try TrendyProcess.run(["geofence", "list"] + d).stdout.contains("250 m"))
         app.type("7")
         #expect(await Self.shows(app, "Signed in as \(email)"), "\(Self.lastFrame(app))")
         app.type("o")

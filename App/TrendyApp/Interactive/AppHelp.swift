@@ -26,7 +26,7 @@ enum AppHelp {
         "Types:    a add · r rename · Enter its events",
         "          d delete, with its events (y confirms)",
         "Places:   a add (name, where, radius, the type it logs)",
-        "          d delete (its visits stay)",
+        "          e change it (the same fields) · d delete (its visits stay)",
         "Account:  r restore what lost a conflict · x dismiss it",
         "          t send refused changes again",
         "          p change password · o sign out · w switch account",

@@ -26,18 +26,24 @@ extension AppRunner {
             return Outcome(
                 message: "Deleted the type \(name)" + (events > 0 ? " and its \(events) event(s)." : "."), wrote: true)
         case .createPlace(let name, let center, let radius, let typeName):
-            let point: Coordinate
-            do { point = try parseCoordinate([center]) } catch { return Outcome(message: error.message, failed: true) }
-            guard let metres = Double(radius) else {
-                return Outcome(message: "“\(radius)” is not a radius: metres, like 100.", failed: true)
-            }
-            guard let type = try await env.store.eventType(named: typeName.trimmingWhiteSpace)?.value else {
-                return Outcome(message: "No type named “\(typeName)”: add it on the Types tab first.", failed: true)
-            }
-            let added = try await PlaceActions(env: env).add(name: name, center: point, radius: metres, logs: type.id)
+            let fields = try await placeFields(center, radius, typeName)
+            guard case .success(let (point, metres, type)) = fields else { return fields.refusal }
+            let added = try await PlaceActions(env: env).add(name: name, center: point, radius: metres, logs: type)
             return Outcome(
                 message: "Added \(added.place.name)" + (added.monitored ? "; it is watched." : "; not watched yet."),
                 wrote: true)
+        case .editPlace(let id, let name, let center, let radius, let typeName):
+            let fields = try await placeFields(center, radius, typeName)
+            guard case .success(let (point, metres, type)) = fields else { return fields.refusal }
+            let edited = try await PlaceActions(env: env).edit(id) {
+                $0.name = name.trimmingWhiteSpace
+                $0.center = point
+                $0.radius = metres
+                $0.entryEventTypeId = type
+            }
+            return edited == nil
+                ? Outcome(message: "That place is gone.", failed: true)
+                : Outcome(message: "Changed \(edited?.name ?? "the place").", wrote: true)
         case .deletePlace(let id):
             try await PlaceActions(env: env).remove(id)
             return Outcome(message: "Deleted the place; its visits stay.", wrote: true)
@@ -79,6 +85,22 @@ extension AppRunner {
         }
     }
 
+    /// A place's form read: its centre, radius and the type it logs, or the line that refuses it.
+    func placeFields(_ center: String, _ radius: String, _ typeName: String) async throws -> PlaceFields {
+        let point: Coordinate
+        do { point = try parseCoordinate([center]) } catch {
+            return .refused(Outcome(message: error.message, failed: true))
+        }
+        guard let metres = Double(radius) else {
+            return .refused(Outcome(message: "“\(radius)” is not a radius: metres, like 100.", failed: true))
+        }
+        guard let type = try await env.store.eventType(named: typeName.trimmingWhiteSpace)?.value else {
+            return .refused(
+                Outcome(message: "No type named “\(typeName)”: add it on the Types tab first.", failed: true))
+        }
+        return .success((point, metres, type.id))
+    }
+
     /// What the types, places and account tabs show.
     func manageData(_ data: inout AppViewData, _ ui: AppUI) async throws {
         let store = env.store
@@ -112,5 +134,17 @@ extension AppRunner {
         case .dashboard, .events, .calendar, .analytics: break
         }
         data.account.unsent = try await store.outboxCounts().pending
+    }
+}
+
+/// A place's form, read: the fields, or why not.
+enum PlaceFields {
+    case success((Coordinate, Double, UUIDv7))
+    case refused(AppCore.Outcome)
+
+    /// The refusal's line (nil outcome for a success, never asked for).
+    var refusal: AppCore.Outcome {
+        if case .refused(let outcome) = self { return outcome }
+        return AppCore.Outcome()
     }
 }

@@ -114,7 +114,7 @@ extension AppRunner {
             case .quit, .redraw, .syncNow: return AppCore.Outcome()
             case .log, .logAt, .delete, .retype, .editNote, .retime, .undo:
                 return try await performEvent(command)
-            case .jump, .createType, .renameType, .deleteType, .createPlace, .deletePlace, .restoreConflict,
+            case .jump, .createType, .renameType, .deleteType, .createPlace, .editPlace, .deletePlace, .restoreConflict,
                 .dismissConflict, .retryFailed, .signOut, .switchAccount, .changePassword:
                 return try await performManage(command, filter: filter)
             case .signIn(let email, let password), .signUp(let email, let password):

@@ -56,7 +56,7 @@ enum AppTabs {
             )
         }
         var keys = ["a add"]
-        if !data.places.isEmpty { keys += ["j/k select", "d delete"] }
+        if !data.places.isEmpty { keys += ["j/k select", "e change", "d delete"] }
         return (lines, keys)
     }
 

@@ -89,6 +89,13 @@ extension AppUI {
         case .char("d"):
             guard let row = selectedRow(context), let id = UUIDv7(row) else { return nil }
             mode = .confirm(.deletePlace(id), "Delete the place \(context.names[row] ?? "")? Its visits stay.")
+        case .char("e"):
+            guard let row = selectedRow(context), let id = UUIDv7(row), let values = context.prefill[row] else {
+                return nil
+            }
+            var form = Form(.editPlace(id))
+            form.values = values
+            mode = .form(form)
         default: return nil
         }
         return .redraw
@@ -139,6 +146,8 @@ extension AppUI {
         case .newType: return .createType(name: values[0])
         case .renameType(let id): return .renameType(id, name: values[0])
         case .newPlace: return .createPlace(name: values[0], center: values[1], radius: values[2], typeName: values[3])
+        case .editPlace(let id):
+            return .editPlace(id, name: values[0], center: values[1], radius: values[2], typeName: values[3])
         case .password:
             guard form.values[0] == form.values[1] else {
                 message = "The two passwords differ."
@@ -170,7 +179,7 @@ extension AppUI.Command {
     /// Sent from a form that stays open until the answer: closed unless it was refused.
     var closesForm: Bool {
         switch self {
-        case .logAt, .retime, .jump, .createType, .renameType, .createPlace, .changePassword: true
+        case .logAt, .retime, .jump, .createType, .renameType, .createPlace, .editPlace, .changePassword: true
         default: false
         }
     }

@@ -28,6 +28,8 @@ extension AppUI {
             case newType
             case renameType(UUIDv7)
             case newPlace
+            /// A place's name, centre, radius and type, as they are, to change.
+            case editPlace(UUIDv7)
             case password
         }
 
@@ -61,7 +63,8 @@ extension AppUI {
             case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
             case .newType: ["Name"]
             case .renameType: ["New name"]
-            case .newPlace: ["Name", "Where (latitude, longitude)", "Radius in metres", "Event type it logs"]
+            case .newPlace, .editPlace:
+                ["Name", "Where (latitude, longitude)", "Radius in metres", "Event type it logs"]
             case .password: ["New password (at least 8 characters)", "The new password again"]
             case .signIn: ["Email", "Password"]
             // The rules before the first try, not only after a refusal.
@@ -96,6 +99,7 @@ extension AppUI {
         case renameType(UUIDv7, name: String)
         case deleteType(UUIDv7)
         case createPlace(name: String, center: String, radius: String, typeName: String)
+        case editPlace(UUIDv7, name: String, center: String, radius: String, typeName: String)
         case deletePlace(UUIDv7)
         case restoreConflict(String)
         case dismissConflict(String)
