@@ -70,8 +70,9 @@ extension AppProcessTests {
         app.type("Tea<enter>")
         #expect(await Self.shows(app, "Added the type Tea."))
         app.type("jr")
-        app.type("<bs><bs><bs>Chai<enter>")
-        #expect(await Self.shows(app, "Renamed to Chai."), "\(Self.lastFrame(app))")
+        app.type("<bs><bs><bs>Chai<down><bs><bs><bs><bs><bs><bs><bs>#AA0000<down><enter>")
+        #expect(await Self.shows(app, "Changed the type Chai."), "\(Self.lastFrame(app))")
+        #expect(try TrendyProcess.run(["types"] + d).stdout.contains("#AA0000"), "its colour too (issue 33)")
         #expect(try TrendyProcess.run(["types"] + d).stdout.contains("Chai"))
         // The selection stayed on the renamed type (Chai now sorts first); Coffee is the next row.
         #expect(Self.lastFrame(app).contains("› Chai"))

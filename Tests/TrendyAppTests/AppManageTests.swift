@@ -126,7 +126,7 @@ import TrendySync
         #expect(ui.mode == .confirm(.deleteType(Self.coffee.id), "Delete the type Coffee and its 40 events?"))
         #expect(type([.char("y")], &ui, types) == .deleteType(Self.coffee.id))
         type([.char("r")], &ui, types)
-        #expect(ui.mode == .form(AppUI.Form(.renameType(Self.coffee.id)).with(values: ["Coffee"])))
+        #expect(ui.mode == .form(AppUI.Form(.renameType(Self.coffee.id)).with(values: ["Coffee", "", ""])))
         #expect(
             type([.escape, .char("j"), .enter], &ui, types) == .redraw && ui.tab == .events && ui.filter == Self.tea.id)
 

@@ -370,7 +370,7 @@ struct AppCore: Sendable {
                 data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }),
             rows: data.rows(ui.tab), names: data.rowNames, counts: data.typeCounts, unsent: data.account.unsent,
             times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }),
-            hasEvents: data.onboarding.eventCount > 0, prefill: data.placeFields)
+            hasEvents: data.onboarding.eventCount > 0, prefill: data.editFields)
         lastData = data
         return render(data)
     }

@@ -23,7 +23,7 @@ enum AppHelp {
         "  f            show one type, then the next, then all",
         "",
         "Calendar: [ ] or ←/→ month before / after",
-        "Types:    a add · r rename · Enter its events",
+        "Types:    a add · r rename, colour, icon · Enter its events",
         "          d delete, with its events (y confirms)",
         "Places:   a add (name, where, radius, the type it logs)",
         "          e change it (the same fields) · d delete (its visits stay)",

@@ -15,11 +15,11 @@ extension AppRunner {
             return created
                 ? Outcome(message: "Added the type \(type.name).", wrote: true)
                 : Outcome(message: "The type \(type.name) exists already.", failed: true)
-        case .renameType(let id, let name):
-            guard let renamed = try await TypeActions(env: env).rename(id, to: name) else {
+        case .renameType(let id, let name, let color, let icon):
+            guard let edited = try await TypeActions(env: env).edit(id, name: name, color: color, icon: icon) else {
                 return Outcome(message: "That type is gone.", failed: true)
             }
-            return Outcome(message: "Renamed to \(renamed.name).", wrote: true)
+            return Outcome(message: "Changed the type \(edited.name).", wrote: true)
         case .deleteType(let id):
             let name = try await env.store.eventType(id: id)?.value.name ?? ""
             let events = try await TypeActions(env: env).remove(id)

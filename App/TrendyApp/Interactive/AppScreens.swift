@@ -50,20 +50,22 @@ struct AppViewData: Sendable {
         }
     }
 
-    /// Each place's fields as its edit form shows them: name, "lat, lon", radius, the type it logs.
-    var placeFields: [String: [String]] {
+    /// Each type's and place's fields as its edit form shows them: a type's name, colour and icon;
+    /// a place's name, "lat, lon", radius and the type it logs.
+    var editFields: [String: [String]] {
         let names = typeNames
         return Dictionary(
-            places.map { record in
-                let p = record.value
-                return (
-                    p.id.description,
-                    [
-                        p.name, "\(p.center.latitude), \(p.center.longitude)", String(format: "%g", p.radius),
-                        p.entryEventTypeId.flatMap { names[$0] } ?? "",
-                    ]
-                )
-            }, uniquingKeysWith: { a, _ in a })
+            types.map { ($0.id.description, [$0.name, $0.color, $0.icon]) }
+                + places.map { record in
+                    let p = record.value
+                    return (
+                        p.id.description,
+                        [
+                            p.name, "\(p.center.latitude), \(p.center.longitude)", String(format: "%g", p.radius),
+                            p.entryEventTypeId.flatMap { names[$0] } ?? "",
+                        ]
+                    )
+                }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The names of types and places by id (a question names what it deletes).

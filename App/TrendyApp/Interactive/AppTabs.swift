@@ -29,7 +29,7 @@ enum AppTabs {
                 row("\(type.name) · \(count) event\(count == 1 ? "" : "s")", selected: i == ui.selection, screen))
         }
         var keys = ["a add"]
-        if !data.types.isEmpty { keys += ["j/k select", "Enter its events", "r rename", "d delete"] }
+        if !data.types.isEmpty { keys += ["j/k select", "Enter its events", "r rename/colour/icon", "d delete"] }
         return (lines, keys)
     }
 

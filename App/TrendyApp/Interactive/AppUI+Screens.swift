@@ -61,7 +61,8 @@ extension AppUI {
         switch key {
         case .char("r"):
             var form = Form(.renameType(id))
-            form.values[0] = name
+            // Its name, colour and icon as they are, to change.
+            form.values = context.prefill[row] ?? [name, "", ""]
             mode = .form(form)
         case .char("d"):
             let events = context.counts[row] ?? 0
@@ -144,7 +145,7 @@ extension AppUI {
         case .time(let id): return .retime(eventId: id, when: values[0])
         case .jump: return .jump(values[0])
         case .newType: return .createType(name: values[0])
-        case .renameType(let id): return .renameType(id, name: values[0])
+        case .renameType(let id): return .renameType(id, name: values[0], color: values[1], icon: values[2])
         case .newPlace: return .createPlace(name: values[0], center: values[1], radius: values[2], typeName: values[3])
         case .editPlace(let id):
             return .editPlace(id, name: values[0], center: values[1], radius: values[2], typeName: values[3])

@@ -62,7 +62,7 @@ extension AppUI {
             case .search: ["Search notes, places and types (empty shows all)"]
             case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
             case .newType: ["Name"]
-            case .renameType: ["New name"]
+            case .renameType: ["Name", "Colour (#RRGGBB)", "Icon"]
             case .newPlace, .editPlace:
                 ["Name", "Where (latitude, longitude)", "Radius in metres", "Event type it logs"]
             case .password: ["New password (at least 8 characters)", "The new password again"]
@@ -96,7 +96,7 @@ extension AppUI {
         /// The events list from the first event on or before this day (as typed).
         case jump(String)
         case createType(name: String)
-        case renameType(UUIDv7, name: String)
+        case renameType(UUIDv7, name: String, color: String, icon: String)
         case deleteType(UUIDv7)
         case createPlace(name: String, center: String, radius: String, typeName: String)
         case editPlace(UUIDv7, name: String, center: String, radius: String, typeName: String)

@@ -45,7 +45,7 @@ struct AppUI: Sendable, Equatable {
         var times: [UUIDv7: Date] = [:]
         /// The account holds events (onboarding offers them instead of asking for a first one).
         var hasEvents = false
-        /// An edit form's fields as they are, by row id (a place is amended, not typed again).
+        /// An edit form's fields as they are, by row id (a type or place is amended, not typed again).
         var prefill: [String: [String]] = [:]
     }
 
