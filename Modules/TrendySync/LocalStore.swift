@@ -124,6 +124,9 @@ public protocol LocalStore: Sendable {
     /// install: two readings differ when something was written in between (the running app
     /// learns of `trendy log` in another terminal this way).
     func localChangeMark() async throws -> Int64
+    /// Whether the entity `id` was edited or deleted here (by any process of this install) after
+    /// the change mark `mark`, whether or not that change was sent since.
+    func changedLocally(_ id: String, after mark: Int64) async throws -> Bool
     /// The failed entries with their errors.
     func failedChanges() async throws -> [FailedChange]
     /// Puts failed entries back in the queue (a person asked to retry).

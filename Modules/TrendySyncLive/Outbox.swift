@@ -42,6 +42,23 @@ enum Outbox {
         _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?,
         whole: String? = nil, now: Date
     ) throws {
+        try queue(db, entity, id, kind, payload: payload, whole: whole, now: now)
+        guard kind != .create else { return }
+        // This edit's or delete's own tick of the change mark, kept after the entry is sent and
+        // gone (whether the queue appended, folded, revived or dropped an entry for it).
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO local_changes (entity_id, mark) VALUES (?, ?)
+                ON CONFLICT(entity_id) DO UPDATE SET mark = excluded.mark
+                """
+        ).execute(arguments: [id, try OutboxClock.tick(db)])
+    }
+
+    /// ``enqueue(_:_:_:_:payload:whole:now:)``'s queueing.
+    private static func queue(
+        _ db: Database, _ entity: SyncEntity, _ id: String, _ kind: MutationKind, payload: String?,
+        whole: String?, now: Date
+    ) throws {
         if kind == .update, let whole, try revivedRefusedCreate(db, entity, id, whole: whole, now: now) { return }
         // The newest waiting entry; when none waits, the newest failed one (it may be refused).
         let waiting = try Row.fetchOne(

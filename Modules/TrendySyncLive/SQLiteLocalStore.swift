@@ -344,6 +344,14 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
+    public func changedLocally(_ id: String, after mark: Int64) async throws -> Bool {
+        try await db.read { db in
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT mark FROM local_changes WHERE entity_id = ?"), arguments: [id]
+            ).map { $0 > mark } ?? false
+        }
+    }
+
     public func failedChanges() async throws -> [FailedChange] {
         try await db.read { db in
             try Row.fetchAll(

@@ -16,6 +16,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v5-cascades-and-merges", migrate: cascadesAndMerges)
         migrator.registerMigration("sync.v6-field-clocks", migrate: fieldClocks)
         migrator.registerMigration("sync.v7-conflict-resolutions", migrate: conflictResolutions)
+        migrator.registerMigration("sync.v8-local-changes", migrate: localChanges)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.
@@ -163,6 +164,14 @@ public enum SyncSchema {
     /// heard yet (a resolution syncs: every device closes it).
     static func conflictResolutions(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE sync_conflicts ADD COLUMN resolution_unsent INTEGER NOT NULL DEFAULT 0")
+    }
+
+    /// `local_changes`: the change mark of each entity's last local edit or delete
+    /// (``SQLiteLocalStore/changedLocally(_:after:)``). It outlives the outbox entry, which goes
+    /// once sent: undo asks whether anything changed an event here since a key did, and a pass in
+    /// between used to hide it. Creates are not recorded (an import adds no rows).
+    static func localChanges(_ db: Database) throws {
+        try db.execute(sql: "CREATE TABLE local_changes (entity_id TEXT PRIMARY KEY, mark INTEGER NOT NULL)")
     }
 }
 

@@ -45,9 +45,14 @@ extension AppProcessTests {
                 .first { $0["notes"] as? String == "mine" }?["id"] as? String)
         #expect(try TrendyProcess.run(["events", "edit", mine, "--note", "theirs"] + d).status == 0)
         #expect(await Self.shows(app, "theirs"), "another terminal's note shows")
+        // And back to the very note the key left: still a change made since (a restored conflict
+        // did this, and u then put back what came before both).
+        #expect(try TrendyProcess.run(["events", "edit", mine, "--note", "mine"] + d).status == 0)
+        #expect(
+            await app.waitFor { _ in Self.lastFrame(app).contains("mine") && !Self.lastFrame(app).contains("theirs") })
         app.type("u")
         #expect(await Self.shows(app, "Not undone: that event was changed since"))
-        #expect(try TrendyProcess.run(["events", "list"] + d).stdout.contains("theirs"), "nothing was overwritten")
+        #expect(try TrendyProcess.run(["events", "list"] + d).stdout.contains("mine"), "nothing was overwritten")
         app.type("/")
         app.type("no such words<enter>")
         #expect(await Self.shows(app, "nothing matches: Esc shows all"))

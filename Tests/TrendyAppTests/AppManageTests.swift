@@ -74,7 +74,7 @@ import TrendySync
             return
         }
         #expect(form.values == ["oat milk", "yesterday 8:15"])
-        let logged = AppUI.Undo.unlog(Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date()))
+        let logged = AppUI.Undo.unlog(Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date()), mark: 1)
         _ = core.handle(
             .performed(command, AppCore.Outcome(message: "Logged", wrote: true, undo: logged), route: .authenticated))
         #expect(core.ui.mode == .browse && core.ui.undo == logged, "accepted: the form closes, u can take it back")
@@ -125,6 +125,13 @@ import TrendySync
         type([.char("d")], &ui, types)
         #expect(ui.mode == .confirm(.deleteType(Self.coffee.id), "Delete the type Coffee and its 40 events?"))
         #expect(type([.char("y")], &ui, types) == .deleteType(Self.coffee.id))
+        var counting = types
+        counting.counts = nil
+        type([.char("d")], &ui, counting)
+        #expect(
+            ui.mode == .confirm(.deleteType(Self.coffee.id), "Delete the type Coffee and all its events?"),
+            "not counted yet: never a question that hides the events")
+        ui.mode = .browse
         type([.char("r")], &ui, types)
         #expect(ui.mode == .form(AppUI.Form(.renameType(Self.coffee.id)).with(values: ["Coffee", "", ""])))
         #expect(
@@ -167,9 +174,9 @@ import TrendySync
     @Test func aConflictInWords() {
         var data = AppViewData()
         data.types = [Self.coffee, Self.tea]
-        data.account.deviceId = "mine"
         let event = Self.ids.next().description
-        data.subjects[event] = "Coffee, Thu 26 Nov 2026 17:24"
+        data.words = ConflictWords(
+            typeNames: data.typeNames, subjects: [event: "Coffee, Thu 26 Nov 2026 17:24"], deviceId: "mine")
         let at = ISO8601.parse("2026-11-26T17:24:00Z")!
         let field = SyncConflict(
             id: "c1", kind: .field, entityType: .event, entityId: event, field: "event_type_id",
@@ -246,19 +253,10 @@ import TrendySync
         #expect(ScreenCopy.words(.notRequested) == "not asked yet" && ScreenCopy.words(.granted) == "allowed")
     }
 
-    /// Second outside attack: a restore then u put back what came before both (the restored value
-    /// and the other device's were lost); a line outlived its action under the next picker.
-    @Test func aRestoreEndsTheUndoAndANewPickerStartsClean() {
-        var core = AppCore(route: .authenticated, tab: .account, banner: "", plain: true, links: [])
-        core.context = context(rows: ["c1"])
-        let before = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "old")
-        var after = before
-        after.notes = "A2"
-        core.ui.undo = .revert(before: before, after: after)
-        _ = core.handle(
-            .performed(.restoreConflict("c1"), AppCore.Outcome(message: "Restored", wrote: true), route: .authenticated)
-        )
-        #expect(core.ui.undo == nil)
+    /// Second outside attack: a line outlived its action under the next picker.
+    @Test func aNewPickerStartsClean() {
+        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
+        core.context = context()
         core.ui.message = "The time is as it was."
         _ = core.handle(.key(.char("l")))
         #expect(core.ui.mode == .pickType(.log) && core.ui.message == nil)

@@ -8,12 +8,6 @@ import TrendySync
 extension AppCore {
     mutating func afterward(_ command: AppUI.Command, _ outcome: Outcome) {
         if command.closesForm, case .form = ui.mode, !outcome.failed { ui.mode = .browse }
-        if case .restoreConflict = command, outcome.wrote {
-            // A restored value is a change after the last key's: undoing that key would put back
-            // what came before both (a restore, then u, lost the restored value and the other
-            // device's).
-            ui.undo = nil
-        }
         if command.undoable, !outcome.failed {
             // The last change made here is what `u` takes back; an undo is not undone in turn.
             ui.undo = outcome.undo

@@ -26,15 +26,13 @@ extension AppRunner {
             return Outcome(
                 message: "Deleted the type \(name)" + (events > 0 ? " and its \(events) event(s)." : "."), wrote: true)
         case .createPlace(let name, let center, let radius, let typeName):
-            let fields = try await placeFields(center, radius, typeName)
-            guard case .success(let (point, metres, type)) = fields else { return fields.refusal }
+            let (point, metres, type) = try await placeFields(center, radius, typeName)
             let added = try await PlaceActions(env: env).add(name: name, center: point, radius: metres, logs: type)
             return Outcome(
                 message: "Added \(added.place.name)" + (added.monitored ? "; it is watched." : "; not watched yet."),
                 wrote: true)
         case .editPlace(let id, let name, let center, let radius, let typeName):
-            let fields = try await placeFields(center, radius, typeName)
-            guard case .success(let (point, metres, type)) = fields else { return fields.refusal }
+            let (point, metres, type) = try await placeFields(center, radius, typeName)
             let edited = try await PlaceActions(env: env).edit(id) {
                 $0.name = name.trimmingWhiteSpace
                 $0.center = point
@@ -85,38 +83,31 @@ extension AppRunner {
         }
     }
 
-    /// A place's form read: its centre, radius and the type it logs, or the line that refuses it.
-    func placeFields(_ center: String, _ radius: String, _ typeName: String) async throws -> PlaceFields {
-        let point: Coordinate
-        do { point = try parseCoordinate([center]) } catch {
-            return .refused(Outcome(message: error.message, failed: true))
-        }
+    /// A place's form read: its centre, radius and the type it logs. A refusal is thrown as the
+    /// line to show (``perform(_:filter:)`` keeps the form open with it).
+    func placeFields(_ center: String, _ radius: String, _ typeName: String) async throws -> (
+        Coordinate, Double, UUIDv7
+    ) {
+        let point = try parseCoordinate([center])
         guard let metres = Double(radius) else {
-            return .refused(Outcome(message: "“\(radius)” is not a radius: metres, like 100.", failed: true))
+            throw CLIError(
+                code: .invalidLocation, message: "“\(radius)” is not a radius: metres, like 100.", exitCode: .usage)
         }
         guard let type = try await env.store.eventType(named: typeName.trimmingWhiteSpace)?.value else {
-            return .refused(
-                Outcome(message: "No type named “\(typeName)”: add it on the Types tab first.", failed: true))
+            throw CLIError(
+                code: .unknownType, message: "No type named “\(typeName)”: add it on the Types tab first.",
+                exitCode: .dataError)
         }
-        return .success((point, metres, type.id))
+        return (point, metres, type.id)
     }
 
     /// What the types, places and account tabs show.
-    func manageData(_ data: inout AppViewData, _ ui: AppUI) async throws {
+    func manageData(_ data: inout AppViewData, _ ui: AppUI, sink: AsyncStream<Input>.Continuation?) async throws {
         let store = env.store
         switch ui.tab {
         case .types:
-            let key = TotalKey(
-                filter: nil, mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
-            if let known = typeTotals.withLock({ $0 }), known.key == key {
-                data.typeCounts = known.counts
-            } else {
-                data.typeCounts = Dictionary(
-                    try await store.eventCountsByType(from: .distantPast, to: .distantFuture).map {
-                        ($0.key.description, $0.value)
-                    },
-                    uniquingKeysWith: { a, _ in a })
-                typeTotals.withLock { [counts = data.typeCounts] in $0 = (key, counts) }
+            data.typeCounts = try await countsByType(sink: sink).map { byType in
+                Dictionary(uniqueKeysWithValues: byType.map { ($0.key.description, $0.value) })
             }
         case .places:
             data.places = try await store.geofences().sorted {
@@ -126,25 +117,13 @@ extension AppRunner {
                 \.value)
         case .account:
             data.account.email = env.auth.currentSession?.user.email
-            data.account.deviceId = try await store.deviceId()
             data.conflicts = try await store.conflicts(includeClosed: false)
             data.failed = try await store.failedChanges()
             let ids = data.conflicts.map(\.conflict.entityId) + data.failed.map(\.entityId)
-            data.subjects = try await ConflictWords.load(store, ids: ids).subjects
+            data.words = try await ConflictWords.load(store, ids: ids, typeNames: data.typeNames)
         case .dashboard, .events, .calendar, .analytics: break
         }
-        data.account.unsent = try await store.outboxCounts().pending
-    }
-}
-
-/// A place's form, read: the fields, or why not.
-enum PlaceFields {
-    case success((Coordinate, Double, UUIDv7))
-    case refused(AppCore.Outcome)
-
-    /// The refusal's line (nil outcome for a success, never asked for).
-    var refusal: AppCore.Outcome {
-        if case .refused(let outcome) = self { return outcome }
-        return AppCore.Outcome()
+        // The banner's own count (the outbox is counted every half second), not another read.
+        data.account.unsent = env.sync.status.pendingCount
     }
 }

@@ -13,16 +13,10 @@ extension AppRunner {
     func performEvent(_ command: AppUI.Command) async throws -> Outcome {
         let actions = EventActions(env: env)
         switch command {
-        case .log(let typeId):
-            let event = try await actions.log(typeId: typeId)
-            let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
-            return Outcome(message: "Logged \(name).", wrote: true, undo: .unlog(event))
+        case .log(let typeId): return try await log(typeId, at: nil, note: nil)
         case .logAt(let typeId, let when, let note):
             guard let at = time(when) else { return notATime(when) }
-            let event = try await actions.log(typeId: typeId, at: at, note: note)
-            let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
-            return Outcome(
-                message: "Logged \(name) at \(AppHelp.when(at, .current)).", wrote: true, undo: .unlog(event))
+            return try await log(typeId, at: at, note: note)
         case .delete(let id):
             let before = try await env.store.event(id: id)?.value
             try await actions.delete(id)
@@ -44,23 +38,33 @@ extension AppRunner {
         }
     }
 
+    /// Logs an event of `typeId` at `at` (now when nil); `u` deletes it again.
+    func log(_ typeId: UUIDv7, at: Date?, note: String?) async throws -> Outcome {
+        let event = try await EventActions(env: env).log(typeId: typeId, at: at, note: note)
+        let mark = try await env.store.localChangeMark()
+        let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
+        let when = at.map { " at \(AppHelp.when($0, .current))" } ?? ""
+        return Outcome(message: "Logged \(name)\(when).", wrote: true, undo: .unlog(event, mark: mark))
+    }
+
     /// Changes an event; `u` puts back its type, note and time as they were.
     func change(_ id: UUIDv7, _ done: String, _ edit: (inout Event) -> Void) async throws -> Outcome {
         let before = try await env.store.event(id: id)?.value
         guard let after = try await EventActions(env: env).change(id, edit), let before else {
             return Outcome(message: "That event is gone.", failed: true)
         }
-        return Outcome(message: done, wrote: true, undo: .revert(before: before, after: after))
+        let mark = try await env.store.localChangeMark()
+        return Outcome(message: done, wrote: true, undo: .revert(before: before, after: after, mark: mark))
     }
 
     func undo(_ undo: AppUI.Undo) async throws -> Outcome {
         let actions = EventActions(env: env)
         switch undo {
-        case .unlog(let logged):
+        case .unlog(let logged, let mark):
             guard let now = try await env.store.event(id: logged.id)?.value else {
                 return Outcome(message: "That event is gone.")
             }
-            guard Self.same(now, logged) else { return Self.changedSince }
+            guard try await unchanged(now, since: logged, mark) else { return Self.changedSince }
             try await actions.delete(logged.id)
             return Outcome(message: "Took back the log.", wrote: true)
         case .relog(var event):
@@ -69,11 +73,11 @@ extension AppRunner {
             try await env.store.createEvent(event)
             await env.sync.localWriteHappened()
             return Outcome(message: "The event is back.", wrote: true)
-        case .revert(let before, let after):
+        case .revert(let before, let after, let mark):
             guard let now = try await env.store.event(id: before.id)?.value else {
                 return Outcome(message: "That event is gone.")
             }
-            guard Self.same(now, after) else { return Self.changedSince }
+            guard try await unchanged(now, since: after, mark) else { return Self.changedSince }
             _ = try await actions.change(before.id) {
                 $0.eventTypeId = before.eventTypeId
                 $0.notes = before.notes
@@ -83,11 +87,14 @@ extension AppRunner {
         }
     }
 
-    /// Whether an event's type, note and time are as `expected` (what undo would put back).
-    static func same(_ event: Event, _ expected: Event) -> Bool {
+    /// Whether the event is as a key left it: no local change of it after `mark` (values put back
+    /// by a restore or another terminal count too), and its type, note and time as `left` (a pass
+    /// may have brought another device's).
+    func unchanged(_ event: Event, since left: Event, _ mark: Int64) async throws -> Bool {
+        guard try await !env.store.changedLocally(event.id.description, after: mark) else { return false }
         // The store keeps milliseconds.
-        event.eventTypeId == expected.eventTypeId && event.notes == expected.notes
-            && abs(event.timestamp.timeIntervalSince(expected.timestamp)) < 0.001
+        return event.eventTypeId == left.eventTypeId && event.notes == left.notes
+            && abs(event.timestamp.timeIntervalSince(left.timestamp)) < 0.001
     }
 
     /// An undo that would overwrite a change made since (here, in another terminal, on another device).

@@ -33,34 +33,30 @@ extension AppRunner {
         return data
     }
 
-    /// How many events the list holds ("page 2 of 14"), counted in the time index only when
-    /// something may have changed it: a local write moves the change mark, a pass its time. With a
-    /// `sink`, a count not yet known is made in the background and the screen is read again when
-    /// it is in (a million rows took 100 ms: the first key on the list waited for it); nil meanwhile.
-    func total(of filter: UUIDv7?, sink: AsyncStream<Input>.Continuation?) async throws -> Int? {
+    /// How many events there are of each type, counted (one grouped count of the time index) only
+    /// when something may have changed them: a local write moves the change mark, a pass its time.
+    /// With a `sink`, counts not yet known are made in the background and the screen is read again
+    /// when they are in (a million rows took 100 ms: the first key on the list waited for them);
+    /// meanwhile the last counts (the list moved by a few events at most), nil before the first.
+    func countsByType(sink: AsyncStream<Input>.Continuation?) async throws -> [UUIDv7: Int]? {
         let store = env.store
-        let key = TotalKey(
-            filter: filter, mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
-        let known = totals.withLock { $0 }
-        if let known, known.key == key { return known.total }
-        let count: @Sendable () async throws -> Int = {
-            if let filter {
-                return try await store.eventCountsByType(from: .distantPast, to: .distantFuture)[filter] ?? 0
-            }
-            return try await store.eventCount(from: .distantPast, to: .distantFuture)
+        let key = CountKey(mark: try await store.localChangeMark(), synced: env.sync.status.lastSuccessfulSync)
+        let known = counts.withLock { $0 }
+        if let known, known.key == key { return known.byType }
+        let count: @Sendable () async throws -> [UUIDv7: Int] = {
+            try await store.eventCountsByType(from: .distantPast, to: .distantFuture)
         }
         guard let sink else {
-            let total = try await count()
-            totals.withLock { $0 = (key, total) }
-            return total
+            let byType = try await count()
+            counts.withLock { $0 = (key, byType) }
+            return byType
         }
         Task {
-            guard let total = try? await count() else { return }
-            totals.withLock { $0 = (key, total) }
+            guard let byType = try? await count() else { return }
+            counts.withLock { $0 = (key, byType) }
             sink.yield(.refresh)
         }
-        // The last count while the new one is made (the list moved by a few events at most).
-        return known?.key.filter == filter ? known?.total : nil
+        return known?.byType
     }
 
     func mainData(_ data: inout AppViewData, _ ui: AppUI, sink: AsyncStream<Input>.Continuation?) async throws {
@@ -69,7 +65,7 @@ extension AppRunner {
         let now = env.now()
         let midnight = calendar.startOfDay(for: now)
         data.today = try await ScreenCounts.today(store, now: now, calendar: calendar)
-        try await manageData(&data, ui)
+        try await manageData(&data, ui, sink: sink)
         switch ui.tab {
         case .dashboard:
             data.recent = try await ScreenCounts.recent(store, now: now, limit: 5)
@@ -87,7 +83,9 @@ extension AppRunner {
             data.pageSync = Dictionary(records.map { ($0.value.id, $0.syncStatus) }, uniquingKeysWith: { a, _ in a })
             data.hasMore = records.count > AppUI.pageSize
             // A search is not counted (it reads the notes of every event).
-            data.total = ui.query == nil ? try await total(of: ui.filter, sink: sink) : nil
+            if ui.query == nil, let byType = try await countsByType(sink: sink) {
+                data.total = ui.filter.map { byType[$0] ?? 0 } ?? byType.values.reduce(0, +)
+            }
         case .calendar:
             let thisMonth = calendar.dateInterval(of: .month, for: now)?.start ?? midnight
             let month = calendar.date(byAdding: .month, value: -ui.monthOffset, to: thisMonth) ?? thisMonth

@@ -40,15 +40,12 @@ final class AppRunner: Sendable {
     let syncInterval: Duration?
     let writeDebounce: Duration
     let start: ContinuousClock.Instant
-    /// The events list's last count and what it was counted at.
-    let totals = Mutex<(key: TotalKey, total: Int)?>(nil)
-    /// The types tab's counts per type and what they were counted at (a million events took a
-    /// whole-table count on every look at the tab).
-    let typeTotals = Mutex<(key: TotalKey, counts: [String: Int])?>(nil)
+    /// The events per type, last counted, and what they were counted at: the events list's
+    /// total ("page 2 of 14") and the types tab's counts are read from it.
+    let counts = Mutex<(key: CountKey, byType: [UUIDv7: Int])?>(nil)
 
-    /// What a count of the events list depends on.
-    struct TotalKey: Equatable {
-        var filter: UUIDv7?
+    /// What the counts depend on: a local write moves the change mark, a pass its time.
+    struct CountKey: Equatable {
         var mark: Int64
         var synced: Date?
     }

@@ -25,7 +25,7 @@ struct AppViewData: Sendable {
     var weeks: [Date] = []
     var perWeek: [(name: String, counts: [Int])] = []
     /// Events per type (types tab), by the type's id.
-    var typeCounts: [String: Int] = [:]
+    var typeCounts: [String: Int]?
     /// The places and the latest visits (places tab).
     var places: [LocalRecord<Geofence>] = []
     var visits: [Event] = []
@@ -33,8 +33,9 @@ struct AppViewData: Sendable {
     var account = AccountFacts()
     var conflicts: [StoredConflict] = []
     var failed: [FailedChange] = []
-    /// What a conflict or refused change is about, in words, by entity id ("Coffee, Wed 2 Dec 09:05").
-    var subjects: [String: String] = [:]
+    /// The conflicts' and refused changes' words: what each is about, by entity id ("Coffee, Wed 2
+    /// Dec 09:05"), and which device is this one.
+    var words: ConflictWords?
     /// What the onboarding screens mention.
     var onboarding = OnboardingFacts(email: nil, typeNames: [], eventCount: 0, permissions: [:])
 
@@ -79,12 +80,8 @@ struct AppViewData: Sendable {
 /// The account tab's facts.
 struct AccountFacts: Sendable {
     var email: String?
-    var server: String?
-    /// Changes waiting to be sent, and those the server refused.
+    /// Changes waiting to be sent.
     var unsent = 0
-    var failed = 0
-    /// This install's device id (a conflict's side that is "this device").
-    var deviceId = ""
 }
 
 /// The running app's screens as text: the route's screen, the tab's content, the open picker or

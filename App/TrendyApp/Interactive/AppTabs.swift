@@ -24,9 +24,12 @@ enum AppTabs {
         var lines = ["Event types (\(data.types.count))"]
         if data.types.isEmpty { lines.append("  none yet: press a to add one") }
         for (i, type) in data.types.enumerated() {
-            let count = data.typeCounts[type.id.description] ?? 0
-            lines.append(
-                row("\(type.name) · \(count) event\(count == 1 ? "" : "s")", selected: i == ui.selection, screen))
+            // Counted in the background on a big account: said so meanwhile, never a wrong 0.
+            let count = data.typeCounts.map { counts in
+                let n = counts[type.id.description] ?? 0
+                return "\(n) event\(n == 1 ? "" : "s")"
+            }
+            lines.append(row("\(type.name) · \(count ?? "counting…")", selected: i == ui.selection, screen))
         }
         var keys = ["a add"]
         if !data.types.isEmpty { keys += ["j/k select", "Enter its events", "r rename/colour/icon", "d delete"] }
@@ -65,7 +68,7 @@ enum AppTabs {
     ) {
         let a = data.account
         var lines = [
-            "Signed in as \(a.email ?? "—")\(a.server.map { " on \($0)" } ?? "")",
+            "Signed in as \(a.email ?? "—")",
             a.unsent == 0 ? "Every change is sent." : "\(a.unsent) change(s) wait to be sent.", "",
         ]
         lines.append(data.conflicts.isEmpty ? "No conflicts." : "Conflicts: changes that lost to another one")
@@ -78,7 +81,8 @@ enum AppTabs {
             lines += ["", "Changes the server refused"]
             for change in data.failed.prefix(5) {
                 let what =
-                    data.subjects[change.entityId] ?? change.entity.rawValue.replacingOccurrences(of: "_", with: " ")
+                    data.words?.subjects[change.entityId]
+                    ?? change.entity.rawValue.replacingOccurrences(of: "_", with: " ")
                 lines.append("  \(what) (\(change.kind.rawValue)): \(change.error)")
             }
             if data.failed.count > 5 { lines.append("  … and \(data.failed.count - 5) more (trendy sync explain)") }
@@ -95,10 +99,9 @@ enum AppTabs {
 
     /// A conflict in words (``ConflictWords``), with what the account tab read.
     static func conflict(_ c: SyncConflict, _ data: AppViewData, _ timeZone: TimeZone) -> [String] {
-        ConflictWords(
-            typeNames: data.typeNames, subjects: data.subjects, deviceId: data.account.deviceId, timeZone: timeZone
-        )
-        .lines(c)
+        var words = data.words ?? ConflictWords(typeNames: data.typeNames, subjects: [:], deviceId: "")
+        words.timeZone = timeZone
+        return words.lines(c)
     }
 
     static func undoLabel(_ undo: AppUI.Undo) -> String {

@@ -65,8 +65,10 @@ extension AppUI {
             form.values = context.prefill[row] ?? [name, "", ""]
             mode = .form(form)
         case .char("d"):
-            let events = context.counts[row] ?? 0
-            let what = events == 0 ? "" : " and its \(events) event\(events == 1 ? "" : "s")"
+            let events = context.counts.map { $0[row] ?? 0 }
+            // Not counted yet (a big account): the question still says its events go with it.
+            let what =
+                events.map { $0 == 0 ? "" : " and its \($0) event\($0 == 1 ? "" : "s")" } ?? " and all its events"
             mode = .confirm(.deleteType(id), "Delete the type \(name)\(what)?")
         case .enter:
             // Its events, on the events tab.

@@ -110,23 +110,19 @@ extension AppUI {
         case changePassword(String)
         /// Nothing to do but draw again.
         case redraw
-
-        /// Whether it creates an account.
-        var isSignUp: Bool {
-            if case .signUp = self { return true }
-            return false
-        }
     }
 
     /// What `u` takes back, with what it needs to.
     enum Undo: Sendable, Equatable {
-        /// Delete the event just logged (as it was logged: changed since, it stays).
-        case unlog(Event)
+        /// Delete the event just logged (changed since, it stays). `mark`: the store's change mark
+        /// just after the key's write (``TrendySync/LocalStore/localChangeMark()``).
+        case unlog(Event, mark: Int64)
         /// Log the deleted event again (under a new id: the server remembers the old one as deleted).
         case relog(Event)
-        /// Put the event's type, note and time back as they were `before`, if they are still as
-        /// the change left them (`after`): an undo never overwrites a change made since, here or
-        /// on another device.
-        case revert(before: Event, after: Event)
+        /// Put the event's type, note and time back as they were `before`, if nothing changed
+        /// the event since: no local change after `mark` (here, in another terminal, a conflict
+        /// restored — even one that put back the very values the key left), and the values still
+        /// as the change left them (`after`; a pass may have brought another device's).
+        case revert(before: Event, after: Event, mark: Int64)
     }
 }

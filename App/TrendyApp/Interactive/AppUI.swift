@@ -36,9 +36,10 @@ struct AppUI: Sendable, Equatable {
         var notes: [UUIDv7: String] = [:]
         /// The selectable rows of the types, places and account tabs (their ids).
         var rows: [String] = []
-        /// Names by row id (a question names what it deletes) and events per type.
+        /// Names by row id (a question names what it deletes) and events per type (nil: not
+        /// counted yet).
         var names: [String: String] = [:]
-        var counts: [String: Int] = [:]
+        var counts: [String: Int]? = [:]
         /// Changes not sent yet (signing out asks first).
         var unsent = 0
         /// The times of the page's events (a time is amended, not typed again).

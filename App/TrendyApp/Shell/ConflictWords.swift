@@ -7,7 +7,7 @@ import TrendySync
 /// event's type and time, a type's or place's name), the field, the kept and the lost value (a
 /// type as its name, a time as a time, text quoted), and who — "this device" or "another device",
 /// never a hex id or JSON. Pure once its names are read (``load(_:conflicts:)``).
-struct ConflictWords {
+struct ConflictWords: Sendable {
     var typeNames: [UUIDv7: String]
     /// What each entity is, in words, by id.
     var subjects: [String: String]
@@ -86,29 +86,33 @@ struct ConflictWords {
     }
 
     /// The words for `conflicts`: the names of what they are about, read from the store.
-    static func load(_ store: any LocalStore, ids: [String], timeZone: TimeZone = .current) async throws
-        -> ConflictWords
-    {
-        let types = try await store.eventTypes().map(\.value)
-        let names = Dictionary(types.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+    static func load(
+        _ store: any LocalStore, ids: [String], typeNames: [UUIDv7: String]? = nil, timeZone: TimeZone = .current
+    ) async throws -> ConflictWords {
+        var names = typeNames ?? [:]
+        if typeNames == nil {
+            for type in try await store.eventTypes().map(\.value) { names[type.id] = type.name }
+        }
         var words = ConflictWords(
             typeNames: names, subjects: [:], deviceId: try await store.deviceId(), timeZone: timeZone)
-        for id in Set(ids) { words.subjects[id] = try await subject(id, store, names, timeZone) }
+        var places: [UUIDv7: String]?
+        for id in Set(ids) {
+            guard let uuid = UUIDv7(id) else { continue }
+            if let event = try await store.event(id: uuid)?.value {
+                words.subjects[id] =
+                    "\(names[event.eventTypeId] ?? "An event"), \(AppHelp.when(event.timestamp, timeZone))"
+            } else if let type = names[uuid] {
+                words.subjects[id] = "The type \(type)"
+            } else {
+                // The places are read once, for every id that is neither an event nor a type.
+                if places == nil {
+                    places = Dictionary(
+                        try await store.geofences().map { ($0.value.id, $0.value.name) },
+                        uniquingKeysWith: { a, _ in a })
+                }
+                words.subjects[id] = places?[uuid].map { "The place \($0)" }
+            }
+        }
         return words
-    }
-
-    /// What an entity is, in words: "Coffee, Wed 2 Dec 2026 09:05", "The type Coffee", "The place Gym".
-    static func subject(_ id: String, _ store: any LocalStore, _ names: [UUIDv7: String], _ timeZone: TimeZone)
-        async throws -> String?
-    {
-        guard let uuid = UUIDv7(id) else { return nil }
-        if let event = try await store.event(id: uuid)?.value {
-            return "\(names[event.eventTypeId] ?? "An event"), \(AppHelp.when(event.timestamp, timeZone))"
-        }
-        if let type = names[uuid] { return "The type \(type)" }
-        if let place = try await store.geofences().first(where: { $0.value.id == uuid }) {
-            return "The place \(place.value.name)"
-        }
-        return nil
     }
 }
