@@ -70,7 +70,6 @@ public final class AuthController: AuthService, Sendable {
         return stream
     }
 
-    /// Delivers an event to every listener (call with the lock held so order is kept).
     public func adoptStoredSession() {
         // A session another server rejected is kept on disk for its own server: not taken back.
         guard !keepsStoredSessionOnRejection else { return }
@@ -100,6 +99,7 @@ public final class AuthController: AuthService, Sendable {
         }
     }
 
+    /// Delivers an event to every listener (call with the lock held so order is kept).
     static func broadcast(_ event: AuthEvent, in s: State) {
         for continuation in s.listeners.values { continuation.yield(event) }
     }

@@ -95,6 +95,8 @@ final class Terminal: @unchecked Sendable {
     private var lastDrawn: [String] = []
     /// Standard error while the screen is ours (it went to /dev/null meanwhile).
     private var savedStderr: Int32 = -1
+    /// The alternate screen, the cursor hidden, bracketed paste on, cleared.
+    static let takeScreen = "\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J"
 
     init(fullScreen: Bool? = nil, rawInput: Bool? = nil) {
         self.fullScreen = fullScreen ?? (isatty(STDOUT_FILENO) == 1)
@@ -124,7 +126,7 @@ final class Terminal: @unchecked Sendable {
                 makeRaw()
             }
         }
-        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J") }
+        if fullScreen { write(Self.takeScreen) }
         if fullScreen, isatty(STDERR_FILENO) == 1, savedStderr < 0 {
             // A line written to standard error (a log line, a library's warning) landed across the
             // full-screen UI and stayed there; the log files keep every one.
@@ -228,7 +230,7 @@ final class Terminal: @unchecked Sendable {
         // line mode: raw input and the app's screen are taken again (keys were echoed and
         // ignored until Enter).
         if rawInput { makeRaw() }
-        if fullScreen { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[?2004h\u{1B}[H\u{1B}[2J") }
+        if fullScreen { write(Self.takeScreen) }
     }
 
     private func write(_ text: String) {

@@ -8,6 +8,7 @@ import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingLive
 import TrendyRouting
+import TrendySync
 import TrendySyncLive
 
 /// Onboarding: the first-run flow's status (cached per user, written to the server), the launch's
@@ -41,17 +42,18 @@ public struct OnboardingPlugin: TrendyPlugin {
         let onboarding = OnboardingController(
             cache: Self.cache(platform.paths, logger: logger), api: platform.remote,
             currentUserId: { [auth = platform.auth] in auth.currentUserId },
-            // Only this account's types: signed in to another account, the last one's types are
-            // still here until the sign-in claims the store, and onboarding skipped "Create a type".
-            hasEventTypes: { [auth = platform.auth] in
-                guard let owner = try? await store.owner(), owner != auth.currentUserId else {
-                    return ((try? await store.eventTypes()) ?? []).isEmpty == false
-                }
-                return false
-            },
+            hasEventTypes: { [auth = platform.auth] in await Self.hasOwnEventTypes(store, user: auth.currentUserId) },
             fetchTimeout: platform.budget.respond, ids: platform.ids, logger: logger)
         app.onboarding = onboarding
         app.modules.append(OnboardingModule(onboarding: onboarding, auth: platform.auth))
+    }
+
+    /// Whether the local store holds event types of `user`'s: signed in to another account, the
+    /// last one's types are still here until the sign-in claims the store, and onboarding skipped
+    /// "Create a type" for them. Data no account claimed yet counts as the user's.
+    static func hasOwnEventTypes(_ store: any LocalStore, user: String?) async -> Bool {
+        if let owner = try? await store.owner(), owner != user { return false }
+        return ((try? await store.eventTypes()) ?? []).isEmpty == false
     }
 
     static func cache(_ paths: AppPaths, logger: Logger) -> FileOnboardingCache {
