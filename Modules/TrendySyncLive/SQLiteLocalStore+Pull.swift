@@ -42,17 +42,49 @@ extension SQLiteLocalStore {
                     try Self.keep(conflict, db)
                 }
             }
+            let watched = try Self.changedHere(db, keyed.filter { $0.1 == .event }.map(\.0.entityId))
             for (change, entity) in keyed {
                 if change.operation == .delete {
                     try Self.applyDelete(db, entity, change.entityId)
                     applied += 1
-                } else if let data = change.data, try writer.upsert(data, wire: change.dataJSON) {
-                    applied += 1
+                } else if let data = change.data {
+                    // An event changed here that another device changes too (to any value, even
+                    // back to this device's): its local-change mark moves, so an undo does not
+                    // overwrite it. This device's own change coming back leaves the fields as they are.
+                    let before = watched.contains(change.entityId) ? try Self.undoFields(db, change.entityId) : nil
+                    if try writer.upsert(data, wire: change.dataJSON) { applied += 1 }
+                    if let before, try Self.undoFields(db, change.entityId) != before {
+                        try db.cachedStatement(sql: "UPDATE local_changes SET mark = ? WHERE entity_id = ?")
+                            .execute(arguments: [try OutboxClock.tick(db), change.entityId])
+                    }
                 }
             }
             try Self.setCursor(db, page.nextCursor)
             return applied
         }
+    }
+
+    /// Which of the events `ids` were changed here (they have a local-change mark).
+    static func changedHere(_ db: Database, _ ids: [String]) throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        var found: Set<String> = []
+        for chunk in stride(from: 0, to: ids.count, by: 500).map({ ids[$0..<min($0 + 500, ids.count)] }) {
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            found.formUnion(
+                try String.fetchAll(
+                    db, sql: "SELECT entity_id FROM local_changes WHERE entity_id IN (\(marks))",
+                    arguments: StatementArguments(Array(chunk))))
+        }
+        return found
+    }
+
+    /// The fields an undo puts back, as stored: type, time and note.
+    static func undoFields(_ db: Database, _ id: String) throws -> [String?]? {
+        try Row.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT event_type_id, timestamp_ms, json_extract(body, '$.notes') FROM local_events WHERE id = ?"),
+            arguments: [id]
+        ).map { [$0[0], ($0[1] as Int64?).map(String.init), $0[2]] }
     }
 
     /// Starts a full download: remembers which server ids arrive, so synced local entities the

@@ -166,7 +166,8 @@ public enum SyncSchema {
         try db.execute(sql: "ALTER TABLE sync_conflicts ADD COLUMN resolution_unsent INTEGER NOT NULL DEFAULT 0")
     }
 
-    /// `local_changes`: the change mark of each entity's last local edit or delete
+    /// `local_changes`: the change mark of each entity's last local edit or delete (and of a
+    /// pulled change that altered such an event since)
     /// (``SQLiteLocalStore/changedLocally(_:after:)``). It outlives the outbox entry, which goes
     /// once sent: undo asks whether anything changed an event here since a key did, and a pass in
     /// between used to hide it. Creates are not recorded (an import adds no rows).

@@ -154,6 +154,57 @@ extension AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// Third outside attack: another device changes an event the app's key changed, then puts
+    /// back the very note the key left; the app pulls both. `u` must not overwrite them (it put
+    /// back the note from before the key, and the other device's edits were lost everywhere).
+    @Test func undoNeverOverwritesAnotherDevicesChangeThatPutTheValueBack() async throws {
+        try await AuthCLITests.withServer { server in
+            let conflicts = ConflictCLITests()
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let b = TemporaryDirectory("trendy-it", create: false)
+            let id = try await conflicts.twoDevices(server, a, b)
+            let cli = conflicts.cli
+            for step in [["next", "--type", "Coffee"], ["next", "--log", "Coffee"], ["skip"], ["next"]] {
+                #expect(try await cli.trendy(["onboarding"] + step, b, server).status == 0)
+            }
+            let app = try RunningApp([
+                "--data-dir", b.path, "--api-url", server.baseURL.absoluteString, "--sync-interval", "0",
+            ])
+            #expect(await app.waitForScreen("dashboard"))
+            // The onboarding's event is the newest; the other device's ("old") is the next row.
+            app.type("2j")
+            // Nothing else touches it: the key's own change, sent and pulled back, is undone.
+            app.type("c")
+            #expect(await Self.shows(app, "Note (empty clears it): old"))
+            app.type("<bs><bs><bs>mine<enter>")
+            #expect(await Self.shows(app, "Note saved."))
+            app.type("s")
+            #expect(await app.waitFor { _ in Self.lastFrame(app).contains("Up to date") })
+            app.type("u")
+            #expect(await Self.shows(app, "Change taken back."), "its own change back from the server is not another's")
+            app.type("c")
+            #expect(await Self.shows(app, "Note (empty clears it): old"))
+            app.type("<bs><bs><bs>E<enter>")
+            #expect(await Self.shows(app, "Note saved."))
+            app.type("s")
+            #expect(await app.waitFor { _ in Self.lastFrame(app).contains("Up to date") })
+            try await conflicts.sync(a, server)
+            for note in ["X", "E"] {
+                #expect(try await cli.trendy(["events", "edit", id, "--note", note], a, server).status == 0)
+                try await conflicts.sync(a, server)
+            }
+            let before = app.text.count
+            app.type("s")
+            #expect(await app.waitFor { text in text.count > before && Self.lastFrame(app).contains("Up to date") })
+            app.type("u")
+            #expect(await Self.shows(app, "Not undone: that event was changed since"), "\(Self.lastFrame(app))")
+            app.type("q")
+            #expect(await app.exitStatus() == 0)
+            try await conflicts.sync(a, server)
+            #expect(try await conflicts.event(id, a, server)?["notes"] as? String == "E", "nothing was overwritten")
+        }
+    }
+
     /// A conflict on the account tab in words — what, kept and lost, by "this device" or
     /// "another device", no JSON or hex ids — and restored with r.
     @Test func aConflictIsShownInWordsAndRestoredInTheApp() async throws {
