@@ -72,6 +72,12 @@ public final class BackgroundCheckpointer: @unchecked Sendable {
         }
     }
 
+    /// Returns when no background checkpoint is scheduled or running: one started before the call
+    /// has finished. For shutdown and for tests that need the checkpoints to have run.
+    public func waitUntilIdle() {
+        queue.sync {}
+    }
+
     /// One passive checkpoint from the checkpointer's own connection (on `queue`).
     private func checkpoint() {
         if connection == nil {
