@@ -1,3 +1,5 @@
+import TrendyModels
+
 /// The paths of the Trendy API v1 and the auth API, shared by the server and the client.
 public enum APIPaths {
     /// Prefix of the Trendy API.
@@ -19,6 +21,10 @@ public enum APIPaths {
     public static let eventsBatch = "\(api)/events/batch"
     /// `/api/v1/geofences`.
     public static let geofences = "\(api)/geofences"
+    /// `/api/v1/property-definitions`.
+    public static let propertyDefinitions = "\(api)/property-definitions"
+    /// `/api/v1/event-types/{id}/properties`.
+    public static func properties(ofType id: UUIDv7) -> String { "\(eventTypes)/\(id)/properties" }
     /// `/api/v1/users/onboarding`.
     public static let onboarding = "\(api)/users/onboarding"
     /// `/api/v1/changes`.

@@ -93,7 +93,7 @@ extension ChangesPage {
         case .eventType:
             guard let type = readEventType(&s) else { return s.fail() }
             return (.eventType(type), nil)
-        case .geofence, .onboarding, .conflict:
+        case .geofence, .propertyDefinition, .onboarding, .conflict:
             return s.fail()
         }
     }

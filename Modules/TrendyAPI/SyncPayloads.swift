@@ -9,6 +9,8 @@ public enum ChangeEntity: String, Codable, Sendable, CaseIterable {
     case eventType = "event_type"
     /// A geofence.
     case geofence
+    /// A custom property of an event type.
+    case propertyDefinition = "property_definition"
     /// The user's onboarding status.
     case onboarding
     /// A conflict the server recorded (``SyncConflict``); only ever created.
@@ -33,6 +35,8 @@ public enum ChangeData: Sendable, Hashable {
     case eventType(Timestamped<EventType>)
     /// A geofence.
     case geofence(Timestamped<Geofence>)
+    /// A property definition.
+    case propertyDefinition(Timestamped<PropertyDefinition>)
     /// The onboarding status.
     case onboarding(OnboardingStatus)
     /// A recorded conflict.
@@ -109,6 +113,8 @@ public struct Change: Codable, Sendable, Hashable {
             case .event: data = .event(try c.decode(Timestamped<Event>.self, forKey: .data))
             case .eventType: data = .eventType(try c.decode(Timestamped<EventType>.self, forKey: .data))
             case .geofence: data = .geofence(try c.decode(Timestamped<Geofence>.self, forKey: .data))
+            case .propertyDefinition:
+                data = .propertyDefinition(try c.decode(Timestamped<PropertyDefinition>.self, forKey: .data))
             case .onboarding: data = .onboarding(try c.decode(OnboardingStatus.self, forKey: .data))
             case .conflict: data = .conflict(try c.decode(SyncConflict.self, forKey: .data))
             }
@@ -128,6 +134,7 @@ public struct Change: Codable, Sendable, Hashable {
         case .event(let v): try c.encode(v, forKey: .data)
         case .eventType(let v): try c.encode(v, forKey: .data)
         case .geofence(let v): try c.encode(v, forKey: .data)
+        case .propertyDefinition(let v): try c.encode(v, forKey: .data)
         case .onboarding(let v): try c.encode(v, forKey: .data)
         case .conflict(let v): try c.encode(v, forKey: .data)
         }

@@ -66,6 +66,21 @@ public protocol TrendyAPIClient: Sendable {
     /// `DELETE /geofences/{id}`.
     func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError)
 
+    /// `GET /property-definitions`: every property definition of the user.
+    func listPropertyDefinitions() async throws(TrendyAPIError) -> [Timestamped<PropertyDefinition>]
+    /// `GET /event-types/{id}/properties`.
+    func propertyDefinitions(ofType id: UUIDv7) async throws(TrendyAPIError) -> [Timestamped<PropertyDefinition>]
+    /// `POST /event-types/{id}/properties`.
+    func createPropertyDefinition(_ definition: PropertyDefinition, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `GET /property-definitions/{id}`.
+    func propertyDefinition(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `PATCH /property-definitions/{id}`.
+    func updatePropertyDefinition(id: UUIDv7, _ body: PropertyDefinitionUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `DELETE /property-definitions/{id}`.
+    func deletePropertyDefinition(id: UUIDv7) async throws(TrendyAPIError)
+
     /// `GET /users/onboarding`.
     func onboardingStatus() async throws(TrendyAPIError) -> OnboardingStatus
     /// `PATCH /users/onboarding`.

@@ -18,6 +18,8 @@ public enum PropertyValue: Hashable, Sendable {
     case select(String)
     /// A link.
     case url(String)
+    /// An email address.
+    case email(String)
 
     /// The wire name of the value's type.
     public var typeName: String {
@@ -29,6 +31,7 @@ public enum PropertyValue: Hashable, Sendable {
         case .duration: "duration"
         case .select: "select"
         case .url: "url"
+        case .email: "email"
         }
     }
 
@@ -44,13 +47,29 @@ public enum PropertyValue: Hashable, Sendable {
         case .text(let s) where s.count > 10_000:
             return [FieldIssue(field: field, reason: "must be at most 10000 characters")]
         case .text(let s) where s.hasControlCharacterBesidesLineBreaks,
-            .select(let s) where s.hasControlCharacter, .url(let s) where s.hasControlCharacter:
+            .select(let s) where s.hasControlCharacter, .url(let s) where s.hasControlCharacter,
+            .email(let s) where s.hasControlCharacter:
             return [FieldIssue(field: field, reason: "must not contain control characters")]
         case .url(let s) where URL(string: s)?.scheme == nil:
             return [FieldIssue(field: field, reason: "must be an absolute URL")]
+        case .email(let s) where !Self.isPlausibleEmail(s):
+            return [FieldIssue(field: field, reason: "must be an email address like sam@example.com")]
         default:
             return []
         }
+    }
+}
+
+extension PropertyValue {
+    /// Whether `text` looks like an address: one `@`, something before it, a dotted domain
+    /// after it, no spaces, at most 254 characters.
+    public static func isPlausibleEmail(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard text.count <= 254, parts.count == 2, !parts[0].isEmpty, !text.contains(where: \.isWhitespace) else {
+            return false
+        }
+        let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty }
     }
 }
 
@@ -69,10 +88,12 @@ extension PropertyValue: Codable {
         case "duration": self = .duration(try c.decode(Double.self, forKey: .value))
         case "select": self = .select(try c.decode(String.self, forKey: .value))
         case "url": self = .url(try c.decode(String.self, forKey: .value))
+        case "email": self = .email(try c.decode(String.self, forKey: .value))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .type, in: c,
-                debugDescription: "unknown property type '\(type)' (text, number, boolean, date, duration, select, url)"
+                debugDescription:
+                    "unknown property type '\(type)' (text, number, boolean, date, duration, select, url, email)"
             )
         }
     }
@@ -82,7 +103,7 @@ extension PropertyValue: Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(typeName, forKey: .type)
         switch self {
-        case .text(let v), .select(let v), .url(let v): try c.encode(v, forKey: .value)
+        case .text(let v), .select(let v), .url(let v), .email(let v): try c.encode(v, forKey: .value)
         case .number(let v), .duration(let v): try c.encode(v, forKey: .value)
         case .boolean(let v): try c.encode(v, forKey: .value)
         case .date(let v): try c.encode(v, forKey: .value)

@@ -118,6 +118,15 @@ public protocol LocalStore: Sendable {
     /// Deletes a geofence.
     func deleteGeofence(id: UUIDv7) async throws
 
+    /// Property definitions, of one type when `typeId` is given, in display order then key.
+    func propertyDefinitions(ofType typeId: UUIDv7?) async throws -> [LocalRecord<PropertyDefinition>]
+    /// Creates a property definition; its type must exist and must not have the key (in any case).
+    func createPropertyDefinition(_ definition: PropertyDefinition) async throws
+    /// Replaces a definition's fields (never its key or type).
+    func updatePropertyDefinition(_ definition: PropertyDefinition) async throws
+    /// Deletes a definition; the values events hold under its key stay.
+    func deletePropertyDefinition(id: UUIDv7) async throws
+
     /// Local changes not yet on the server, and the ones that failed.
     func outboxCounts() async throws -> (pending: Int, failed: Int)
     /// A mark that grows with every local change queued, by this process or another one of the

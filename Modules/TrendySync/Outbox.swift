@@ -8,6 +8,8 @@ public enum SyncEntity: String, Sendable, Hashable, Codable, CaseIterable {
     case event
     /// A geofence.
     case geofence
+    /// A custom property of an event type.
+    case propertyDefinition = "property_definition"
 }
 
 /// A local change waiting to reach the server.

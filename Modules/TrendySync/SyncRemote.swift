@@ -9,8 +9,8 @@ public protocol ServerHealthCheck: Sendable {
     func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus
 }
 
-/// The server calls the sync engine makes, and only those: Sync's own port (17 calls instead of
-/// the whole API client's 25). The live HTTP client conforms (TrendyAPILive), as does the
+/// The server calls the sync engine makes, and only those: Sync's own port (21 calls instead of
+/// the whole API client's 31). The live HTTP client conforms (TrendyAPILive), as does the
 /// recording wrapper in TrendyAPITesting.
 public protocol SyncRemote: ServerHealthCheck {
     /// `GET /event-types`.
@@ -51,6 +51,17 @@ public protocol SyncRemote: ServerHealthCheck {
         -> Timestamped<Geofence>
     /// `DELETE /geofences/{id}`.
     func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError)
+
+    /// `GET /property-definitions`.
+    func listPropertyDefinitions() async throws(TrendyAPIError) -> [Timestamped<PropertyDefinition>]
+    /// `POST /event-types/{id}/properties`.
+    func createPropertyDefinition(_ definition: PropertyDefinition, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `PATCH /property-definitions/{id}`.
+    func updatePropertyDefinition(id: UUIDv7, _ body: PropertyDefinitionUpdate, idempotencyKey: String?)
+        async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `DELETE /property-definitions/{id}`.
+    func deletePropertyDefinition(id: UUIDv7) async throws(TrendyAPIError)
 
     /// `GET /changes?since=&limit=`.
     func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage

@@ -174,7 +174,7 @@ public enum LocalDatabaseRepair {
     static func restoreRowsFromOutbox(_ db: Database) throws -> Int {
         let decoder = TrendyJSON.decoder()
         var restored = 0
-        for entity in [SyncEntity.eventType, .geofence, .event] {
+        for entity in [SyncEntity.eventType, .propertyDefinition, .geofence, .event] {
             let table = SQLiteLocalStore.table(entity)
             let rows = try Row.fetchAll(
                 db,
@@ -196,6 +196,13 @@ public enum LocalDatabaseRepair {
                                 INSERT OR IGNORE INTO local_event_types (id, name, color, icon, sync_status)
                                 VALUES (?, ?, ?, ?, 'pending')
                                 """, arguments: [t.id.description, t.name, t.color, t.icon])
+                    case .propertyDefinition:
+                        let d = try decoder.decode(PropertyDefinition.self, from: data)
+                        try db.execute(
+                            sql: """
+                                INSERT OR IGNORE INTO local_property_definitions (id, event_type_id, body, sync_status)
+                                VALUES (?, ?, ?, 'pending')
+                                """, arguments: [d.id.description, d.eventTypeId.description, payload])
                     case .geofence:
                         let g = try decoder.decode(Geofence.self, from: data)
                         try db.execute(

@@ -143,6 +143,10 @@ extension OutboxSyncEngine {
         try ensureSameUser(user)
         try await store.bootstrap(fences.map { ChangeData.geofence($0) })
         count += fences.count
+        let definitions = try await call { () throws(TrendyAPIError) in try await api.listPropertyDefinitions() }
+        try ensureSameUser(user)
+        try await store.bootstrap(definitions.map { ChangeData.propertyDefinition($0) })
+        count += definitions.count
         // Pipelined like the feed: the next page is requested as soon as this one arrives.
         var page = try await eventsPage(after: nil)
         while true {

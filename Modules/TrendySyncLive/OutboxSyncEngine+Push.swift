@@ -22,6 +22,9 @@ extension OutboxSyncEngine {
         /// The server already has a type of this name under another id (made on another
         /// device): this device's type becomes that one (D36).
         case adoptedType(EventType)
+        /// The server already has a property of this key in the type (another device defined
+        /// it first): this device's definition becomes that one.
+        case adoptedDefinition(PropertyDefinition)
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
@@ -141,6 +144,10 @@ extension OutboxSyncEngine {
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
             logger.info("Adopted the server's event type of the same name")
+        case .adoptedDefinition(let server):
+            try await store.adoptPropertyDefinition(work[0], as: server)
+            breaker.recordSuccess()
+            logger.info("Adopted the server's property of the same key")
         }
         return nil
     }
@@ -173,6 +180,11 @@ extension OutboxSyncEngine {
             {
                 return adoption
             }
+            if case .conflict = error, work[0].entity == .propertyDefinition, work[0].kind == .create,
+                let adoption = await sameKeyServerDefinition(work[0])
+            {
+                return adoption
+            }
             return Self.classify(error)
         } catch {
             return .refused("unreadable local change: \(error)")
@@ -190,6 +202,24 @@ extension OutboxSyncEngine {
                 $0.value.id != local.id && $0.value.name.caseInsensitiveCompare(local.name) == .orderedSame
             }
             return match.map { .adoptedType($0.value) }
+        } catch {
+            return Self.classify(error)
+        }
+    }
+
+    /// A property create the server refused as a conflict: when the type has a property of the
+    /// same key under another id on the server, that one is adopted (like a type, D36).
+    func sameKeyServerDefinition(_ entry: OutboxEntry) async -> SendOutcome? {
+        guard
+            let local = try? TrendyJSON.decoder().decode(
+                PropertyDefinition.self, from: Data((entry.payload ?? "").utf8))
+        else { return nil }
+        do {
+            let match = try await api.listPropertyDefinitions().first {
+                $0.value.id != local.id && $0.value.eventTypeId == local.eventTypeId
+                    && $0.value.key.lowercased() == local.key.lowercased()
+            }
+            return match.map { .adoptedDefinition($0.value) }
         } catch {
             return Self.classify(error)
         }
@@ -249,6 +279,14 @@ extension OutboxSyncEngine {
                     id: id, try decoder.decode(GeofenceUpdate.self, from: payload), idempotencyKey: key)
             case (.geofence, .delete):
                 try await api.deleteGeofence(id: id)
+            case (.propertyDefinition, .create):
+                _ = try await api.createPropertyDefinition(
+                    try decoder.decode(PropertyDefinition.self, from: payload), idempotencyKey: key)
+            case (.propertyDefinition, .update):
+                _ = try await api.updatePropertyDefinition(
+                    id: id, try decoder.decode(PropertyDefinitionUpdate.self, from: payload), idempotencyKey: key)
+            case (.propertyDefinition, .delete):
+                try await api.deletePropertyDefinition(id: id)
             }
         }
     }

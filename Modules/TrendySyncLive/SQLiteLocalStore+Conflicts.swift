@@ -72,7 +72,7 @@ extension SQLiteLocalStore {
     /// An entity's local copy as JSON.
     static func localJSON(_ db: Database, _ entity: SyncEntity, _ id: String) throws -> String? {
         switch entity {
-        case .event, .geofence:
+        case .event, .geofence, .propertyDefinition:
             return try String.fetchOne(db, sql: "SELECT body FROM \(table(entity)) WHERE id = ?", arguments: [id])
         case .eventType:
             return try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [id])
@@ -168,6 +168,12 @@ extension SQLiteLocalStore {
                     .flatMap(eventType)?.value
             else { throw LocalStoreError.notFound("event type") }
             try replaceEventType(db, try FieldPatch.decode(EventTypeUpdate.self, patch).apply(to: old), now: now)
+        case .propertyDefinition:
+            guard let old = try storedDefinition(db, id: uuid) else {
+                throw LocalStoreError.notFound("property definition")
+            }
+            try replaceDefinition(
+                db, try FieldPatch.decode(PropertyDefinitionUpdate.self, patch).apply(to: old), now: now)
         }
     }
 
@@ -191,6 +197,10 @@ extension SQLiteLocalStore {
                         + "first if there is one (`trendy conflicts --all`)")
             }
             try insertEvent(db, event, now: now)
+        case .propertyDefinition:
+            var definition = try decoder.decode(PropertyDefinition.self, from: data)
+            definition.id = newId
+            try insertDefinition(db, definition, now: now)
         case .geofence:
             var geofence = try decoder.decode(Geofence.self, from: data)
             geofence.id = newId
@@ -311,6 +321,7 @@ extension ChangeEntity {
         case .event: .event
         case .eventType: .eventType
         case .geofence: .geofence
+        case .propertyDefinition: .propertyDefinition
         case .onboarding, .conflict: nil
         }
     }
@@ -323,6 +334,7 @@ extension SyncEntity {
         case .event: .event
         case .eventType: .eventType
         case .geofence: .geofence
+        case .propertyDefinition: .propertyDefinition
         }
     }
 }

@@ -11,6 +11,7 @@ extension SQLiteLocalStore {
         case .eventType: "local_event_types"
         case .event: "local_events"
         case .geofence: "local_geofences"
+        case .propertyDefinition: "local_property_definitions"
         }
     }
 

@@ -32,7 +32,8 @@ extension SQLiteLocalStore {
                 // The last account's conflicts and merges go with its data (they were shown to the
                 // next account, with its notes).
                 for table in [
-                    "local_events", "local_event_types", "local_geofences", "tombstones", "sync_history",
+                    "local_events", "local_event_types", "local_geofences", "local_property_definitions", "tombstones",
+                    "sync_history",
                     "sync_conflicts", "merged_events",
                 ] {
                     try db.execute(sql: "DELETE FROM \(table)")

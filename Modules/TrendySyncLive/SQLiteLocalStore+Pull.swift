@@ -23,6 +23,7 @@ extension SQLiteLocalStore {
                     AND id NOT IN (SELECT entity_id FROM outbox WHERE entity = 'event')
                     """, arguments: [id])
             try clearTypeReferences(db, id)
+            try dropDefinitions(db, ofType: id)
         }
         try db.execute(sql: "DELETE FROM \(table(entity)) WHERE id = ?", arguments: [id])
     }
@@ -146,6 +147,7 @@ extension ChangeData {
         case .event(let e): (.event, e.value.id.description)
         case .eventType(let t): (.eventType, t.value.id.description)
         case .geofence(let g): (.geofence, g.value.id.description)
+        case .propertyDefinition(let d): (.propertyDefinition, d.value.id.description)
         case .onboarding, .conflict: nil
         }
     }

@@ -11,6 +11,7 @@ extension SQLiteLocalStore {
     static func insertEvent(_ db: Database, _ event: Event, now: Date) throws {
         do { try event.validate() } catch { throw LocalStoreError.invalid(error) }
         try requireType(db, event)
+        try requireProperties(db, event, before: [:])
         try insert(db, event, now: now)
     }
 
@@ -24,6 +25,7 @@ extension SQLiteLocalStore {
         guard let old = try storedEvent(db, id: event.id) else { throw LocalStoreError.notFound("event") }
         if old.eventTypeId != event.eventTypeId { try requireType(db, event) }
         guard let patch = try FieldPatch.diff(EventUpdate.self, from: old, to: event) else { return }
+        try requireProperties(db, event, before: old.properties)
         if old.eventTypeId != event.eventTypeId || old.timestamp != event.timestamp {
             try requireNoTwin(db, event)
         }

@@ -132,6 +132,7 @@ public final class SQLiteLocalStore: LocalStore {
                 try Outbox.tombstone(db, .event, eventId, cascadeOf: id.description)
             }
             try Self.clearTypeReferences(db, id.description)
+            try Self.dropDefinitions(db, ofType: id.description)
             try db.execute(sql: "DELETE FROM local_events WHERE event_type_id = ?", arguments: [id.description])
             try db.execute(sql: "DELETE FROM local_event_types WHERE id = ?", arguments: [id.description])
             try Outbox.enqueue(db, .eventType, id.description, .delete, payload: nil, now: at)
@@ -202,6 +203,7 @@ public final class SQLiteLocalStore: LocalStore {
         try await db.write { db in
             try Self.requireType(db, event)
             try Self.requireNoTwin(db, event)
+            try Self.requireProperties(db, event, before: [:])
             try Self.insert(db, event, now: at)
         }
     }

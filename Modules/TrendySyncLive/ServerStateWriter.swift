@@ -122,6 +122,14 @@ final class ServerStateWriter {
                 sql:
                     "INSERT OR REPLACE INTO local_geofences (id, body, is_active, sync_status) VALUES (?, ?, ?, 'synced')"
             ).execute(arguments: [id, try SQLiteLocalStore.encode(value), value.isActive])
+        case .propertyDefinition(let d):
+            let value = try overlay(PropertyDefinitionUpdate.self, d.value)
+            try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO local_property_definitions (id, event_type_id, body, sync_status)
+                    VALUES (?, ?, ?, 'synced')
+                    """
+            ).execute(arguments: [id, value.eventTypeId.description, try SQLiteLocalStore.encode(value)])
         case .onboarding, .conflict:
             return false
         }

@@ -17,6 +17,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v6-field-clocks", migrate: fieldClocks)
         migrator.registerMigration("sync.v7-conflict-resolutions", migrate: conflictResolutions)
         migrator.registerMigration("sync.v8-local-changes", migrate: localChanges)
+        migrator.registerMigration("sync.v9-property-definitions", migrate: propertyDefinitions)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.
@@ -176,6 +177,22 @@ public enum SyncSchema {
     }
 }
 
+extension SyncSchema {
+    /// `local_property_definitions`: the custom properties of the types (issue 33), by type.
+    static func propertyDefinitions(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE local_property_definitions (
+                    id TEXT PRIMARY KEY,
+                    event_type_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    sync_status TEXT NOT NULL
+                );
+                CREATE INDEX local_property_definitions_type ON local_property_definitions(event_type_id);
+                """)
+    }
+}
+
 /// Updates queued before field-level changes held the whole entity.
 enum LegacyUpdate {
     /// The whole-entity payload as a patch of every field.
@@ -192,6 +209,10 @@ enum LegacyUpdate {
         case .geofence:
             return FieldPatch.text(
                 try FieldPatch.object(GeofenceUpdate(everyFieldOf: try decoder.decode(Geofence.self, from: data))))
+        case .propertyDefinition:
+            return FieldPatch.text(
+                try FieldPatch.object(
+                    PropertyDefinitionUpdate(everyFieldOf: try decoder.decode(PropertyDefinition.self, from: data))))
         }
     }
 }

@@ -90,7 +90,7 @@ enum AppHelp {
     /// A property's value in words.
     static func words(_ value: PropertyValue) -> String {
         switch value {
-        case .text(let t), .select(let t), .url(let t): t
+        case .text(let t), .select(let t), .url(let t), .email(let t): t
         case .number(let n): n.formatted()
         case .boolean(let b): b ? "yes" : "no"
         case .date(let d): d.formatted(date: .abbreviated, time: .shortened)

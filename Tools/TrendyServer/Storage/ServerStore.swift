@@ -179,8 +179,8 @@ public struct StoredResponse: Sendable, Equatable {
 /// onboarding, the change feed, idempotency claims, and the store's own operation. Implemented
 /// over SQLite (``SQLiteServerStore``) and PostgreSQL (``PostgresServerStore``). Every write
 /// appends its change-log entries in the same transaction.
-public typealias ServerStore = AccountStore & EntityStore & OnboardingStore & FeedStore & IdempotencyStore
-    & StoreOperations
+public typealias ServerStore = AccountStore & EntityStore & PropertyStore & OnboardingStore & FeedStore
+    & IdempotencyStore & StoreOperations
 
 /// Users, sessions, refresh tokens and reauthentication codes (the auth gateway's store).
 public protocol AccountStore: Sendable {
@@ -264,6 +264,25 @@ public protocol EntityStore: Sendable {
         -> Timestamped<Geofence>
     /// Deletes a geofence.
     func deleteGeofence(userId: String, id: String, base: ChangeBase?, now: Date) async throws
+}
+
+/// The custom properties of event types: the fourth synced entity, each write with its
+/// change-feed entry, conflicts and deleted-entity memory like the others.
+public protocol PropertyStore: Sendable {
+    /// The user's property definitions, of one type when `typeId` is given, in display order.
+    func listPropertyDefinitions(userId: String, typeId: String?) async throws -> [Timestamped<PropertyDefinition>]
+    /// Creates a definition; a re-post of the same id returns the stored one. The type must be
+    /// the user's; a key its type has already (in any case) is a conflict.
+    func createPropertyDefinition(userId: String, _ definition: PropertyDefinition, now: Date) async throws
+        -> (Timestamped<PropertyDefinition>, Bool)
+    /// One definition.
+    func propertyDefinition(userId: String, id: String) async throws -> Timestamped<PropertyDefinition>?
+    /// Updates a definition (never its key or type).
+    func updatePropertyDefinition(
+        userId: String, id: String, _ update: PropertyDefinitionUpdate, base: ChangeBase?, now: Date
+    ) async throws -> Timestamped<PropertyDefinition>
+    /// Deletes a definition; the values events hold under its key stay.
+    func deletePropertyDefinition(userId: String, id: String, base: ChangeBase?, now: Date) async throws
 }
 
 /// Each user's onboarding status.

@@ -53,6 +53,8 @@ struct TypeDeleteFacts {
     var unseen: Set<String>
     /// Every geofence of the user, as id and JSON.
     var geofences: [(id: String, body: String)]
+    /// The type's property definitions, as id and JSON (they go with it).
+    var definitions: [(id: String, body: String)] = []
 }
 
 /// The de-duplication key of an event: manual and imported events by type and time, HealthKit
@@ -83,6 +85,8 @@ struct BatchFacts {
     /// The named geofences the user has or had (an event logged before a delete synced names it).
     var geofences: Set<String> = []
     var duplicates: [DedupKey: String] = [:]
+    /// The property definitions of the batch's types that events with properties name.
+    var definitions: [String: [PropertyDefinition]] = [:]
 }
 
 /// What an event's edit must ask the store about the edited event (nil: nothing to ask).
@@ -93,6 +97,8 @@ struct EventQuestions {
     var type: String?
     /// The edited event: which stored event has its de-duplication key?
     var duplicateOf: Event?
+    /// The properties the edit leaves (and had), checked against the definitions of the type.
+    var properties: (typeId: String, after: [String: PropertyValue], before: [String: PropertyValue])?
 }
 
 /// The store's answers to ``EventQuestions``.
@@ -100,6 +106,8 @@ struct EventAnswers {
     var geofenceKnown = true
     var typeKnown = true
     var duplicateId: String?
+    /// The issues of the edit's new or changed property values.
+    var propertyIssues: [FieldIssue] = []
 }
 
 /// A new event of a batch: where its outcome is, and its JSON.
@@ -126,6 +134,11 @@ enum RowWrite {
     /// `isActive` nil leaves the column as it is.
     case updateGeofence(id: String, isActive: Bool?, body: String)
     case deleteGeofence(id: String)
+    /// Throws ``StoreError/conflict(_:)`` when another user took the id meanwhile.
+    case insertPropertyDefinition(PropertyDefinition, body: String)
+    case updatePropertyDefinition(id: String, body: String)
+    case deletePropertyDefinition(id: String)
+    case deletePropertyDefinitionsOfType(id: String)
 }
 
 /// Where a plan's field versions point.
@@ -249,6 +262,12 @@ enum StoreFlows {
                 outcomes.append(.failed(.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])))
                 continue
             }
+            let propertyIssues = StoreRules.propertyIssues(
+                event.properties, before: [:], definitions: facts.definitions[event.eventTypeId.description] ?? [])
+            if !propertyIssues.isEmpty {
+                outcomes.append(.failed(.validation(propertyIssues)))
+                continue
+            }
             let key = DedupKey(event)
             if let key, let body = facts.duplicates[key] {
                 let survivor = try stored(body)
@@ -323,7 +342,9 @@ enum StoreFlows {
         return EventQuestions(
             geofence: after.geofenceId == before.geofenceId ? nil : after.geofenceId,
             type: live && after.eventTypeId != before.eventTypeId ? after.eventTypeId.description : nil,
-            duplicateOf: live ? after : nil)
+            duplicateOf: live ? after : nil,
+            properties: live && after.properties != before.properties
+                ? (after.eventTypeId.description, after.properties, before.properties) : nil)
     }
 
     /// The refusal an event's edit earns from the store's answers, if any.
@@ -332,6 +353,7 @@ enum StoreFlows {
             return .validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])
         }
         if !answers.typeKnown { return .validation([FieldIssue(field: "event_type_id", reason: "no such event type")]) }
+        if !answers.propertyIssues.isEmpty { return .validation(answers.propertyIssues) }
         if let duplicate = answers.duplicateId, duplicate != id {
             return .conflict("another event of this type already exists at this time")
         }
@@ -448,6 +470,12 @@ enum StoreFlows {
             writes.append(StoreWrite.change(.event, id: event.id, .delete, data: nil))
         }
         writes.append(.row(.deleteEventsOfType(id: id)))
+        for definition in facts.definitions {
+            writes.append(
+                .tombstone(.propertyDefinition, id: definition.id, body: definition.body, device: device(base)))
+            writes.append(.change(.propertyDefinition, id: definition.id, .delete, data: nil))
+        }
+        if !facts.definitions.isEmpty { writes.append(.row(.deletePropertyDefinitionsOfType(id: id))) }
         for geofence in facts.geofences {
             guard let cleared = try StoreRules.geofence(geofence.body, clearing: id, now: now) else { continue }
             writes.append(.row(.updateGeofence(id: geofence.id, isActive: nil, body: cleared)))

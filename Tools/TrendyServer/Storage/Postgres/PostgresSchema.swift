@@ -170,5 +170,25 @@ enum PostgresSchema {
         ("v2-idempotency-claim-tokens", ["ALTER TABLE idempotency_keys ADD COLUMN claim_token TEXT"]),
         // A conflict a device restored or dismissed is closed for every device (issue 32).
         ("v3-resolved-conflicts", ["ALTER TABLE conflicts ADD COLUMN resolved_at DOUBLE PRECISION"]),
+        // Property definitions, the fourth synced entity (issue 33): a key once per type, in any case.
+        (
+            "v4-property-definitions",
+            [
+                """
+                CREATE TABLE property_definitions (
+                    id TEXT COLLATE "C" PRIMARY KEY,
+                    user_id TEXT COLLATE "C" NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    event_type_id TEXT COLLATE "C" NOT NULL,
+                    key_lower TEXT COLLATE "C" NOT NULL,
+                    display_order INTEGER NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL,
+                    updated_at DOUBLE PRECISION NOT NULL,
+                    UNIQUE (event_type_id, key_lower)
+                )
+                """,
+                "CREATE INDEX property_definitions_user ON property_definitions (user_id, event_type_id)",
+            ]
+        ),
     ]
 }

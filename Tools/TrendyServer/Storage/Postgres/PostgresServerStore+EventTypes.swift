@@ -99,8 +99,13 @@ extension PostgresServerStore {
             }
             let geofences = try await s.all(
                 "SELECT id, body FROM geofences WHERE user_id = \(userId) ORDER BY id", as: (String, String).self)
+            let definitions = try await s.all(
+                """
+                SELECT id, body FROM property_definitions WHERE user_id = \(userId) AND event_type_id = \(id) ORDER BY id
+                """, as: (String, String).self)
             let facts = TypeDeleteFacts(
-                type: type, events: events, unseen: unseen, geofences: geofences.map { (id: $0.0, body: $0.1) })
+                type: type, events: events, unseen: unseen, geofences: geofences.map { (id: $0.0, body: $0.1) },
+                definitions: definitions.map { (id: $0.0, body: $0.1) })
             try await Self.write(
                 try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now).writes, s, userId: userId,
                 now: now)

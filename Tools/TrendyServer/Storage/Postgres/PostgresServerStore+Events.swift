@@ -70,6 +70,9 @@ extension PostgresServerStore {
                     WHERE entity_type = 'geofence' AND user_id = \(userId) AND entity_id = ANY(\(geofenceIds)::text[])
                     """, as: String.self))
         }
+        for typeId in Set(events.lazy.filter { !$0.properties.isEmpty }.map(\.eventTypeId.description)) {
+            facts.definitions[typeId] = try await definitions(s, userId: userId, typeId: typeId)
+        }
         var manualTypes: [String] = []
         var manualTimes: [Int64] = []
         var externals: [String] = []
@@ -163,6 +166,11 @@ extension PostgresServerStore {
         }
         if let event = questions.duplicateOf {
             answers.duplicateId = try await duplicateId(s, userId: userId, of: event)
+        }
+        if let properties = questions.properties {
+            answers.propertyIssues = StoreRules.propertyIssues(
+                properties.after, before: properties.before,
+                definitions: try await definitions(s, userId: userId, typeId: properties.typeId))
         }
         return answers
     }

@@ -233,6 +233,27 @@ extension PostgresServerStore {
                 """)
         case .deleteGeofence(let id):
             try await s.run("DELETE FROM geofences WHERE id = \(id) AND user_id = \(userId)")
+        case .insertPropertyDefinition(let definition, let body):
+            let inserted = try await s.run(
+                """
+                INSERT INTO property_definitions
+                (id, user_id, event_type_id, key_lower, display_order, body, created_at, updated_at)
+                VALUES (\(definition.id.description), \(userId), \(definition.eventTypeId.description),
+                \(definition.key.lowercased()), \(definition.displayOrder), \(body), \(seconds), \(seconds))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """)
+            guard inserted == 1 else { throw StoreError.conflict("the id \(definition.id) is already in use") }
+        case .updatePropertyDefinition(let id, let body):
+            let order = try StoreRules.decode(Timestamped<PropertyDefinition>.self, body).value.displayOrder
+            try await s.run(
+                """
+                UPDATE property_definitions SET display_order = \(order), body = \(body), updated_at = \(seconds)
+                WHERE id = \(id)
+                """)
+        case .deletePropertyDefinition(let id):
+            try await s.run("DELETE FROM property_definitions WHERE id = \(id) AND user_id = \(userId)")
+        case .deletePropertyDefinitionsOfType(let id):
+            try await s.run("DELETE FROM property_definitions WHERE user_id = \(userId) AND event_type_id = \(id)")
         }
         return []
     }

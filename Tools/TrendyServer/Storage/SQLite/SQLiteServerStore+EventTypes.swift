@@ -91,6 +91,12 @@ extension SQLiteServerStore {
                 }, unseen: unseen,
                 geofences: try Row.fetchAll(
                     db, sql: "SELECT id, body FROM geofences WHERE user_id = ? ORDER BY id", arguments: [userId]
+                ).map { ($0["id"], $0["body"]) },
+                definitions: try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT id, body FROM property_definitions WHERE user_id = ? AND event_type_id = ? ORDER BY id",
+                    arguments: [userId, id]
                 ).map { ($0["id"], $0["body"]) })
             try Self.write(
                 try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now).writes, db, userId: userId,

@@ -79,6 +79,9 @@ extension SQLiteServerStore {
             }
         }
         facts.types = try knownTypes(db, userId: userId, Array(Set(events.map(\.eventTypeId.description))))
+        for typeId in Set(events.lazy.filter { !$0.properties.isEmpty }.map(\.eventTypeId.description)) {
+            facts.definitions[typeId] = try definitions(db, userId: userId, typeId: typeId)
+        }
         return facts
     }
 
@@ -115,6 +118,11 @@ extension SQLiteServerStore {
         if let type = questions.type { answers.typeKnown = try fetchEventType(db, userId: userId, id: type) != nil }
         if let event = questions.duplicateOf, let key = DedupKey(event) {
             answers.duplicateId = try duplicate(db, userId: userId, key: key, column: "id")
+        }
+        if let properties = questions.properties {
+            answers.propertyIssues = StoreRules.propertyIssues(
+                properties.after, before: properties.before,
+                definitions: try definitions(db, userId: userId, typeId: properties.typeId))
         }
         return answers
     }

@@ -221,6 +221,31 @@ extension SQLiteServerStore {
                 arguments: [isActive, body, seconds, id])
         case .deleteGeofence(let id):
             try db.execute(sql: "DELETE FROM geofences WHERE id = ? AND user_id = ?", arguments: [id, userId])
+        case .insertPropertyDefinition(let definition, let body):
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO property_definitions
+                    (id, user_id, event_type_id, key_lower, display_order, body, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    definition.id.description, userId, definition.eventTypeId.description,
+                    definition.key.lowercased(), definition.displayOrder, body, seconds, seconds,
+                ])
+            guard db.changesCount == 1 else { throw StoreError.conflict("the id \(definition.id) is already in use") }
+        case .updatePropertyDefinition(let id, let body):
+            try db.execute(
+                sql: """
+                    UPDATE property_definitions SET display_order = json_extract(?1, '$.display_order'), body = ?1,
+                    updated_at = ?2 WHERE id = ?3
+                    """, arguments: [body, seconds, id])
+        case .deletePropertyDefinition(let id):
+            try db.execute(
+                sql: "DELETE FROM property_definitions WHERE id = ? AND user_id = ?", arguments: [id, userId])
+        case .deletePropertyDefinitionsOfType(let id):
+            try db.execute(
+                sql: "DELETE FROM property_definitions WHERE user_id = ? AND event_type_id = ?",
+                arguments: [userId, id])
         }
         return []
     }

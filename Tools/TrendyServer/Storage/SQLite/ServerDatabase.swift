@@ -188,6 +188,24 @@ enum ServerDatabase {
         m.registerMigration("v6-resolved-conflicts") { db in
             try db.execute(sql: "ALTER TABLE conflicts ADD COLUMN resolved_at REAL")
         }
+        // Property definitions, the fourth synced entity (issue 33): a key once per type, in any case.
+        m.registerMigration("v7-property-definitions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE property_definitions (
+                        id TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        event_type_id TEXT NOT NULL,
+                        key_lower TEXT NOT NULL,
+                        display_order INTEGER NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at REAL NOT NULL,
+                        updated_at REAL NOT NULL,
+                        UNIQUE (event_type_id, key_lower)
+                    );
+                    CREATE INDEX property_definitions_user ON property_definitions(user_id, event_type_id);
+                    """)
+        }
         return m
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+/// Property definitions on the device: each write with its outbox entry, like every entity; and
+/// the check of an event's values against its type's definitions.
+extension SQLiteLocalStore {
+    static func storedDefinition(_ db: Database, id: UUIDv7) throws -> PropertyDefinition? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT body FROM local_property_definitions WHERE id = ?"),
+            arguments: [id.description]
+        ).map { try decode(PropertyDefinition.self, $0) }
+    }
+
+    /// The definitions of a type, inside the caller's transaction.
+    static func definitions(_ db: Database, ofType typeId: String) throws -> [PropertyDefinition] {
+        try String.fetchAll(
+            db.cachedStatement(sql: "SELECT body FROM local_property_definitions WHERE event_type_id = ?"),
+            arguments: [typeId]
+        ).map { try decode(PropertyDefinition.self, $0) }
+    }
+
+    /// Refuses an event whose new or changed property values do not fit its type's definitions
+    /// (the server's rule, ``PropertyDefinition/issues(for:field:)``). A key no definition has
+    /// is kept as it is; an unchanged value is not checked again.
+    static func requireProperties(_ db: Database, _ event: Event, before: [String: PropertyValue]) throws {
+        guard !event.properties.isEmpty, event.properties != before else { return }
+        let byKey = Dictionary(
+            try definitions(db, ofType: event.eventTypeId.description).map { ($0.key.lowercased(), $0) },
+            uniquingKeysWith: { a, _ in a })
+        guard !byKey.isEmpty else { return }
+        let issues = event.properties.sorted { $0.key < $1.key }.flatMap { key, value -> [FieldIssue] in
+            guard before[key] != value, let definition = byKey[key.lowercased()] else { return [] }
+            return definition.issues(for: value)
+        }
+        if !issues.isEmpty { throw LocalStoreError.invalid(ValidationError(entity: "Event", issues: issues)) }
+    }
+
+    /// Inserts a definition and its create inside the caller's transaction: its type must be here
+    /// and must not have the key already.
+    static func insertDefinition(_ db: Database, _ definition: PropertyDefinition, now: Date) throws {
+        do { try definition.validate() } catch { throw LocalStoreError.invalid(error) }
+        let typeId = definition.eventTypeId.description
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM local_event_types WHERE id = ?", arguments: [typeId]) == true
+        else { throw LocalStoreError.notFound("event type \(typeId)") }
+        if try definitions(db, ofType: typeId).contains(where: { $0.key.lowercased() == definition.key.lowercased() }) {
+            throw LocalStoreError.conflict("this type already has a property named \(definition.key)")
+        }
+        let body = try encode(definition)
+        try db.execute(
+            sql: """
+                INSERT INTO local_property_definitions (id, event_type_id, body, sync_status)
+                VALUES (?, ?, ?, 'pending')
+                """, arguments: [definition.id.description, typeId, body])
+        try Outbox.enqueue(db, .propertyDefinition, definition.id.description, .create, payload: body, now: now)
+    }
+
+    /// Replaces a definition's fields inside the caller's transaction and queues the fields that
+    /// changed; its key and type stay.
+    static func replaceDefinition(_ db: Database, _ definition: PropertyDefinition, now: Date) throws {
+        do { try definition.validate() } catch { throw LocalStoreError.invalid(error) }
+        guard let old = try storedDefinition(db, id: definition.id) else {
+            throw LocalStoreError.notFound("property definition")
+        }
+        var kept = definition
+        kept.key = old.key
+        kept.eventTypeId = old.eventTypeId
+        guard let patch = try FieldPatch.diff(PropertyDefinitionUpdate.self, from: old, to: kept) else { return }
+        let body = try encode(kept)
+        try db.execute(
+            sql: "UPDATE local_property_definitions SET body = ?, sync_status = 'pending' WHERE id = ?",
+            arguments: [body, kept.id.description])
+        try Outbox.enqueue(
+            db, .propertyDefinition, kept.id.description, .update, payload: patch, whole: body, now: now)
+    }
+
+    /// Drops a deleted type's definitions and their waiting changes (the server's cascade takes
+    /// its copies; nothing of them is to be sent).
+    static func dropDefinitions(_ db: Database, ofType typeId: String) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM outbox WHERE entity = 'property_definition' AND state != 'in_flight'
+                AND entity_id IN (SELECT id FROM local_property_definitions WHERE event_type_id = ?)
+                """, arguments: [typeId])
+        try db.execute(sql: "DELETE FROM local_property_definitions WHERE event_type_id = ?", arguments: [typeId])
+    }
+
+    public func propertyDefinitions(ofType typeId: UUIDv7?) async throws -> [LocalRecord<PropertyDefinition>] {
+        try await db.read { db in
+            let rows =
+                if let typeId {
+                    try Row.fetchAll(
+                        db, sql: "SELECT body, sync_status FROM local_property_definitions WHERE event_type_id = ?",
+                        arguments: [typeId.description])
+                } else {
+                    try Row.fetchAll(db, sql: "SELECT body, sync_status FROM local_property_definitions")
+                }
+            return try rows.map { row in
+                LocalRecord(
+                    try Self.decode(PropertyDefinition.self, row["body"]),
+                    syncStatus: EntitySyncStatus(rawValue: row["sync_status"]) ?? .pending)
+            }.sorted {
+                ($0.value.displayOrder, $0.value.key.lowercased()) < ($1.value.displayOrder, $1.value.key.lowercased())
+            }
+        }
+    }
+
+    public func createPropertyDefinition(_ definition: PropertyDefinition) async throws {
+        let at = now()
+        try await db.write { db in try Self.insertDefinition(db, definition, now: at) }
+    }
+
+    public func updatePropertyDefinition(_ definition: PropertyDefinition) async throws {
+        let at = now()
+        try await db.write { db in try Self.replaceDefinition(db, definition, now: at) }
+    }
+
+    public func deletePropertyDefinition(id: UUIDv7) async throws {
+        let at = now()
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM local_property_definitions WHERE id = ?", arguments: [id.description])
+            guard db.changesCount > 0 else { throw LocalStoreError.notFound("property definition") }
+            try Outbox.tombstone(db, .propertyDefinition, id.description)
+            try Outbox.enqueue(db, .propertyDefinition, id.description, .delete, payload: nil, now: at)
+        }
+    }
+
+    /// The server has a property of this key in the type under another id (another device
+    /// defined it first): that one is stored as synced and this device's goes with every change
+    /// to it. Events keep their values by key, so nothing else moves; the server's label, kind
+    /// and options win (D53).
+    func adoptPropertyDefinition(_ entry: OutboxEntry, as server: PropertyDefinition) async throws {
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO local_property_definitions (id, event_type_id, body, sync_status)
+                    VALUES (?, ?, ?, 'synced')
+                    """, arguments: [server.id.description, server.eventTypeId.description, try Self.encode(server)])
+            try db.execute(
+                sql: "DELETE FROM outbox WHERE entity = 'property_definition' AND entity_id = ?",
+                arguments: [entry.entityId])
+            try db.execute(sql: "DELETE FROM local_property_definitions WHERE id = ?", arguments: [entry.entityId])
+        }
+    }
+}
