@@ -177,6 +177,8 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
 
     /// Exit 65: no event type of that name.
     public static let unknownType = CLIErrorCode(rawValue: "unknown_type")
+    /// Exit 65: the type has no property of that key (the message lists the ones it has).
+    public static let unknownProperty = CLIErrorCode(rawValue: "unknown_property")
 
     /// Exit 65: an account with this email exists: sign in.
     public static let userAlreadyExists = CLIErrorCode(rawValue: "user_already_exists")
@@ -240,6 +242,7 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
         .superseded,
         .syncFailed,
         .unknownGeofence,
+        .unknownProperty,
         .unknownType,
         .userAlreadyExists,
         .waitingToRetry,

@@ -23,6 +23,10 @@ func storeCall<T>(_ body: () async throws -> T) async throws -> T {
         return try await body()
     } catch let error as LocalStoreError {
         throw error.cli
+    } catch let error as TrendyModels.ValidationError {
+        throw CLIError(code: .invalid, message: error.description, exitCode: .dataError)
+    } catch let error as PropertyActions.UnknownKey {
+        throw CLIError(code: .unknownProperty, message: error.description, exitCode: .dataError)
     }
 }
 
@@ -74,7 +78,7 @@ func parseTime(_ text: String?, now: Date) throws(CLIError) -> Date {
 struct TypesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "types", abstract: "List, add, edit and remove event types.",
-        subcommands: [List.self, Add.self, Edit.self, Remove.self],
+        subcommands: [List.self, Add.self, Edit.self, Remove.self, PropsCommand.self],
         defaultSubcommand: List.self)
 
     struct Item: Encodable {
@@ -198,39 +202,6 @@ struct TypesCommand: AsyncParsableCommand {
     }
 }
 
-struct LogCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "log", abstract: "Log an event now (or at --at); it syncs with the next `trendy sync`.")
-    @OptionGroup var global: GlobalOptions
-    @Argument(help: "The event type's name or id.") var type: String
-    @Option(help: "When: ISO-8601 or now.") var at: String?
-    @Option(help: "A note.") var note: String?
-    @Flag(help: "Push it to the server right away.") var sync = false
-
-    struct Result: Encodable {
-        let id: String
-        let type: String
-        let timestamp: Date
-        let synced: Bool
-    }
-
-    func run() async throws {
-        try await CommandRunner(global).run { env, out in
-            let t = try await resolveType(env, type)
-            let time = try parseTime(at, now: env.now())
-            let event = try await storeCall { try await EventActions(env: env).log(typeId: t.id, at: time, note: note) }
-            out.line("Logged \(t.name) at \(TrendyJSON.formatDate(event.timestamp)).")
-            var synced = false
-            if sync {
-                let run = await env.sync.sync(full: false)
-                synced = run.outcome == .ok
-                out.line(synced ? "Synced." : "Saved here; it will sync later (\(run.error ?? run.outcome.rawValue)).")
-            }
-            out.document(Result(id: event.id.description, type: t.name, timestamp: event.timestamp, synced: synced))
-        }
-    }
-}
-
 struct EventsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events", abstract: "List, edit and remove events in the local store.",
@@ -244,6 +215,7 @@ struct EventsCommand: AsyncParsableCommand {
         let notes: String?
         let source_type: String
         let sync_status: String
+        let properties: [String: PropertyValue]
     }
 
     struct List: AsyncParsableCommand {
@@ -293,8 +265,10 @@ struct EventsCommand: AsyncParsableCommand {
                     for e in events {
                         let name = names[e.value.eventTypeId] ?? "?"
                         let note = e.value.notes.map { "  \(oneLine($0))" } ?? ""
+                        let props = e.value.properties.sorted { $0.key < $1.key }
+                            .map { "  \(oneLine($0.key))=\(oneLine($0.value.text))" }.joined()
                         out.line(
-                            "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)  [\(e.syncStatus.rawValue)]  "
+                            "\(TrendyJSON.formatDate(e.value.timestamp))  \(name)\(note)\(props)  [\(e.syncStatus.rawValue)]  "
                                 + e.value.id.description)
                         if out.json { items.append(EventsCommand.item(e, typeName: name)) }
                     }
@@ -311,7 +285,8 @@ struct EventsCommand: AsyncParsableCommand {
     static func item(_ e: LocalRecord<Event>, typeName: String) -> Item {
         Item(
             id: e.value.id.description, type: typeName, timestamp: e.value.timestamp, end_date: e.value.endDate,
-            notes: e.value.notes, source_type: e.value.sourceType.rawValue, sync_status: e.syncStatus.rawValue)
+            notes: e.value.notes, source_type: e.value.sourceType.rawValue, sync_status: e.syncStatus.rawValue,
+            properties: e.value.properties)
     }
 
     /// Finds a stored event by its id (as `trendy events list` prints it).
@@ -339,11 +314,16 @@ struct EventsCommand: AsyncParsableCommand {
         @Option(help: "Another time: ISO-8601 or now.") var at: String?
         @Option(help: "A new note.") var note: String?
         @Flag(help: "Remove the note.") var clearNote = false
+        @Option(name: .customLong("prop"), help: "Set a property: key=value (repeat for more).") var props: [String] =
+            []
+        @Option(name: .customLong("unset-prop"), help: "Remove a property's value (repeat for more).")
+        var unsetProps: [String] = []
 
         func validate() throws {
             if note != nil, clearNote { throw ValidationError("--note and --clear-note cannot go together") }
-            if type == nil, at == nil, note == nil, !clearNote {
-                throw ValidationError("nothing to change: give --type, --at, --note or --clear-note")
+            if type == nil, at == nil, note == nil, !clearNote, props.isEmpty, unsetProps.isEmpty {
+                throw ValidationError(
+                    "nothing to change: give --type, --at, --note, --clear-note, --prop or --unset-prop")
             }
         }
 
@@ -353,12 +333,26 @@ struct EventsCommand: AsyncParsableCommand {
                 var newType: EventType?
                 if let type { newType = try await resolveType(env, type) }
                 let time = try at.map { text throws(CLIError) in try parseTime(text, now: env.now()) }
+                var properties = found.properties
+                if !props.isEmpty || !unsetProps.isEmpty {
+                    let owner: EventType
+                    if let newType {
+                        owner = newType
+                    } else {
+                        owner = try await resolveType(env, found.eventTypeId.description)
+                    }
+                    properties = try await storeCall {
+                        try await PropertyActions(env: env).values(
+                            props, unset: unsetProps, over: found.properties, of: owner, defaults: false)
+                    }
+                }
                 let changed = try await storeCall {
                     try await EventActions(env: env).change(found.id) { event in
                         if let newType { event.eventTypeId = newType.id }
                         if let time { event.timestamp = time }
                         if let note { event.notes = note }
                         if clearNote { event.notes = nil }
+                        event.properties = properties
                     }
                 }
                 guard let event = changed else {

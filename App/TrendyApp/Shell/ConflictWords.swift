@@ -39,6 +39,7 @@ struct ConflictWords: Sendable {
         case .event: "An event"
         case .eventType: "A type"
         case .geofence: "A place"
+        case .propertyDefinition: "A property"
         default: "Your \(entity.rawValue.replacingOccurrences(of: "_", with: " "))"
         }
     }
@@ -50,6 +51,9 @@ struct ConflictWords: Sendable {
         case "notes": "note"
         case "event_type_id", "entry_event_type_id": "type"
         case "timestamp": "time"
+        case "property_type": "kind"
+        case "default_value": "default"
+        case "display_order": "order"
         case "end_date": "end time"
         default: field.replacingOccurrences(of: "_", with: " ")
         }
@@ -96,6 +100,7 @@ struct ConflictWords: Sendable {
         var words = ConflictWords(
             typeNames: names, subjects: [:], deviceId: try await store.deviceId(), timeZone: timeZone)
         var places: [UUIDv7: String]?
+        var properties: [UUIDv7: String]?
         for id in Set(ids) {
             guard let uuid = UUIDv7(id) else { continue }
             if let event = try await store.event(id: uuid)?.value {
@@ -111,6 +116,15 @@ struct ConflictWords: Sendable {
                         uniquingKeysWith: { a, _ in a })
                 }
                 words.subjects[id] = places?[uuid].map { "The place \($0)" }
+                if words.subjects[id] == nil {
+                    if properties == nil {
+                        properties = Dictionary(
+                            try await store.propertyDefinitions(ofType: nil).map {
+                                ($0.value.id, "\(names[$0.value.eventTypeId] ?? "A type")'s \($0.value.key)")
+                            }, uniquingKeysWith: { a, _ in a })
+                    }
+                    words.subjects[id] = properties?[uuid].map { "The property \($0)" }
+                }
             }
         }
         return words

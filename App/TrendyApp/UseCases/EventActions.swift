@@ -9,9 +9,12 @@ import TrendySync
 struct EventActions {
     let env: AppEnvironment
 
-    /// Logs an event of the type `typeId` at `at` (now when nil), with `note`.
-    func log(typeId: UUIDv7, at: Date? = nil, note: String? = nil) async throws -> Event {
-        let event = Event(id: env.ids.next(), eventTypeId: typeId, timestamp: at ?? env.now(), notes: note)
+    /// Logs an event of the type `typeId` at `at` (now when nil), with `note` and `properties`.
+    func log(
+        typeId: UUIDv7, at: Date? = nil, note: String? = nil, properties: [String: PropertyValue] = [:]
+    ) async throws -> Event {
+        var event = Event(id: env.ids.next(), eventTypeId: typeId, timestamp: at ?? env.now(), notes: note)
+        event.properties = properties
         try await env.store.createEvent(event)
         await env.sync.localWriteHappened()
         return event

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+import TrendyTestSupport
+
+/// Issue 33: custom properties through the real binary — defined, logged, edited, listed,
+/// synced between two devices (also when both define the same key at once), with bad input for
+/// every new option (a clear error, a non-zero exit, nothing written).
+@Suite(.timeLimit(.minutes(5)))
+struct PropertyCLITests {
+    let cli = SyncCLITests()
+
+    func run(_ args: [String], stdin: String? = nil) throws -> TrendyProcess.Result {
+        try TrendyProcess.run(args, stdin: stdin)
+    }
+
+    func array(_ r: TrendyProcess.Result) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [[String: Any]] ?? []
+    }
+
+    @Test func propertiesAreDefinedChangedAndRemovedAndBadOnesRefused() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try run(["types", "add", "Coffee"] + d).status == 0)
+        let added = try run(["types", "props", "add", "Coffee", "shots", "--type", "number", "--default", "2"] + d)
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(
+            try run(["types", "props", "add", "Coffee", "milk", "--type", "select", "--options", "oat, whole"] + d)
+                .status == 0)
+        for (args, status) in [
+            (["shots2", "--type", "number"], 0),
+            (["Shots", "--type", "text"], 65),  // the key is taken, in any case
+            (["notes", "--type", "text"], 65),  // a column of every event
+            (["2x", "--type", "text"], 65),
+            (["size", "--type", "colour"], 64),
+            (["size", "--type", "select"], 64),  // a select needs options
+            (["size", "--type", "number", "--options", "a"], 64),
+            (["size", "--type", "number", "--default", "big"], 65),
+            (["link", "--type", "url", "--default", "ftp://x"], 65),
+        ] {
+            let r = try run(["types", "props", "add", "Coffee"] + args + d)
+            #expect(r.status == Int32(status), "\(args): \(r.stderr)")
+            if status != 0 { #expect(!r.stderr.isEmpty) }
+        }
+        #expect(try run(["types", "props", "add", "Nope", "x", "--type", "text"] + d).status == 65)
+        var listed = array(try run(["types", "props", "Coffee", "--json"] + d))
+        #expect(listed.compactMap { $0["key"] as? String } == ["shots", "milk", "shots2"])
+        #expect(listed.first?["default_value"] as? Double == 2 && listed.first?["property_type"] as? String == "number")
+        let edited = try run(
+            [
+                "types", "props", "edit", "Coffee", "milk", "--label", "Milk", "--options", "oat,whole,none", "--order",
+                "0",
+            ]
+                + d)
+        #expect(edited.status == 0, "\(edited.stderr)")
+        #expect(try run(["types", "props", "edit", "Coffee", "milk", "--default", "soy"] + d).status == 65)
+        #expect(try run(["types", "props", "edit", "Coffee", "milk"] + d).status == 64, "nothing to change")
+        #expect(try run(["types", "props", "edit", "Coffee", "sugar", "--label", "S"] + d).status == 65)
+        listed = array(try run(["types", "props", "Coffee", "--json"] + d))
+        let milk = listed.first { $0["key"] as? String == "milk" }
+        #expect(milk?["label"] as? String == "Milk" && (milk?["options"] as? [String])?.count == 3)
+        let removed = try run(["types", "props", "rm", "Coffee", "shots2"] + d)
+        #expect(removed.status == 0)
+        #expect(try run(["types", "props", "rm", "Coffee", "shots2"] + d).status == 65, "already gone")
+        #expect(array(try run(["types", "props", "Coffee", "--json"] + d)).count == 2)
+    }
+
+    @Test func eventsCarryTypedValuesThatAreCheckedOnEveryWrite() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try run(["types", "add", "Coffee"] + d).status == 0)
+        #expect(
+            try run(["types", "props", "add", "Coffee", "shots", "--type", "number", "--default", "1"] + d).status == 0)
+        #expect(
+            try run(["types", "props", "add", "Coffee", "milk", "--type", "select", "--options", "oat,whole"] + d)
+                .status == 0)
+        #expect(try run(["types", "props", "add", "Coffee", "brewed", "--type", "duration"] + d).status == 0)
+        let logged = try run(
+            ["log", "Coffee", "--at", "2026-03-14T09:30:00Z", "--prop", "milk=OAT", "--prop", "brewed=4m30s"] + d)
+        #expect(logged.status == 0, "\(logged.stderr)")
+        for (prop, code) in [
+            ("shots=two", "invalid"), ("milk=soy", "invalid"), ("sugar=1", "unknown_property"), ("shots", "invalid"),
+        ] {
+            let r = try run(["log", "Coffee", "--at", "2026-03-15T09:30:00Z", "--prop", prop, "--json"] + d)
+            #expect(r.status == 65, "\(prop): \(r.stderr)")
+            #expect(r.stdout.contains(code) || r.stderr.contains(code), "\(prop): \(r.stdout) \(r.stderr)")
+        }
+        var events = array(try run(["events", "list", "--json"] + d))
+        #expect(events.count == 1, "the refused logs wrote nothing")
+        let properties = events.first?["properties"] as? [String: [String: Any]]
+        #expect(
+            properties?["milk"]?["value"] as? String == "oat" && properties?["milk"]?["type"] as? String == "select")
+        #expect(properties?["shots"]?["value"] as? Double == 1, "the default filled in")
+        #expect(properties?["brewed"]?["value"] as? Double == 270)
+        let id = try #require(events.first?["id"] as? String)
+        let line = try run(["events", "list"] + d).stdout
+        #expect(line.contains("brewed=0:04:30") && line.contains("milk=oat") && line.contains("shots=1"), "\(line)")
+        let edit = try run(["events", "edit", id, "--prop", "shots=3", "--unset-prop", "milk"] + d)
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try run(["events", "edit", id, "--prop", "milk=soy"] + d).status == 65)
+        #expect(try run(["events", "edit", id, "--unset-prop", "sugar"] + d).status == 65)
+        #expect(try run(["events", "edit", id, "--prop", "=3"] + d).status == 65)
+        events = array(try run(["events", "list", "--json"] + d))
+        let after = events.first?["properties"] as? [String: [String: Any]]
+        #expect(after?["shots"]?["value"] as? Double == 3 && after?["milk"] == nil && after?["brewed"] != nil)
+        // A definition removed: the values stay on the event.
+        #expect(try run(["types", "props", "rm", "Coffee", "shots"] + d).status == 0)
+        let kept = array(try run(["events", "list", "--json"] + d)).first?["properties"] as? [String: [String: Any]]
+        #expect(kept?["shots"]?["value"] as? Double == 3)
+    }
+
+    @Test func twoDevicesShareDefinitionsAndTheSameKeyMadeOnBothBecomesOne() async throws {
+        try await AuthCLITests.withServer { server in
+            let a = TemporaryDirectory("props-a", create: false)
+            let b = TemporaryDirectory("props-b", create: false)
+            let email = "p\(UUID().uuidString.prefix(8))@example.com"
+            try await cli.signIn("signup", email, a, server)
+            try await cli.signIn("login", email, b, server)
+            #expect(try await cli.trendy(["types", "add", "Coffee"], a, server).status == 0)
+            #expect(try await cli.trendy(["sync"], a, server).status == 0)
+            #expect(try await cli.trendy(["sync"], b, server).status == 0)
+            // Both define shots before either syncs, and log with it.
+            for (dir, at) in [(a, "2026-03-14T09:00:00Z"), (b, "2026-03-14T10:00:00Z")] {
+                let r = try await cli.trendy(
+                    ["types", "props", "add", "Coffee", "shots", "--type", "number"], dir, server)
+                #expect(r.status == 0, "\(r.stderr)")
+                let logged = try await cli.trendy(["log", "Coffee", "--at", at, "--prop", "shots=2"], dir, server)
+                #expect(logged.status == 0, "\(logged.stderr)")
+            }
+            for dir in [a, b, a] {
+                let r = try await cli.trendy(["sync"], dir, server)
+                #expect(r.status == 0, "\(r.stderr) \(r.stdout)")
+            }
+            for dir in [a, b] {
+                let defs = cli.json(try await cli.trendy(["types", "props", "Coffee", "--json"], dir, server))
+                let list = (defs as? [[String: Any]]) ?? []
+                #expect(list.count == 1 && list.first?["sync_status"] as? String == "synced", "\(list)")
+                let events = try await cli.events(dir, server)
+                #expect(events.count == 2)
+                #expect(
+                    events.allSatisfy {
+                        (($0["properties"] as? [String: [String: Any]])?["shots"]?["value"] as? Double) == 2
+                    }, "\(events)")
+                let status = try await cli.trendy(["status", "--json"], dir, server)
+                #expect(!status.stdout.contains("\"failed\" : 1"), "nothing refused: \(status.stdout)")
+            }
+            // A label edited on b reaches a.
+            #expect(
+                try await cli.trendy(["types", "props", "edit", "Coffee", "shots", "--label", "Shots"], b, server)
+                    .status == 0)
+            #expect(try await cli.trendy(["sync"], b, server).status == 0)
+            #expect(try await cli.trendy(["sync"], a, server).status == 0)
+            let onA = cli.json(try await cli.trendy(["types", "props", "Coffee", "--json"], a, server))
+            #expect(((onA as? [[String: Any]])?.first?["label"] as? String) == "Shots")
+        }
+    }
+}
