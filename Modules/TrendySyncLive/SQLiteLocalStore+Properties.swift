@@ -78,7 +78,14 @@ extension SQLiteLocalStore {
 
     /// Drops a deleted type's definitions and their waiting changes (the server's cascade takes
     /// its copies; nothing of them is to be sent).
+    /// Each leaves a tombstone: a create of one already on the wire that the server refuses
+    /// (its type was gone there first) is then dropped, not surfaced as failed.
     static func dropDefinitions(_ db: Database, ofType typeId: String) throws {
+        for id in try String.fetchAll(
+            db, sql: "SELECT id FROM local_property_definitions WHERE event_type_id = ?", arguments: [typeId])
+        {
+            try Outbox.tombstone(db, .propertyDefinition, id, cascadeOf: typeId)
+        }
         try db.execute(
             sql: """
                 DELETE FROM outbox WHERE entity = 'property_definition' AND state != 'in_flight'
@@ -129,10 +136,13 @@ extension SQLiteLocalStore {
 
     /// The server has a property of this key in the type under another id (another device
     /// defined it first): that one is stored as synced and this device's goes with every change
-    /// to it. Events keep their values by key, so nothing else moves; the server's label, kind
-    /// and options win (D53).
+    /// to it. Events keep their values by key, so nothing else moves. The server's label, kind,
+    /// options and default win, and each of this device's that differs is kept as a conflict of
+    /// the adopted definition, which `trendy conflicts restore` lays over it (D53).
     func adoptPropertyDefinition(_ entry: OutboxEntry, as server: PropertyDefinition) async throws {
+        let at = now()
         try await db.write { db in
+            let local = try Self.storedDefinition(db, id: UUIDv7(entry.entityId) ?? server.id)
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO local_property_definitions (id, event_type_id, body, sync_status)
@@ -142,6 +152,22 @@ extension SQLiteLocalStore {
                 sql: "DELETE FROM outbox WHERE entity = 'property_definition' AND entity_id = ?",
                 arguments: [entry.entityId])
             try db.execute(sql: "DELETE FROM local_property_definitions WHERE id = ?", arguments: [entry.entityId])
+            guard let local else { return }
+            let mine = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: local))
+            let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
+            let device = try Outbox.deviceId(db)
+            let body = try Self.encode(server)
+            for field in mine.keys.sorted() where field != "key" && field != "display_order" {
+                let lost = FieldPatch.canonical(mine[field])
+                let kept = FieldPatch.canonical(theirs[field])
+                guard lost != kept else { continue }
+                try Self.keep(
+                    SyncConflict(
+                        id: UUID().uuidString.lowercased(), kind: .field, entityType: .propertyDefinition,
+                        entityId: server.id.description, field: field, keptValue: kept, lostValue: lost,
+                        keptBy: "another device", keptAt: at, lostBy: device, lostAt: at, detectedAt: at, entity: body),
+                    db)
+            }
         }
     }
 }

@@ -128,6 +128,8 @@ struct Simulation {
     var api: (any TrendyAPIClient)!
     var userId = ""
     var rng: SplitMix64
+    /// The generator of the property steps (see ``randomStep()``).
+    var propertyRng: SplitMix64
     var devices: [Device] = []
     var step = 0
     /// "device|entity/field" → the device's last intent.
@@ -136,6 +138,8 @@ struct Simulation {
     var deletedIds: Set<String> = []
     /// Event types deleted: every reference to one goes with it.
     var deletedTypes: Set<String> = []
+    /// Each property definition a device made: its type and key (to find the one adopted for it).
+    var definedProperties: [String: (type: String, key: String)] = [:]
     /// What happened, step by step (a failure prints the lines about its entity).
     var log: [String] = []
     var typeNames = 0
@@ -146,6 +150,7 @@ struct Simulation {
         self.seed = seed
         self.harness = harness
         rng = SplitMix64(seed: seed)
+        propertyRng = SplitMix64(seed: seed ^ 0x5052_4F50)
         sharedTimes = (0..<6).map { 1.7e9 + Double($0) * 3_600 }
     }
 
@@ -223,6 +228,7 @@ struct Simulation {
             for (field, value) in fields { d.seen["\(id)/\(field)", default: []].insert(value) }
         }
         let prefix = "\(d.name)|"
+        adoptDefinitions(d, shown: shown)
         for key in intents.keys.sorted() where key.hasPrefix(prefix) {
             let entityField = key.dropFirst(prefix.count)
             let parts = entityField.split(separator: "/")
@@ -268,7 +274,7 @@ struct Simulation {
     static func fields(_ e: Event) -> [String: String] {
         [
             "notes": e.notes ?? "∅", "timestamp": String(Int64(e.timestamp.timeIntervalSince1970 * 1000)),
-            "type": e.eventTypeId.description,
+            "type": e.eventTypeId.description, "props": props(e.properties),
         ]
     }
 
@@ -281,11 +287,19 @@ struct Simulation {
 
     static func fields(_ t: EventType) -> [String: String] { ["name": t.name, "color": t.color] }
 
+    static func fields(_ p: PropertyDefinition) -> [String: String] {
+        [
+            "key": p.key, "label": p.label, "kind": p.propertyType.rawValue, "type": p.eventTypeId.description,
+            "options": p.options?.joined(separator: "|") ?? "∅", "default": bare(p.defaultValue),
+        ]
+    }
+
     static func snapshot(_ store: SQLiteLocalStore) async throws -> Snapshot {
         var out: Snapshot = [:]
         for e in try await store.events(limit: 1_000_000, since: nil) { out[e.value.id.description] = fields(e.value) }
         for g in try await store.geofences() { out[g.value.id.description] = fields(g.value) }
         for t in try await store.eventTypes() { out[t.value.id.description] = fields(t.value) }
+        for p in try await store.propertyDefinitions(ofType: nil) { out[p.value.id.description] = fields(p.value) }
         return out
     }
 
@@ -303,6 +317,9 @@ struct Simulation {
         case 52..<66: try await placeStep(d, roll, geofences: geofences, types: types)
         default: try await systemStep(d, roll)
         }
+        // Property definitions and values draw from their own generator, so the steps above stay
+        // the ones each seed always drew; these come in between.
+        if propertyChance(0.25) { try await propertyStep(devices[propertyInt(devices.count)]) }
     }
 
 }

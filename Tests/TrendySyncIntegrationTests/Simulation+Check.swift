@@ -59,10 +59,12 @@ extension Simulation {
             let entityField = String(key.split(separator: "|")[1])
             let parts = entityField.split(separator: "/")
             let (written, field) = (String(parts[0]), String(parts[1]))
-            let id = merged[written] ?? written
+            let id = merged[written] ?? adopted(written, server: server) ?? written
             if server[id]?[field] == intent.value { continue }
-            // A deleted type goes with every reference to it (places lose it, events their type).
+            // A deleted type goes with every reference to it (places lose it, events their type,
+            // its properties go).
             if deletedTypes.contains(id) || deletedTypes.contains(intent.value) { continue }
+            if let type = definedProperties[written]?.type, deletedTypes.contains(type) { continue }
             let kept = conflicts.contains { c in
                 guard c.entityId == id else { return false }
                 if c.kind == .deleted { return true }
@@ -94,6 +96,9 @@ extension Simulation {
         case "type": "event_type_id"
         case "entry": "event_type_entry_id"
         case "exit": "event_type_exit_id"
+        case "props": "properties"
+        case "kind": "property_type"
+        case "default": "default_value"
         default: field
         }
     }
@@ -107,6 +112,8 @@ extension Simulation {
             guard let text = any as? String, let date = ISO8601.parse(text) else { return false }
             return String(Int64(date.timeIntervalSince1970 * 1000)) == value
         case "radius": return (any as? Double).map { String($0) } == value
+        case "props", "default": return (any == nil || any is NSNull ? "∅" : FieldPatch.canonical(any)) == value
+        case "options": return ((any as? [String])?.joined(separator: "|") ?? "∅") == value
         default: return (any as? String) == value
         }
     }
@@ -123,6 +130,7 @@ extension Simulation {
         }
         for g in try await api.listGeofences(active: nil).map(\.value) { out[g.id.description] = Self.fields(g) }
         for t in try await api.listEventTypes().map(\.value) { out[t.id.description] = Self.fields(t) }
+        for p in try await api.listPropertyDefinitions().map(\.value) { out[p.id.description] = Self.fields(p) }
         return out
     }
 }

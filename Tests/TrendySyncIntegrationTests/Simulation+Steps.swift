@@ -32,6 +32,9 @@ extension Simulation {
         // server too, by the same rule.
         for (id, fields) in after where type == nil {
             for (field, value) in fields.sorted(by: { $0.key < $1.key }) where before[id]?[field] != value {
+                // An event made without values chose none: another device's values merged into
+                // it (the same imported row) replace nothing.
+                if before[id] == nil, field == "props", value == "∅" { continue }
                 wrote(d, id, field, value)
             }
         }
