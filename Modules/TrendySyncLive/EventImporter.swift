@@ -6,8 +6,10 @@ import TrendySync
 /// flat however long the file is (CSV streams; a JSON document is parsed whole). Malformed rows
 /// are reported with their line (CSV) or item (JSON) number; the rest is imported.
 ///
-/// CSV: a header row with `type,timestamp` and optionally `end_date,notes,all_day,external_id`.
-/// JSON: an array of objects (or `{"events": [...]}`) with the same keys.
+/// CSV: a header row with `type,timestamp` and optionally `end_date,notes,all_day,external_id`;
+/// any other column names a property of the row's type (its cell read by the definition).
+/// JSON: an array of objects (or `{"events": [...]}`) with the same keys, and `properties`
+/// (`{"shots": {"type": "number", "value": 2}}`, or bare values read by the definitions).
 public enum EventImporter {
     /// One event read from the file, its type still a name.
     public struct Row: Sendable, Hashable {
@@ -25,7 +27,17 @@ public enum EventImporter {
         public var isAllDay: Bool
         /// The source's id for the row.
         public var externalId: String?
+        /// Cells of the other columns (and bare JSON values), by column: read by the type's
+        /// definitions when the type is known.
+        public var propertyTexts: [String: String] = [:]
+        /// Typed values (JSON `properties` in the wire shape).
+        public var properties: [String: PropertyValue] = [:]
+        /// Whether ``line`` is a CSV line or a JSON item.
+        public var unit: RowError.Unit = .line
     }
+
+    /// The columns every event has; any other names a property.
+    public static let eventColumns: Set<String> = ["type", "timestamp", "end_date", "notes", "all_day", "external_id"]
 
     /// A row that could not be read.
     public struct RowError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
@@ -162,10 +174,17 @@ public enum EventImporter {
         } catch {
             return failure(error.issues.map(\.description).joined(separator: "; "))
         }
-        return .success(
-            Row(
-                line: line, typeName: type, timestamp: timestamp, endDate: end, notes: notes, isAllDay: allDay,
-                externalId: externalId))
+        var row = Row(
+            line: line, typeName: type, timestamp: timestamp, endDate: end, notes: notes, isAllDay: allDay,
+            externalId: externalId)
+        row.unit = unit
+        for (column, text) in fields
+        where !PropertyDefinition.reservedKeys.contains(column.lowercased())
+            && !text.trimmingCharacters(in: .whitespaces).isEmpty
+        {
+            row.propertyTexts[column] = text
+        }
+        return .success(row)
     }
 
     /// An id for validating a row before it has one.
@@ -251,7 +270,14 @@ public enum EventImporter {
                 }
             }
             switch makeRow(line: index + 1, unit: .item, fields: fields) {
-            case .success(let r): rows.append(r)
+            case .success(var r):
+                switch properties(object["properties"]) {
+                case .success(let (typed, texts)):
+                    r.properties = typed
+                    r.propertyTexts.merge(texts) { _, new in new }
+                    rows.append(r)
+                case .failure(let refusal): summary.add(RowError(line: index + 1, reason: refusal.reason, unit: .item))
+                }
             case .failure(let e): summary.add(e)
             }
         }
@@ -260,64 +286,31 @@ public enum EventImporter {
     }
 }
 
-/// Importing a file into the local store, as one use case: rows are read chunk by chunk (memory
-/// stays flat for any file size, D24), unknown types are created (get-or-create, so another
-/// process creating the same type at once is not an error), rows become imported events, and
-/// events already imported (same type, time and external id) are counted as duplicates.
-public struct ImportEvents: Sendable {
-    /// What an import did.
-    public struct Report: Sendable, Equatable {
-        /// Rows read, good and bad.
-        public var rows = 0
-        /// Events added.
-        public var imported = 0
-        /// Rows that were already imported.
-        public var duplicates = 0
-        /// The types created for the file, in the order they were created.
-        public var createdTypes: [String] = []
-        /// The first malformed rows.
-        public var errors: [EventImporter.RowError] = []
-        /// How many rows were malformed in all.
-        public var errorCount = 0
-    }
-
-    let store: any LocalStore
-    let ids: UUIDv7Generator
-
-    /// An import into `store`, with ids from `ids`.
-    public init(store: any LocalStore, ids: UUIDv7Generator) {
-        self.store = store
-        self.ids = ids
-    }
-
-    /// Imports `url` (.csv or .json); `progress` hears the rows read so far after each chunk.
-    /// Throws ``EventImporter/FileError`` for a file it cannot read, and the store's errors.
-    public func run(_ url: URL, chunkSize: Int = 1_000, progress: (Int) -> Void = { _ in }) async throws -> Report {
-        var types: [String: EventType] = [:]
-        for t in try await store.eventTypes() { types[t.value.name.lowercased()] = t.value }
-        var report = Report()
-        var read = 0
-        let summary = try await EventImporter.read(url, chunkSize: chunkSize) { rows in
-            for name in Set(rows.map(\.typeName)).sorted() where types[name.lowercased()] == nil {
-                let (type, made) = try await store.findOrCreateEventType(EventType(id: ids.next(), name: name))
-                types[name.lowercased()] = type
-                if made { report.createdTypes.append(name) }
-            }
-            let events = rows.compactMap { row -> Event? in
-                guard let type = types[row.typeName.lowercased()] else { return nil }
-                return Event(
-                    id: ids.next(), eventTypeId: type.id, timestamp: row.timestamp, endDate: row.endDate,
-                    notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId)
-            }
-            let inserted = try await store.insertEvents(events)
-            report.imported += inserted.inserted
-            report.duplicates += inserted.duplicates
-            read += rows.count
-            progress(read)
+extension EventImporter {
+    /// A JSON item's `properties`: wire-shaped values typed, bare ones as text for the
+    /// definitions to read; a reason when it is not an object of those.
+    static func properties(_ any: Any?) -> Result<([String: PropertyValue], [String: String]), RowError> {
+        func failure(_ reason: String) -> Result<([String: PropertyValue], [String: String]), RowError> {
+            .failure(RowError(line: 0, reason: reason, unit: .item))
         }
-        report.rows = summary.rows
-        report.errors = summary.errors
-        report.errorCount = summary.errorCount
-        return report
+        guard let any, !(any is NSNull) else { return .success(([:], [:])) }
+        guard let object = any as? [String: Any] else { return failure("properties is not an object") }
+        var typed: [String: PropertyValue] = [:]
+        var texts: [String: String] = [:]
+        let decoder = TrendyJSON.decoder()
+        for (key, value) in object {
+            switch value {
+            case let wire as [String: Any]:
+                guard let data = try? JSONSerialization.data(withJSONObject: wire),
+                    let decoded = try? decoder.decode(PropertyValue.self, from: data)
+                else { return failure("properties.\(key) is not a value like {\"type\": \"number\", \"value\": 2}") }
+                typed[key] = decoded
+            case let s as String: texts[key] = s
+            case let b as Bool: texts[key] = b ? "true" : "false"
+            case let n as NSNumber: texts[key] = n.stringValue
+            default: return failure("properties.\(key) is not a value")
+            }
+        }
+        return .success((typed, texts))
     }
 }

@@ -114,6 +114,17 @@ extension SQLiteLocalStore {
         }
     }
 
+    public func propertyKeysInUse() async throws -> [String] {
+        try await db.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT j.key FROM local_events, json_each(local_events.body, '$.properties') AS j
+                    ORDER BY j.key
+                    """)
+        }
+    }
+
     public func createPropertyDefinition(_ definition: PropertyDefinition) async throws {
         let at = now()
         try await db.write { db in try Self.insertDefinition(db, definition, now: at) }

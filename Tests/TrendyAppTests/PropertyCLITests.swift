@@ -154,3 +154,96 @@ struct PropertyCLITests {
         }
     }
 }
+
+/// Import and export with properties (issue 33): an export imports back into another account
+/// with the same values, every cell is read by its definition, and what does not fit is named.
+@Suite(.timeLimit(.minutes(5)))
+struct PropertyFileTests {
+    let run = PropertyCLITests()
+
+    func defined(_ d: [String]) throws {
+        #expect(try run.run(["types", "add", "Coffee"] + d).status == 0)
+        for args in [
+            ["shots", "--type", "number"], ["milk", "--type", "select", "--options", "oat,whole"],
+            ["brewed", "--type", "duration"], ["decaf", "--type", "boolean"], ["at", "--type", "date"],
+        ] {
+            #expect(try run.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
+        }
+    }
+
+    @Test func anExportImportsBackIntoAnotherAccountWithTheSameValues() throws {
+        let (dirA, a) = try CLISkeletonTests.signedUp()
+        let (dirB, b) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime((dirA, dirB)) {} }
+        try defined(a)
+        try defined(b)
+        let props = [
+            ["--prop", "shots=2", "--prop", "milk=oat", "--prop", "brewed=1:02:03", "--prop", "decaf=no"],
+            ["--prop", "at=2026-03-14T09:30:00.250Z", "--prop", "shots=2.5", "--note", "a, \"quoted\"\nnote"],
+            [],
+        ]
+        for (i, p) in props.enumerated() {
+            #expect(try run.run(["log", "Coffee", "--at", "2026-03-1\(i)T08:00:00Z"] + p + a).status == 0)
+        }
+        let original = run.array(try run.run(["events", "list", "--json"] + a))
+        for format in ["csv", "json"] {
+            let file = dirA.path + "/export.\(format)"
+            #expect(try run.run(["export", "--format", format, "-o", file] + a).status == 0)
+            let again = try run.run(["import", file, "--json"] + a)
+            #expect(again.stdout.contains("\"imported\" : 0"), "into the same account: nothing new \(again.stdout)")
+            let (dirC, c) = try CLISkeletonTests.signedUp()
+            defer { withExtendedLifetime(dirC) {} }
+            try defined(c)
+            let imported = try run.run(["import", file] + c)
+            #expect(imported.status == 0 && imported.stderr.isEmpty, "\(format): \(imported.stderr)")
+            let copy = run.array(try run.run(["events", "list", "--json"] + c))
+            func shape(_ events: [[String: Any]]) -> [String] {
+                events.map { e in
+                    let p = (e["properties"] as? [String: Any]).map {
+                        String(
+                            decoding: try! JSONSerialization.data(withJSONObject: $0, options: .sortedKeys),
+                            as: UTF8.self)
+                    }
+                    return "\(e["timestamp"] ?? "") \(e["notes"] ?? "-") \(p ?? "{}")"
+                }
+            }
+            #expect(shape(copy) == shape(original), "\(format)")
+        }
+    }
+
+    @Test func cellsAreReadByTheirDefinitionsAndWhatDoesNotFitIsNamed() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        try defined(d)
+        let csv = dir.path + "/in.csv"
+        try """
+        type,timestamp,Shots,sugar,milk
+        Coffee,2026-01-01T08:00:00Z,3,yes,OAT
+        Coffee,2026-01-02T08:00:00Z,three,,
+        Coffee,2026-01-03T08:00:00Z,,1,soy
+        Coffee,2026-01-04T08:00:00Z,,2,
+
+        """.write(toFile: csv, atomically: true, encoding: .utf8)
+        let r = try run.run(["import", csv, "--json"] + d)
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("line 3: properties.shots") && r.stderr.contains("line 4: "), "\(r.stderr)")
+        #expect(
+            r.stderr.components(separatedBy: "sugar is not a property of Coffee").count == 2, "named once: \(r.stderr)")
+        let events = run.array(try run.run(["events", "list", "--json"] + d))
+        #expect(events.count == 2, "the two rows that fit")
+        let first = events.last?["properties"] as? [String: [String: Any]]
+        #expect(first?["shots"]?["value"] as? Double == 3 && first?["milk"]?["value"] as? String == "oat")
+        #expect(first?["sugar"]?["type"] as? String == "text", "kept as text, not lost")
+        let json = dir.path + "/in.json"
+        try #"""
+        [{"type": "Coffee", "timestamp": "2026-02-01T08:00:00Z", "properties": {"shots": {"type": "text", "value": "2"}}},
+         {"type": "Coffee", "timestamp": "2026-02-02T08:00:00Z", "properties": {"shots": 4, "decaf": true}},
+         {"type": "Coffee", "timestamp": "2026-02-03T08:00:00Z", "properties": ["shots"]}]
+        """#.write(toFile: json, atomically: true, encoding: .utf8)
+        let j = try run.run(["import", json] + d)
+        #expect(j.stderr.contains("item 1: properties.shots") && j.stderr.contains("item 3: properties"), "\(j.stderr)")
+        let all = run.array(try run.run(["events", "list", "--json"] + d))
+        let second = all.first?["properties"] as? [String: [String: Any]]
+        #expect(second?["shots"]?["value"] as? Double == 4 && second?["decaf"]?["value"] as? Bool == true)
+    }
+}

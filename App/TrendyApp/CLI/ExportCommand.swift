@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TrendyAPI
 import TrendyModels
 import TrendySync
 
@@ -8,7 +9,8 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Write every event (or a filtered part) as CSV or JSON that imports back.",
         discussion: """
-            Columns: type,timestamp,end_date,notes,all_day,external_id — the ones `trendy import` reads, so \
+            Columns: type,timestamp,end_date,notes,all_day,external_id, then one per property (each value as \
+            `trendy log --prop` takes it) — the ones `trendy import` reads, so \
             importing an export into the same account adds nothing and into another makes the same events. \
             Newest first, as `trendy events list` shows them. Without -o, to standard output; with -o, the file is written beside its place and \
             moved there when complete (owner-only).
@@ -34,7 +36,12 @@ struct ExportCommand: AsyncParsableCommand {
             let names = Dictionary(
                 try await env.store.eventTypes().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
             let sink = try ExportSink(path: output)
-            let count = try await Self.write(env.store, filter, names, json: format == "json", into: sink)
+            var keys = Set(try await env.store.propertyKeysInUse())
+            for definition in try await env.store.propertyDefinitions(ofType: typeId) {
+                keys.insert(definition.value.key)
+            }
+            let count = try await Self.write(
+                env.store, filter, names, properties: keys.sorted(), json: format == "json", into: sink)
             try sink.finish()
             if let output { out.line("Exported \(count) event(s) to \(output).") }
         }
@@ -43,15 +50,18 @@ struct ExportCommand: AsyncParsableCommand {
     /// Writes the events `filter` lets through, newest first (as `events list` shows them), a page
     /// at a time from the time index: memory stays flat however many there are. How many.
     static func write(
-        _ store: any LocalStore, _ filter: EventFilter, _ names: [UUIDv7: String], json: Bool, into sink: ExportSink
+        _ store: any LocalStore, _ filter: EventFilter, _ names: [UUIDv7: String], properties: [String] = [],
+        json: Bool, into sink: ExportSink
     ) async throws -> Int {
-        sink.write(json ? "[" : "type,timestamp,end_date,notes,all_day,external_id\n")
+        let header = ["type", "timestamp", "end_date", "notes", "all_day", "external_id"] + properties
+        sink.write(json ? "[" : header.map(csvField).joined(separator: ",") + "\n")
         var written = 0
         let page = 5_000
         while true {
             let events = try await store.eventPage(offset: written, limit: page, filter: filter)
             for event in events.map(\.value) {
-                sink.write(json ? (written == 0 ? "\n" : ",\n") + jsonItem(event, names) : csvRow(event, names))
+                sink.write(
+                    json ? (written == 0 ? "\n" : ",\n") + jsonItem(event, names) : csvRow(event, names, properties))
                 written += 1
             }
             if events.count < page { break }
@@ -60,12 +70,12 @@ struct ExportCommand: AsyncParsableCommand {
         return written
     }
 
-    static func csvRow(_ e: Event, _ names: [UUIDv7: String]) -> String {
-        [
+    static func csvRow(_ e: Event, _ names: [UUIDv7: String], _ properties: [String] = []) -> String {
+        ([
             names[e.eventTypeId] ?? e.eventTypeId.description, TrendyJSON.formatDate(e.timestamp),
             e.endDate.map(TrendyJSON.formatDate) ?? "", e.notes ?? "", e.isAllDay ? "true" : "false",
             e.externalId ?? "",
-        ].map(csvField).joined(separator: ",") + "\n"
+        ] + properties.map { e.properties[$0]?.text ?? "" }).map(csvField).joined(separator: ",") + "\n"
     }
 
     /// A CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).
@@ -82,6 +92,7 @@ struct ExportCommand: AsyncParsableCommand {
         if let end = e.endDate { item["end_date"] = TrendyJSON.formatDate(end) }
         if let notes = e.notes { item["notes"] = notes }
         if let external = e.externalId { item["external_id"] = external }
+        if !e.properties.isEmpty, let wire = try? FieldPatch.object(e.properties) { item["properties"] = wire }
         let data = (try? JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])) ?? Data("{}".utf8)
         return "  " + String(decoding: data, as: UTF8.self)
     }

@@ -215,7 +215,8 @@ struct StatusCommand: AsyncParsableCommand {
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import events from a .csv or .json file (type,timestamp[,end_date,notes,all_day,external_id]).",
+        abstract:
+            "Import events from a .csv or .json file (type,timestamp[,end_date,notes,all_day,external_id,<property>…]).",
         discussion: "Unknown event types are created. Malformed rows are reported with their line and skipped; "
             + "importing the same file twice adds nothing.")
     @OptionGroup var global: GlobalOptions
@@ -227,6 +228,7 @@ struct ImportCommand: AsyncParsableCommand {
         let duplicates: Int
         let created_types: [String]
         let errors: [EventImporter.RowError]
+        let unknown_columns: [String]
     }
 
     func run() async throws {
@@ -251,6 +253,13 @@ struct ImportCommand: AsyncParsableCommand {
             if report.errorCount > 20 {
                 FileHandle.standardError.write(Data("trendy: … and \(report.errorCount - 20) more\n".utf8))
             }
+            for named in report.unknownColumns {
+                let (type, column) = (named.prefix { $0 != ":" }, named.drop { $0 != ":" }.dropFirst(2))
+                FileHandle.standardError.write(
+                    Data(
+                        ("trendy: \(column) is not a property of \(type): its values were kept as text "
+                            + "(`trendy types props add \(type) \(column) --type …` defines it)\n").utf8))
+            }
             out.line(
                 "Imported \(report.imported) event(s) from \(report.rows) row(s); "
                     + "\(report.duplicates) duplicate(s), \(report.errorCount) malformed row(s) skipped."
@@ -260,7 +269,7 @@ struct ImportCommand: AsyncParsableCommand {
             out.document(
                 Result(
                     rows: report.rows, imported: report.imported, duplicates: report.duplicates,
-                    created_types: report.createdTypes, errors: report.errors))
+                    created_types: report.createdTypes, errors: report.errors, unknown_columns: report.unknownColumns))
         }
     }
 }
