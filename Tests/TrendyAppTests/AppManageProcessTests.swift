@@ -249,3 +249,40 @@ extension ISO8601DateFormatter {
         return f
     }
 }
+
+extension AppProcessTests {
+    /// Issue 33: the log form asks for the type's properties, reads each by its definition, keeps
+    /// what was typed when one does not fit, and fills in defaults; the CLI reads what it logged.
+    @Test func theLogFormAsksForTheTypesProperties() async throws {
+        let (dir, app) = try await Self.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        for args in [
+            ["shots", "--type", "number", "--default", "2"], ["milk", "--type", "select", "--options", "oat,whole"],
+        ] {
+            #expect(try TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
+        }
+        // The app learns of the CLI's definitions with its next read (a change mark moved).
+        var asked = false
+        for _ in 0..<10 where !asked {
+            app.type("L")
+            #expect(await Self.shows(app, "Log an event of which type?"))
+            app.type("1")
+            asked = await Self.shows(app, "milk (oat, whole)", seconds: 2)
+            if !asked { app.type("<esc>") }
+        }
+        #expect(asked, "\(Self.lastFrame(app))")
+        #expect(Self.lastFrame(app).contains("shots (a number, empty: 2)"))
+        app.type("<enter><enter>two<enter>oat<enter>")
+        #expect(await Self.shows(app, "shots is a number; 'two' is not one"), "\(Self.lastFrame(app))")
+        app.type("<esc>L")
+        #expect(await Self.shows(app, "Log an event of which type?"))
+        app.type("1")
+        #expect(await Self.shows(app, "milk (oat, whole)"))
+        app.type("with props<enter><enter><enter>WHOLE<enter>")
+        #expect(await Self.shows(app, "Logged Coffee"), "\(Self.lastFrame(app))")
+        let listed = try TrendyProcess.run(["events", "list"] + d).stdout
+        #expect(listed.contains("with props  milk=whole  shots=2"), "the default filled in: \(listed)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+}

@@ -50,7 +50,7 @@ extension AppCore {
             if let at = linkTimes[link.description]?.first {
                 // Sent while signed out: logged at the time it was sent.
                 linkTimes[link.description]?.removeFirst()
-                effects.append(.perform(.logAt(typeId: typeId, when: ISO8601.format(at), note: nil)))
+                effects.append(.perform(.logAt(typeId: typeId, when: ISO8601.format(at), note: nil, properties: [])))
             } else {
                 effects.append(.perform(.log(typeId: typeId)))
             }

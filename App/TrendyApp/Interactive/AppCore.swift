@@ -370,7 +370,10 @@ struct AppCore: Sendable {
                 data.page.compactMap { e in e.notes.map { (e.id, $0) } }, uniquingKeysWith: { a, _ in a }),
             rows: data.rows(ui.tab), names: data.rowNames, counts: data.typeCounts, unsent: data.account.unsent,
             times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }),
-            hasEvents: data.onboarding.eventCount > 0, prefill: data.editFields)
+            hasEvents: data.onboarding.eventCount > 0, prefill: data.editFields,
+            fields: Dictionary(grouping: data.definitions, by: \.eventTypeId).mapValues {
+                $0.map { AppUI.LogField(key: $0.key, label: AppHelp.fieldLabel($0)) }
+            })
         lastData = data
         return render(data)
     }

@@ -87,6 +87,20 @@ enum AppHelp {
         }
     }
 
+    /// A property's field in the log form: its label, its kind and its default or options.
+    static func fieldLabel(_ d: PropertyDefinition) -> String {
+        let kind: String =
+            switch d.propertyType {
+            case .select: (d.options ?? []).joined(separator: ", ")
+            case .boolean: "yes or no"
+            case .duration: "a duration: 90, 1:30, 1h30m"
+            case .date: "a date-time: 2026-03-14T09:30:00Z"
+            default: d.propertyType.described
+            }
+        let fallback = d.defaultValue.map { ", empty: \($0.text)" } ?? ""
+        return "\(d.label) (\(kind)\(fallback))"
+    }
+
     /// A property's value in words.
     static func words(_ value: PropertyValue) -> String {
         switch value {

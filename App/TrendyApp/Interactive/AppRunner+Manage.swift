@@ -14,9 +14,9 @@ extension AppRunner {
         let actions = EventActions(env: env)
         switch command {
         case .log(let typeId): return try await log(typeId, at: nil, note: nil)
-        case .logAt(let typeId, let when, let note):
+        case .logAt(let typeId, let when, let note, let properties):
             guard let at = time(when) else { return notATime(when) }
-            return try await log(typeId, at: at, note: note)
+            return try await log(typeId, at: at, note: note, properties: properties)
         case .delete(let id):
             let before = try await env.store.event(id: id)?.value
             try await actions.delete(id)
@@ -39,8 +39,21 @@ extension AppRunner {
     }
 
     /// Logs an event of `typeId` at `at` (now when nil); `u` deletes it again.
-    func log(_ typeId: UUIDv7, at: Date?, note: String?) async throws -> Outcome {
-        let event = try await EventActions(env: env).log(typeId: typeId, at: at, note: note)
+    /// Logs an event with the properties as typed (`key=value`) and the type's defaults for the
+    /// rest; a value that does not fit is the form's refusal, naming the property.
+    func log(_ typeId: UUIDv7, at: Date?, note: String?, properties: [String] = []) async throws -> Outcome {
+        guard let type = try await env.store.eventType(id: typeId)?.value else {
+            return Outcome(message: "That type is gone.", failed: true)
+        }
+        let values: [String: PropertyValue]
+        do {
+            values = try await PropertyActions(env: env).values(properties, of: type, defaults: true)
+        } catch let error as ValidationError {
+            return Outcome(message: error.issues.map(\.reason).joined(separator: "; "), failed: true)
+        } catch let error as PropertyActions.UnknownKey {
+            return Outcome(message: error.description, failed: true)
+        }
+        let event = try await EventActions(env: env).log(typeId: typeId, at: at, note: note, properties: values)
         let mark = try await env.store.localChangeMark()
         let name = try await env.store.eventType(id: typeId)?.value.name ?? "an event"
         let when = at.map { " at \(AppHelp.when($0, .current))" } ?? ""

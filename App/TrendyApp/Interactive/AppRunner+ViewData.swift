@@ -20,6 +20,7 @@ extension AppRunner {
             data.types = try await store.eventTypes().map(\.value).sorted {
                 $0.name.localizedCaseInsensitiveCompare($1.name) == .orderedAscending
             }
+            data.definitions = try await store.propertyDefinitions(ofType: nil).map(\.value)
             switch route {
             case .onboarding:
                 data.onboarding = try await AppShell.onboardingFacts(env)

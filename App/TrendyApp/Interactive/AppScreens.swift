@@ -8,6 +8,8 @@ import TrendySync
 /// What the running app's screens show, read from the local store (never the network).
 struct AppViewData: Sendable {
     var types: [EventType] = []
+    /// Every type's properties, in display order (the log form asks for them).
+    var definitions: [PropertyDefinition] = []
     /// Events since midnight.
     var today = 0
     /// The newest events (dashboard).

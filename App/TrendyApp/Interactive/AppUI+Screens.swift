@@ -143,7 +143,10 @@ extension AppUI {
             selection = 0
             message = nil
             return .redraw
-        case .logDetails(let id): return .logAt(typeId: id, when: values[1], note: values[0].isEmpty ? nil : values[0])
+        case .logDetails(let id, let fields):
+            let properties = zip(fields, values.dropFirst(2)).filter { !$0.1.isEmpty }.map { "\($0.0.key)=\($0.1)" }
+            return .logAt(
+                typeId: id, when: values[1], note: values[0].isEmpty ? nil : values[0], properties: properties)
         case .time(let id): return .retime(eventId: id, when: values[0])
         case .jump: return .jump(values[0])
         case .newType: return .createType(name: values[0])

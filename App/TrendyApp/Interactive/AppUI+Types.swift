@@ -12,6 +12,12 @@ extension AppUI {
         case logWithDetails
     }
 
+    /// A property's field in the log form: its key and what the form says of it.
+    struct LogField: Sendable, Equatable {
+        var key: String
+        var label: String
+    }
+
     /// A form: its fields as typed, and which one has the cursor.
     struct Form: Sendable, Equatable {
         enum Kind: Sendable, Equatable {
@@ -19,8 +25,8 @@ extension AppUI {
             case signUp
             case firstType
             case note(UUIDv7)
-            /// A new event of this type: its note and time.
-            case logDetails(UUIDv7)
+            /// A new event of this type: its note, its time and its properties (key, label).
+            case logDetails(UUIDv7, fields: [LogField] = [])
             /// The event's time.
             case time(UUIDv7)
             case search
@@ -57,7 +63,8 @@ extension AppUI {
             switch kind {
             case .firstType: ["Name"]
             case .note: ["Note (empty clears it)"]
-            case .logDetails: ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"]
+            case .logDetails(_, let fields):
+                ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"] + fields.map(\.label)
             case .time: ["When (now, -2h, yesterday 18:00, 2026-11-20 09:00)"]
             case .search: ["Search notes, places and types (empty shows all)"]
             case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
@@ -89,8 +96,9 @@ extension AppUI {
         case firstType(name: String)
         case firstEvent(typeName: String)
         case permissions(allow: Bool)
-        /// An event of the type, at the time as typed (`when`), with a note.
-        case logAt(typeId: UUIDv7, when: String, note: String?)
+        /// An event of the type, at the time as typed (`when`), with a note and its properties
+        /// as typed (`key=value`, read by their definitions).
+        case logAt(typeId: UUIDv7, when: String, note: String?, properties: [String] = [])
         case retime(eventId: UUIDv7, when: String)
         case undo(Undo)
         /// The events list from the first event on or before this day (as typed).

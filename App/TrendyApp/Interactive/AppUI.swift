@@ -48,6 +48,8 @@ struct AppUI: Sendable, Equatable {
         var hasEvents = false
         /// An edit form's fields as they are, by row id (a type or place is amended, not typed again).
         var prefill: [String: [String]] = [:]
+        /// Each type's properties, as the log form asks for them.
+        var fields: [UUIDv7: [LogField]] = [:]
     }
 
     var tab: MainTab = .dashboard
@@ -288,7 +290,7 @@ struct AppUI: Sendable, Equatable {
         case .retype(let event): return .retype(eventId: event, typeId: chosen.id)
         case .firstEvent: return .firstEvent(typeName: chosen.name)
         case .logWithDetails:
-            mode = .form(Form(.logDetails(chosen.id)))
+            mode = .form(Form(.logDetails(chosen.id, fields: context.fields[chosen.id] ?? [])))
             return .redraw
         }
     }
