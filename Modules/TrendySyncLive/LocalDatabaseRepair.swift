@@ -39,7 +39,8 @@ public enum LocalDatabaseRepair {
     }
 
     /// Tables rebuilt by migrations or triggers, or only meaningful for one download.
-    static let skipped: Set<String> = ["grdb_migrations", "outbox_counts", "bootstrap_seen", "sqlite_sequence"]
+    static let skipped: Set<String> = Set(["grdb_migrations", "outbox_counts", "bootstrap_seen", "sqlite_sequence"])
+        .union(SearchIndex.tables)
 
     /// Where a repair stops early in tests (as if the process were killed there).
     enum Step: Sendable {

@@ -66,42 +66,101 @@ extension SQLiteLocalStore {
     }
 
     public func eventPage(offset: Int, limit: Int, filter: EventFilter) async throws -> [LocalRecord<Event>] {
+        let words = (filter.text ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
+        return try await db.read { db in
+            // Words of three characters or more that name no type: the full-text index, newest
+            // first; else a walk of the time index that checks each event.
+            if let match = SearchIndex.query(words), try !Self.namesAType(db, words) {
+                return try Self.searchPage(db, match: match, filter: filter, offset: offset, limit: limit)
+            }
+            return try Self.scanPage(db, words: words, filter: filter, offset: offset, limit: limit)
+        }
+    }
+
+    /// `%`, `_` and `\\` as the person's characters in a `LIKE … ESCAPE '\\'` pattern, lowercased.
+    static func likePattern(_ word: String) -> String {
+        "%"
+            + word.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+    }
+
+    /// Whether a word is found in a type's name (such words match the type's every event).
+    static func namesAType(_ db: Database, _ words: [String]) throws -> Bool {
+        try words.contains { word in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM local_event_types WHERE lower(name) LIKE ? ESCAPE '\\' LIMIT 1",
+                arguments: [likePattern(word)]) == true
+        }
+    }
+
+    /// The conditions of `filter` but its words, on the events' columns (`e.`).
+    static func conditions(_ filter: EventFilter) -> ([String], [(any DatabaseValueConvertible)?]) {
         var conditions: [String] = []
         var arguments: [(any DatabaseValueConvertible)?] = []
         if let typeId = filter.typeId {
-            conditions.append("event_type_id = ?")
+            conditions.append("e.event_type_id = ?")
             arguments.append(typeId.description)
         }
         if let source = filter.source {
-            conditions.append("source_type = ?")
+            conditions.append("e.source_type = ?")
             arguments.append(source.rawValue)
         }
         if let since = filter.since {
-            conditions.append("timestamp_ms >= ?")
-            arguments.append(Self.milliseconds(since))
+            conditions.append("e.timestamp_ms >= ?")
+            arguments.append(milliseconds(since))
         }
         if let until = filter.until {
-            conditions.append("timestamp_ms < ?")
-            arguments.append(Self.milliseconds(until))
+            conditions.append("e.timestamp_ms < ?")
+            arguments.append(milliseconds(until))
         }
-        for word in (filter.text ?? "").split(whereSeparator: \.isWhitespace) {
-            // Each word somewhere: the note, the place, or the type's name (ASCII letters
-            // in any case; other letters as typed). `%`, `_` and `\\` are the person's characters, not patterns.
-            let escaped = word.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+        return (conditions, arguments)
+    }
+
+    /// A page of the events the index finds for `match`, newest first (the index's own order).
+    static func searchPage(_ db: Database, match: String, filter: EventFilter, offset: Int, limit: Int) throws
+        -> [LocalRecord<Event>]
+    {
+        var (conditions, arguments) = conditions(filter)
+        conditions.insert("local_events_fts MATCH ?", at: 0)
+        arguments.insert(match, at: 0)
+        // The time range as a range of the index's keys: it reads only those.
+        if let since = filter.since {
+            conditions.append("f.rowid >= ?")
+            arguments.append(milliseconds(since) * 65_536)
+        }
+        if let until = filter.until {
+            conditions.append("f.rowid < ?")
+            arguments.append(milliseconds(until) * 65_536)
+        }
+        let sql = """
+            SELECT e.body, e.sync_status FROM local_events_fts AS f
+            JOIN local_event_search AS s ON s.key = f.rowid JOIN local_events AS e ON e.id = s.event_id
+            WHERE \(conditions.joined(separator: " AND ")) ORDER BY f.rowid DESC LIMIT ? OFFSET ?
+            """
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments + [limit, offset])).map(event)
+    }
+
+    /// A page of the time index, each event checked: every word somewhere in its indexed text (the
+    /// note, the place, text-like values) or its type's name (ASCII letters in any case).
+    static func scanPage(_ db: Database, words: [String], filter: EventFilter, offset: Int, limit: Int) throws
+        -> [LocalRecord<Event>]
+    {
+        var (conditions, arguments) = conditions(filter)
+        for word in words {
             let like = "LIKE ? ESCAPE '\\'"
             conditions.append(
-                "(lower(coalesce(json_extract(body, '$.notes'), '') || ' ' || "
-                    + "coalesce(json_extract(body, '$.location_name'), '')) \(like) "
-                    + "OR event_type_id IN (SELECT id FROM local_event_types WHERE lower(name) \(like)))")
-            arguments += ["%\(escaped)%", "%\(escaped)%"]
+                """
+                (lower(coalesce((SELECT f.text FROM local_event_search AS s JOIN local_events_fts AS f ON f.rowid = s.key
+                  WHERE s.event_id = e.id), '')) \(like)
+                OR e.event_type_id IN (SELECT id FROM local_event_types WHERE lower(name) \(like)))
+                """)
+            arguments += [likePattern(word), likePattern(word)]
         }
         let condition = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = """
-            SELECT body, sync_status FROM local_events \(condition)
-            ORDER BY timestamp_ms DESC, id DESC LIMIT ? OFFSET ?
+            SELECT e.body, e.sync_status FROM local_events AS e \(condition)
+            ORDER BY e.timestamp_ms DESC, e.id DESC LIMIT ? OFFSET ?
             """
-        let bound = StatementArguments(arguments + [limit, offset])
-        return try await db.read { db in try Row.fetchAll(db, sql: sql, arguments: bound).map(Self.event) }
+        return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments + [limit, offset])).map(event)
     }
 }
