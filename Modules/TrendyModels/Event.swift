@@ -122,7 +122,15 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
             do throws(ValidationError) { try location.validate() } catch { c.merge(error, prefix: "location") }
         }
         c.check(properties.count <= 50, "properties", "at most 50 properties")
+        var seen = Set<String>()
         for key in properties.keys.sorted() {
+            // A key is a property's, never a column every event has, and once in any case (a file
+            // has one column per key: `Mood` and `mood` lost one of them on the way back).
+            let lower = key.lowercased()
+            c.check(
+                !PropertyDefinition.reservedKeys.contains(lower), "properties",
+                "'\(key)' is a column of every event, not a property")
+            c.check(seen.insert(lower).inserted, "properties", "'\(key)' is there twice (in another case)")
             c.check(!key.isBlank && key.count <= 64, "properties", "property names must be 1 to 64 characters")
             c.check(!key.hasControlCharacter, "properties", "property names must not contain control characters")
             c.issues += properties[key]!.issues(field: "properties.\(key)")

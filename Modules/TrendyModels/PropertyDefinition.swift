@@ -69,6 +69,10 @@ public struct PropertyDefinition: Hashable, Sendable, Identifiable, Validating {
         self.displayOrder = displayOrder
     }
 
+    /// The most properties a type has: an event holds at most 50 values, so a type's defaults
+    /// always fit.
+    public static let maximumPerType = 50
+
     /// Keys a property cannot have: the importer's and the exporter's own columns, so a file
     /// never says two things in one column.
     public static let reservedKeys: Set<String> = [
@@ -148,17 +152,22 @@ public struct PropertyDefinition: Hashable, Sendable, Identifiable, Validating {
     /// Reads a value typed by a person or a file (`--prop shots=2`, a CSV cell) as this property's
     /// kind: numbers as numbers, `yes`/`no`, ISO-8601 dates, durations as seconds, `1:30:00` or
     /// `1h30m`, a select's option in any case. Throws a message that names the property.
-    public func parse(_ text: String) throws(ValidationError) -> PropertyValue {
+    /// `field` names it in the error (a definition's own default: `default_value`).
+    public func parse(_ text: String, field: String? = nil) throws(ValidationError) -> PropertyValue {
         let raw = text.trimmingCharacters(in: .whitespaces)
+        let field = field ?? "properties.\(key)"
+        let entity = field.hasPrefix("properties.") ? "Event" : "PropertyDefinition"
         func refuse(_ reason: String) -> ValidationError {
-            ValidationError(entity: "Event", issues: [FieldIssue(field: "properties.\(key)", reason: reason)])
+            ValidationError(entity: entity, issues: [FieldIssue(field: field, reason: reason)])
         }
         let value: PropertyValue
         switch propertyType {
         case .text:
             value = .text(text)
         case .number:
-            guard let n = Double(raw), n.isFinite else { throw refuse("\(key) is a number; '\(raw)' is not one") }
+            guard Self.isDecimal(raw), let n = Double(raw), n.isFinite else {
+                throw refuse("\(key) is a number; '\(raw)' is not one")
+            }
             value = .number(n)
         case .boolean:
             switch raw.lowercased() {
@@ -186,18 +195,27 @@ public struct PropertyDefinition: Hashable, Sendable, Identifiable, Validating {
         case .email:
             value = .email(raw)
         }
-        let problems = issues(for: value)
-        if !problems.isEmpty { throw ValidationError(entity: "Event", issues: problems) }
+        let problems = issues(for: value, field: field)
+        if !problems.isEmpty { throw ValidationError(entity: entity, issues: problems) }
         return value
+    }
+
+    /// Whether `text` is a decimal number as people write it (`2`, `-0.5`, `1e3`), not a
+    /// hexadecimal one (`0x10`), `nan` or `inf`.
+    static func isDecimal(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { "0123456789.eE+-".unicodeScalars.contains($0) }
     }
 
     /// Seconds from `90`, `1:30` (m:s), `1:02:03` (h:m:s) or `1h2m3s`; nil when it is none.
     static func seconds(_ text: String) -> Double? {
-        if let n = Double(text) { return n.isFinite && n >= 0 ? n : nil }
+        if isDecimal(text), let n = Double(text) { return n.isFinite && n >= 0 ? n : nil }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         if parts.count == 2 || parts.count == 3 {
-            let numbers = parts.map { Double($0) }
-            guard numbers.allSatisfy({ $0 != nil && $0! >= 0 }) else { return nil }
+            // The first part any size (90:00 is ninety minutes), the others under 60.
+            let numbers = parts.map { isDecimal(String($0)) ? Double($0) : nil }
+            guard numbers.allSatisfy({ $0 != nil && $0! >= 0 }), numbers.dropFirst().allSatisfy({ $0! < 60 }) else {
+                return nil
+            }
             return numbers.reduce(0) { $0 * 60 + $1! }
         }
         var total = 0.0

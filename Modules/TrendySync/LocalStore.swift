@@ -126,8 +126,9 @@ public protocol LocalStore: Sendable {
     func updatePropertyDefinition(_ definition: PropertyDefinition) async throws
     /// Deletes a definition; the values events hold under its key stay.
     func deletePropertyDefinition(id: UUIDv7) async throws
-    /// Every key events hold values under (defined or not), sorted: the columns an export needs.
-    func propertyKeysInUse() async throws -> [String]
+    /// Every key events (of one type, when given) hold values under, defined or not, sorted:
+    /// the columns an export needs.
+    func propertyKeysInUse(ofType typeId: UUIDv7?) async throws -> [String]
 
     /// Local changes not yet on the server, and the ones that failed.
     func outboxCounts() async throws -> (pending: Int, failed: Int)

@@ -201,6 +201,10 @@ public enum EventImporter {
             throw FileError(
                 description: "\(url.lastPathComponent): the header row must name at least type and timestamp")
         }
+        // A column named twice (in any case) would say two things of one event: which one counts?
+        if let twice = header.first(where: { name in header.filter { $0 == name }.count > 1 }) {
+            throw FileError(description: "\(url.lastPathComponent): the header row names \(twice) twice")
+        }
         var rows: [Row] = []
         rows.reserveCapacity(chunkSize)
         var summary = Summary()

@@ -67,7 +67,15 @@ public struct ImportEvents: Sendable {
                             report.unknownColumns.append(column)
                         }
                     case .failure(let error):
-                        rowErrors.append(error)
+                        // The event is here already (an export imported back): nothing would be
+                        // written, so nothing is refused — its values are the stored event's.
+                        let here = EventFilter(
+                            typeId: type.id, since: row.timestamp, until: row.timestamp.addingTimeInterval(0.001))
+                        if try await !store.eventPage(offset: 0, limit: 1, filter: here).isEmpty {
+                            report.duplicates += 1
+                        } else {
+                            rowErrors.append(error)
+                        }
                         continue
                     }
                 }

@@ -25,6 +25,10 @@ extension OutboxSyncEngine {
         /// The server already has a property of this key in the type (another device defined
         /// it first): this device's definition becomes that one.
         case adoptedDefinition(PropertyDefinition)
+        /// A definition's edit the server refused as invalid against its current state (another
+        /// device changed the options a default must be one of): the edit is kept as conflicts
+        /// and the server's definition (nil: gone) is what this device shows.
+        case refusedDefinitionEdit(Timestamped<PropertyDefinition>?, reason: String)
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
@@ -144,6 +148,10 @@ extension OutboxSyncEngine {
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
             logger.info("Adopted the server's event type of the same name")
+        case .refusedDefinitionEdit(let server, let reason):
+            try await store.undoRefusedDefinitionEdit(work[0], server: server?.value, reason: reason)
+            breaker.recordSuccess()
+            logger.warning("The server refused a property's edit; kept as a conflict")
         case .adoptedDefinition(let server):
             try await store.adoptPropertyDefinition(work[0], as: server)
             breaker.recordSuccess()
@@ -184,6 +192,16 @@ extension OutboxSyncEngine {
                 let adoption = await sameKeyServerDefinition(work[0])
             {
                 return adoption
+            }
+            if case .validation = error, work[0].entity == .propertyDefinition, work[0].kind == .update {
+                do {
+                    let server = try await api.listPropertyDefinitions().first {
+                        $0.value.id.description == work[0].entityId
+                    }
+                    return .refusedDefinitionEdit(server, reason: error.description)
+                } catch {
+                    return Self.classify(error)
+                }
             }
             return Self.classify(error)
         } catch {

@@ -172,8 +172,15 @@ extension SQLiteLocalStore {
             guard let old = try storedDefinition(db, id: uuid) else {
                 throw LocalStoreError.notFound("property definition")
             }
-            try replaceDefinition(
-                db, try FieldPatch.decode(PropertyDefinitionUpdate.self, patch).apply(to: old), now: now)
+            var restored = try FieldPatch.decode(PropertyDefinitionUpdate.self, patch).apply(to: old)
+            // A kind restored leaves a default of the other kind behind: it goes (its own conflict,
+            // if it lost one, restores it once it fits).
+            if (try? restored.validate()) == nil, restored.defaultValue != nil,
+                patch.contains("property_type") || patch.contains("options")
+            {
+                restored.defaultValue = nil
+            }
+            try replaceDefinition(db, restored, now: now)
         }
     }
 

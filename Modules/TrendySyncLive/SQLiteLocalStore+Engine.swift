@@ -260,63 +260,6 @@ extension SQLiteLocalStore {
         return false
     }
 
-    /// The server has a type of the entry's name under another id (another device made it
-    /// first): this device's type becomes the server's, in one transaction. Its events and
-    /// geofences, and their changes not yet on the server, are re-pointed at the server's type
-    /// (none of them can be on the server: it has no type of the local id); changes the server
-    /// refused for want of the type go again; the local type, its create and any other change to
-    /// it go (the server's name, colour and icon win) (D36).
-    func adoptEventType(_ entry: OutboxEntry, as server: EventType) async throws {
-        let local = entry.entityId
-        let adopted = server.id.description
-        try await db.write { db in
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO local_event_types (id, name, color, icon, sync_status)
-                    VALUES (?, ?, ?, ?, 'synced')
-                    """, arguments: [adopted, server.name, server.color, server.icon])
-            let references = [
-                ("event", "local_events", "$.event_type_id"),
-                ("geofence", "local_geofences", "$.event_type_entry_id"),
-                ("geofence", "local_geofences", "$.event_type_exit_id"),
-            ]
-            for (entity, table, path) in references {
-                // Refused for want of the type: back in the queue, as a person's edit would.
-                try db.execute(
-                    sql: """
-                        UPDATE \(table) SET sync_status = 'pending' WHERE id IN (
-                            SELECT entity_id FROM outbox WHERE entity = ?1 AND state = 'failed' AND sent = 0
-                            AND json_extract(payload, ?2) = ?3)
-                        """, arguments: [entity, path, local])
-                try db.execute(
-                    sql: """
-                        UPDATE outbox SET \(Outbox.requeued)
-                        WHERE entity = ?1 AND state = 'failed' AND sent = 0 AND json_extract(payload, ?2) = ?3
-                        """, arguments: [entity, path, local])
-                try db.execute(
-                    sql: """
-                        UPDATE outbox SET payload = json_set(payload, ?2, ?4)
-                        WHERE entity = ?1 AND json_extract(payload, ?2) = ?3
-                        """, arguments: [entity, path, local, adopted])
-                if table == "local_geofences" {
-                    try db.execute(
-                        sql:
-                            "UPDATE local_geofences SET body = json_set(body, ?1, ?3) WHERE json_extract(body, ?1) = ?2",
-                        arguments: [path, local, adopted])
-                }
-            }
-            // Events through their type column's index, not a scan of every body.
-            try db.execute(
-                sql: """
-                    UPDATE local_events SET event_type_id = ?2, body = json_set(body, '$.event_type_id', ?2)
-                    WHERE event_type_id = ?1
-                    """, arguments: [local, adopted])
-            try db.execute(
-                sql: "DELETE FROM outbox WHERE entity = 'event_type' AND entity_id = ?", arguments: [local])
-            try db.execute(sql: "DELETE FROM local_event_types WHERE id = ?", arguments: [local])
-        }
-    }
-
     /// This install's device id.
     public func deviceId() async throws -> String { try await db.read { db in try Outbox.deviceId(db) } }
 

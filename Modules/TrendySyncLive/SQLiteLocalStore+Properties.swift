@@ -45,7 +45,18 @@ extension SQLiteLocalStore {
         let typeId = definition.eventTypeId.description
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM local_event_types WHERE id = ?", arguments: [typeId]) == true
         else { throw LocalStoreError.notFound("event type \(typeId)") }
-        if try definitions(db, ofType: typeId).contains(where: { $0.key.lowercased() == definition.key.lowercased() }) {
+        let existing = try definitions(db, ofType: typeId)
+        if existing.count >= PropertyDefinition.maximumPerType {
+            throw LocalStoreError.invalid(
+                ValidationError(
+                    entity: "PropertyDefinition",
+                    issues: [
+                        FieldIssue(
+                            field: "event_type_id",
+                            reason: "a type has at most \(PropertyDefinition.maximumPerType) properties")
+                    ]))
+        }
+        if existing.contains(where: { $0.key.lowercased() == definition.key.lowercased() }) {
             throw LocalStoreError.conflict("this type already has a property named \(definition.key)")
         }
         let body = try encode(definition)
@@ -80,10 +91,16 @@ extension SQLiteLocalStore {
     /// its copies; nothing of them is to be sent).
     /// Each leaves a tombstone: a create of one already on the wire that the server refuses
     /// (its type was gone there first) is then dropped, not surfaced as failed.
-    static func dropDefinitions(_ db: Database, ofType typeId: String) throws {
+    /// `keep`: the type was deleted elsewhere — a definition made or changed here and not yet on
+    /// the server is kept as a `deleted` conflict (listed, never dropped without a trace).
+    static func dropDefinitions(_ db: Database, ofType typeId: String, keep: Bool = false) throws {
         for id in try String.fetchAll(
             db, sql: "SELECT id FROM local_property_definitions WHERE event_type_id = ?", arguments: [typeId])
         {
+            if keep {
+                try keepEditsOfDeleted(db, .propertyDefinition, id)
+                try keepUnsentCreate(db, id)
+            }
             try Outbox.tombstone(db, .propertyDefinition, id, cascadeOf: typeId)
         }
         try db.execute(
@@ -92,6 +109,28 @@ extension SQLiteLocalStore {
                 AND entity_id IN (SELECT id FROM local_property_definitions WHERE event_type_id = ?)
                 """, arguments: [typeId])
         try db.execute(sql: "DELETE FROM local_property_definitions WHERE event_type_id = ?", arguments: [typeId])
+    }
+
+    /// A definition created here and never taken by the server, whose type went elsewhere: kept
+    /// as a `deleted` conflict with every field it was made with.
+    static func keepUnsentCreate(_ db: Database, _ id: String) throws {
+        guard
+            let payload = try String.fetchOne(
+                db,
+                sql: """
+                    SELECT payload FROM outbox WHERE entity = 'property_definition' AND entity_id = ?
+                    AND kind = 'create' AND state != 'in_flight' AND payload IS NOT NULL
+                    """, arguments: [id])
+        else { return }
+        let definition = try decode(PropertyDefinition.self, payload)
+        let now = Date()
+        try keep(
+            SyncConflict(
+                id: UUID().uuidString.lowercased(), kind: .deleted, entityType: .propertyDefinition, entityId: id,
+                field: nil, keptValue: nil,
+                lostValue: FieldPatch.text(try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: definition))),
+                keptBy: "another device", keptAt: now, lostBy: try Outbox.deviceId(db), lostAt: now, detectedAt: now,
+                entity: payload), db)
     }
 
     public func propertyDefinitions(ofType typeId: UUIDv7?) async throws -> [LocalRecord<PropertyDefinition>] {
@@ -114,14 +153,14 @@ extension SQLiteLocalStore {
         }
     }
 
-    public func propertyKeysInUse() async throws -> [String] {
+    public func propertyKeysInUse(ofType typeId: UUIDv7?) async throws -> [String] {
         try await db.read { db in
             try String.fetchAll(
                 db,
                 sql: """
-                    SELECT DISTINCT j.key FROM local_events, json_each(local_events.body, '$.properties') AS j
-                    ORDER BY j.key
-                    """)
+                    SELECT DISTINCT j.key FROM local_events AS e, json_each(e.body, '$.properties') AS j
+                    WHERE ?1 IS NULL OR e.event_type_id = ?1 ORDER BY j.key
+                    """, arguments: [typeId?.description])
         }
     }
 
@@ -142,6 +181,36 @@ extension SQLiteLocalStore {
             guard db.changesCount > 0 else { throw LocalStoreError.notFound("property definition") }
             try Outbox.tombstone(db, .propertyDefinition, id.description)
             try Outbox.enqueue(db, .propertyDefinition, id.description, .delete, payload: nil, now: at)
+        }
+    }
+
+    /// A definition's edit the server refused (invalid against what another device changed): its
+    /// fields are kept as conflicts of the definition (restorable once they fit), the entry goes,
+    /// and the server's copy, with any later change still waiting laid over it, is what shows —
+    /// never a merged state the server refuses, which made every log of the type fail.
+    func undoRefusedDefinitionEdit(_ entry: OutboxEntry, server: PropertyDefinition?, reason: String) async throws {
+        let at = now()
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ?", arguments: [entry.seq])
+            guard let server else {
+                try Self.applyDelete(db, .propertyDefinition, entry.entityId)
+                return
+            }
+            let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
+            let lost = FieldPatch.object(text: entry.payload ?? "{}")
+            let device = try Outbox.deviceId(db)
+            for field in lost.keys.sorted()
+            where FieldPatch.canonical(lost[field]) != FieldPatch.canonical(theirs[field]) {
+                try Self.keep(
+                    SyncConflict(
+                        id: UUID().uuidString.lowercased(), kind: .field, entityType: .propertyDefinition,
+                        entityId: entry.entityId, field: field, keptValue: FieldPatch.canonical(theirs[field]),
+                        lostValue: FieldPatch.canonical(lost[field]), keptBy: "another device", keptAt: at,
+                        lostBy: device, lostAt: at, detectedAt: at, entity: try Self.encode(server)),
+                    db)
+            }
+            let writer = try ServerStateWriter(db, keys: [(SyncEntity.propertyDefinition, entry.entityId)])
+            _ = try writer.upsert(.propertyDefinition(Timestamped(server, createdAt: at, updatedAt: at)))
         }
     }
 
@@ -168,7 +237,7 @@ extension SQLiteLocalStore {
             let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
             let device = try Outbox.deviceId(db)
             let body = try Self.encode(server)
-            for field in mine.keys.sorted() where field != "key" && field != "display_order" {
+            for field in mine.keys.sorted() where field != "key" {
                 let lost = FieldPatch.canonical(mine[field])
                 let kept = FieldPatch.canonical(theirs[field])
                 guard lost != kept else { continue }

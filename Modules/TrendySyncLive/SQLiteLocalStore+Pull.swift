@@ -23,7 +23,7 @@ extension SQLiteLocalStore {
                     AND id NOT IN (SELECT entity_id FROM outbox WHERE entity = 'event')
                     """, arguments: [id])
             try clearTypeReferences(db, id)
-            try dropDefinitions(db, ofType: id)
+            try dropDefinitions(db, ofType: id, keep: true)
         }
         try db.execute(sql: "DELETE FROM \(table(entity)) WHERE id = ?", arguments: [id])
     }

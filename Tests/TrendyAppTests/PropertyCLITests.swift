@@ -247,3 +247,35 @@ struct PropertyFileTests {
         #expect(second?["shots"]?["value"] as? Double == 4 && second?["decaf"]?["value"] as? Bool == true)
     }
 }
+
+extension PropertyFileTests {
+    /// Found by the outside attack: keys in two cases or named like an event's columns were kept
+    /// and then lost on the way back through a file; an export whose values no longer fit their
+    /// definitions could not be imported back into its own account.
+    @Test func keysThatAFileCannotCarryAreRefusedAndAnExportAlwaysImportsBack() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        try defined(d)
+        let json = dir.path + "/keys.json"
+        try #"""
+        [{"type": "Coffee", "timestamp": "2026-01-01T00:00:00Z", "properties": {"Mood": {"type": "text", "value": "a"}, "mood": {"type": "text", "value": "b"}}},
+         {"type": "Coffee", "timestamp": "2026-01-02T00:00:00Z", "properties": {"notes": {"type": "text", "value": "x"}}}]
+        """#.write(toFile: json, atomically: true, encoding: .utf8)
+        let keys = try run.run(["import", json] + d)
+        #expect(keys.stderr.contains("item 1: ") && keys.stderr.contains("item 2: "), "\(keys.stderr)")
+        #expect(run.array(try run.run(["events", "list", "--json"] + d)).isEmpty)
+        let csv = dir.path + "/twice.csv"
+        try "type,timestamp,dist,DIST\nCoffee,2026-01-01T00:00:00Z,1,2\n".write(
+            toFile: csv, atomically: true, encoding: .utf8)
+        let twice = try run.run(["import", csv] + d)
+        #expect(twice.status == 65 && twice.stderr.contains("twice"), "\(twice.stderr)")
+        // A value of the kind its definition had before: exported, then imported into the same account.
+        #expect(try run.run(["log", "Coffee", "--at", "2026-02-01T00:00:00Z", "--prop", "shots=3"] + d).status == 0)
+        #expect(try run.run(["types", "props", "rm", "Coffee", "shots"] + d).status == 0)
+        #expect(try run.run(["types", "props", "add", "Coffee", "shots", "--type", "boolean"] + d).status == 0)
+        let file = dir.path + "/stale.csv"
+        #expect(try run.run(["export", "-o", file] + d).status == 0)
+        let back = try run.run(["import", file, "--json"] + d)
+        #expect(back.stderr.isEmpty && back.stdout.contains("\"duplicates\" : 1"), "\(back.stdout) \(back.stderr)")
+    }
+}

@@ -190,4 +190,29 @@ struct PropertyDefinitionRouteTests {
             #expect(try await api.listPropertyDefinitions().isEmpty)
         }
     }
+
+    /// Found by the outside attack: keys in two cases or named like a column were stored and lost
+    /// on the way back through a file; 55 definitions with defaults made a type unloggable.
+    @Test func keysAreOnceInAnyCaseNotColumnsAndATypeHasAtMostFiftyProperties() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let coffee = try await h.makeType(api)
+            for properties in [["Dist": PropertyValue.number(5), "dist": .number(6)], ["notes": .text("x")]] {
+                var event = h.event(coffee)
+                event.properties = properties
+                let refused = await apiError { () throws(TrendyAPIError) in
+                    _ = try await api.createEvent(event, idempotencyKey: nil)
+                }
+                #expect(refused?.problem?.status == 422, "\(properties)")
+            }
+            for i in 0..<PropertyDefinition.maximumPerType {
+                _ = try await api.createPropertyDefinition(definition(h, coffee, "p\(i)", .number), idempotencyKey: nil)
+            }
+            let more = await apiError { () throws(TrendyAPIError) in
+                _ = try await api.createPropertyDefinition(
+                    definition(h, coffee, "one_more", .number), idempotencyKey: nil)
+            }
+            #expect(more?.problem?.status == 422)
+        }
+    }
 }

@@ -36,12 +36,16 @@ struct ExportCommand: AsyncParsableCommand {
             let names = Dictionary(
                 try await env.store.eventTypes().map { ($0.value.id, $0.value.name) }, uniquingKeysWith: { a, _ in a })
             let sink = try ExportSink(path: output)
-            var keys = Set(try await env.store.propertyKeysInUse())
+            // One column per key in any case: a definition's spelling first, then the first seen.
+            var keys: [String: String] = [:]
             for definition in try await env.store.propertyDefinitions(ofType: typeId) {
-                keys.insert(definition.value.key)
+                keys[definition.value.key.lowercased()] = definition.value.key
+            }
+            for key in try await env.store.propertyKeysInUse(ofType: typeId) where keys[key.lowercased()] == nil {
+                keys[key.lowercased()] = key
             }
             let count = try await Self.write(
-                env.store, filter, names, properties: keys.sorted(), json: format == "json", into: sink)
+                env.store, filter, names, properties: keys.values.sorted(), json: format == "json", into: sink)
             try sink.finish()
             if let output { out.line("Exported \(count) event(s) to \(output).") }
         }
@@ -75,7 +79,10 @@ struct ExportCommand: AsyncParsableCommand {
             names[e.eventTypeId] ?? e.eventTypeId.description, TrendyJSON.formatDate(e.timestamp),
             e.endDate.map(TrendyJSON.formatDate) ?? "", e.notes ?? "", e.isAllDay ? "true" : "false",
             e.externalId ?? "",
-        ] + properties.map { e.properties[$0]?.text ?? "" }).map(csvField).joined(separator: ",") + "\n"
+        ]
+            + properties.map { key in
+                (e.properties[key] ?? e.properties.first { $0.key.lowercased() == key.lowercased() }?.value)?.text ?? ""
+            }).map(csvField).joined(separator: ",") + "\n"
     }
 
     /// A CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).

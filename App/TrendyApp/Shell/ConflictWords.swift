@@ -17,7 +17,7 @@ struct ConflictWords: Sendable {
 
     /// A conflict in words: what it is about, then what was kept and what lost, by whom and when.
     func lines(_ c: SyncConflict) -> [String] {
-        let subject = subjects[c.entityId] ?? Self.unnamed(c.entityType)
+        let subject = subjects[c.entityId] ?? lastName(c) ?? Self.unnamed(c.entityType)
         let kept = "\(device(c.keptBy)), \(AppHelp.when(c.keptAt, timeZone))"
         let lost = "\(device(c.lostBy)), \(AppHelp.when(c.lostAt, timeZone))"
         switch c.kind {
@@ -42,6 +42,14 @@ struct ConflictWords: Sendable {
         case .propertyDefinition: "A property"
         default: "Your \(entity.rawValue.replacingOccurrences(of: "_", with: " "))"
         }
+    }
+
+    /// A property no longer here, by its last content: "The property Coffee's shots".
+    func lastName(_ c: SyncConflict) -> String? {
+        guard c.entityType == .propertyDefinition, let body = c.entity,
+            let d = try? TrendyJSON.decoder().decode(PropertyDefinition.self, from: Data(body.utf8))
+        else { return nil }
+        return "The property \(typeNames[d.eventTypeId] ?? "a deleted type")'s \(d.key)"
     }
 
     func device(_ id: String) -> String { id == deviceId ? "this device" : "another device" }

@@ -47,7 +47,7 @@ struct PropertyActions {
         var definition = PropertyDefinition(
             id: env.ids.next(), eventTypeId: type.id, key: key, label: label?.trimmingWhiteSpace,
             propertyType: kind, options: options, displayOrder: order ?? (existing.map(\.displayOrder).max() ?? -1) + 1)
-        if let defaultText { definition.defaultValue = try definition.parse(defaultText) }
+        if let defaultText { definition.defaultValue = try definition.parse(defaultText, field: "default_value") }
         try await env.store.createPropertyDefinition(definition)
         await env.sync.localWriteHappened()
         return definition
@@ -63,7 +63,7 @@ struct PropertyActions {
         if let options { definition.options = options }
         if let order { definition.displayOrder = order }
         if clearDefault { definition.defaultValue = nil }
-        if let defaultText { definition.defaultValue = try definition.parse(defaultText) }
+        if let defaultText { definition.defaultValue = try definition.parse(defaultText, field: "default_value") }
         try await env.store.updatePropertyDefinition(definition)
         await env.sync.localWriteHappened()
         return definition
@@ -93,8 +93,18 @@ struct PropertyActions {
         }
         var result = properties
         for key in unset {
-            let stored = result.keys.first { $0.lowercased() == key.lowercased() }
-            guard let stored else { throw UnknownKey(key: key, typeName: type.name, known: result.keys.sorted()) }
+            // The key as written first, then in another case.
+            let stored = result[key] != nil ? key : result.keys.first { $0.lowercased() == key.lowercased() }
+            guard let stored else {
+                throw ValidationError(
+                    entity: "Event",
+                    issues: [
+                        FieldIssue(
+                            field: "properties.\(key)",
+                            reason: "the event has no value for \(key)"
+                                + (result.isEmpty ? "" : " (it has: \(result.keys.sorted().joined(separator: ", ")))"))
+                    ])
+            }
             result[stored] = nil
         }
         for assignment in assignments {
@@ -107,8 +117,12 @@ struct PropertyActions {
             result[definition.key] = try definition.parse(String(assignment[assignment.index(after: equals)...]))
         }
         if defaults {
-            for definition in all where result[definition.key] == nil {
-                if let value = definition.defaultValue { result[definition.key] = value }
+            // A default that does not fit its definition (left by edits on two devices) is not
+            // used; at most 50 values (the event's limit).
+            for definition in all where result[definition.key] == nil && result.count < 50 {
+                if let value = definition.defaultValue, definition.issues(for: value).isEmpty {
+                    result[definition.key] = value
+                }
             }
         }
         return result

@@ -26,11 +26,19 @@ extension StoreFlows {
     /// device answers by adopting the definition it raced with, as with types, D36).
     static func createPropertyDefinition(
         _ definition: PropertyDefinition, facts: CreateFacts<PropertyDefinition>, typeKnown: Bool, keyTaken: Bool,
-        now: Date
+        typeHas count: Int, now: Date
     ) throws -> StorePlan<(Timestamped<PropertyDefinition>, Bool)> {
         let id = definition.id.description
         if let stored = try existing(facts, id: id) { return StorePlan(writes: [], answer: (stored, false)) }
         guard typeKnown else { throw StoreError.notFound("event type") }
+        if count >= PropertyDefinition.maximumPerType {
+            throw StoreError.validation([
+                FieldIssue(
+                    field: "event_type_id",
+                    reason:
+                        "a type has at most \(PropertyDefinition.maximumPerType) properties (an event holds 50 values)")
+            ])
+        }
         if keyTaken {
             throw StoreError.conflict("this event type already has a property with the key \"\(definition.key)\"")
         }

@@ -62,7 +62,10 @@ extension PostgresServerStore {
             let plan = try StoreFlows.createPropertyDefinition(
                 definition, facts: facts,
                 typeKnown: !(try await Self.knownTypes(s, userId: userId, [typeId]).isEmpty), keyTaken: keyTaken,
-                now: now)
+                typeHas: Int(
+                    try await s.value(
+                        "SELECT COUNT(*) FROM property_definitions WHERE event_type_id = \(typeId)", as: Int64.self)
+                        ?? 0), now: now)
             try await Self.write(plan.writes, s, userId: userId, now: now)
             return plan.answer
         }

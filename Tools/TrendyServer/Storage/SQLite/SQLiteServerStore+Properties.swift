@@ -54,7 +54,10 @@ extension SQLiteServerStore {
                     arguments: [typeId, definition.key.lowercased(), id]) ?? false
             let plan = try StoreFlows.createPropertyDefinition(
                 definition, facts: facts, typeKnown: !(try Self.knownTypes(db, userId: userId, [typeId]).isEmpty),
-                keyTaken: keyTaken, now: now)
+                keyTaken: keyTaken,
+                typeHas: try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM property_definitions WHERE event_type_id = ?", arguments: [typeId])
+                    ?? 0, now: now)
             try Self.write(plan.writes, db, userId: userId, now: now)
             return plan.answer
         }
