@@ -215,4 +215,51 @@ struct PropertyDefinitionRouteTests {
             #expect(more?.problem?.status == 422)
         }
     }
+
+    /// `GET /events/export` (Trendy's): every event, newest first, between two dates (both
+    /// included, both or neither) and of some types; bad dates and lists are 400.
+    @Test func theExportStreamsEveryEventAndFiltersByDatesAndTypes() async throws {
+        try await ServerHarness.with { h in
+            let (api, session) = try await h.newUserClient()
+            let coffee = try await h.makeType(api)
+            let tea = try await h.makeType(api, "Tea")
+            let day = 86_400.0
+            let base = Date(timeIntervalSince1970: 1_800_000_000)
+            var events: [Event] = []
+            for i in 0..<2_500 {
+                events.append(h.event(i % 2 == 0 ? coffee : tea, at: base.addingTimeInterval(Double(i) * day / 100)))
+            }
+            for chunk in stride(from: 0, to: events.count, by: 500) {
+                _ = try await api.createEvents(Array(events[chunk..<chunk + 500]), idempotencyKey: nil)
+            }
+            let auth = [("Authorization", "Bearer \(session.accessToken)")]
+            func export(_ query: String) async throws -> (Int, [[String: Any]]) {
+                let r = try await h.raw(.GET, "/api/v1/events/export\(query)", headers: auth)
+                let items = (try? JSONSerialization.jsonObject(with: r.body)) as? [[String: Any]] ?? []
+                return (r.status, items)
+            }
+            let (status, all) = try await export("")
+            #expect(status == 200 && all.count == 2_500, "three pages streamed as one array")
+            let times = all.compactMap { $0["timestamp"] as? String }
+            #expect(times == times.sorted(by: >), "newest first")
+            let from = ISO8601.format(base.addingTimeInterval(day))
+            let to = ISO8601.format(base.addingTimeInterval(2 * day))
+            let (_, ranged) = try await export("?start_date=\(from)&end_date=\(to)")
+            #expect(ranged.count == 101, "both ends included")
+            let (_, teas) = try await export("?start_date=\(from)&end_date=\(to)&event_type_ids=\(tea.id)")
+            #expect(teas.count == 50 && teas.allSatisfy { $0["event_type_id"] as? String == tea.id.description })
+            let (_, both) = try await export("?event_type_ids=\(tea.id),\(coffee.id)")
+            #expect(both.count == 2_500)
+            for bad in [
+                "?start_date=\(from)", "?start_date=yesterday&end_date=\(to)", "?start_date=\(to)&end_date=\(from)",
+                "?event_type_ids=x", "?event_type_ids=\(tea.id),,\(coffee.id)",
+            ] {
+                #expect(try await export(bad).0 == 400, "\(bad)")
+            }
+            let stranger = try await h.newUserClient()
+            let theirs = try await h.raw(
+                .GET, "/api/v1/events/export", headers: [("Authorization", "Bearer \(stranger.session.accessToken)")])
+            #expect(String(decoding: theirs.body, as: UTF8.self) == "[]", "another user's export is their own")
+        }
+    }
 }

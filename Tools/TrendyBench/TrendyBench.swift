@@ -39,6 +39,7 @@ struct TrendyBench: AsyncParsableCommand {
 
     static let suites = [
         "logging", "auth", "server", "sync", "updates", "launch", "app", "offline", "geofence", "memory", "load",
+        "search",
     ]
 
     func validate() throws {
@@ -72,6 +73,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "offline": r = try await OfflineBenchmarks.run(smoke: smoke)
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
+            case "search": r = try await SearchBenchmarks.run(smoke: smoke, size: size)
             case "load":
                 r = try await LoadBenchmarks.run(smoke: smoke, clients: clients, stores: stores, instances: counts)
             default: r = []

@@ -243,6 +243,12 @@ public protocol EntityStore: Sendable {
 
     /// A page of events as their stored wire JSON, newest first (served without re-encoding).
     func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing
+    /// A page of `GET /events/export`: the user's events newest first, after `key` (nil: the
+    /// newest), within `range` (milliseconds, both ends included) and of `typeIds` (empty: every
+    /// type), as their stored wire JSON.
+    func exportPage(
+        userId: String, after key: EventPageKey?, limit: Int, range: ClosedRange<Int64>?, typeIds: [String]
+    ) async throws -> EventListing
     /// One event.
     func event(userId: String, id: String) async throws -> Timestamped<Event>?
     /// Creates events in one transaction, each with its own outcome.

@@ -34,6 +34,27 @@ extension PostgresServerStore {
         }
     }
 
+    public func exportPage(
+        userId: String, after key: EventPageKey?, limit: Int, range: ClosedRange<Int64>?, typeIds: [String]
+    ) async throws -> EventListing {
+        // Absent bounds as the widest ones, so one statement serves every request.
+        let (afterMs, afterId) = key.map { ($0.timestampMs, $0.id) } ?? (Int64.max, "")
+        let (low, high) = range.map { ($0.lowerBound, $0.upperBound) } ?? (Int64.min, Int64.max)
+        return try await database.read { s in
+            let rows = try await s.all(
+                """
+                SELECT timestamp_ms, id, body FROM events WHERE user_id = \(userId)
+                AND (\(key == nil) OR (timestamp_ms, id) < (\(afterMs), \(afterId)))
+                AND timestamp_ms BETWEEN \(low) AND \(high)
+                AND (\(typeIds.isEmpty) OR event_type_id = ANY(\(typeIds)::text[]))
+                ORDER BY timestamp_ms DESC, id DESC LIMIT \(limit + 1)
+                """, as: (Int64, String, String).self)
+            let page = rows.prefix(limit)
+            let last = page.last.map { EventPageKey(timestampMs: $0.0, id: $0.1) }
+            return EventListing(bodies: page.map(\.2), next: rows.count > limit ? last : nil)
+        }
+    }
+
     public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
         try await database.read { s in try await Self.fetchEvent(s, userId: userId, id: id) }
     }

@@ -33,6 +33,36 @@ extension SQLiteServerStore {
         }
     }
 
+    public func exportPage(
+        userId: String, after key: EventPageKey?, limit: Int, range: ClosedRange<Int64>?, typeIds: [String]
+    ) async throws -> EventListing {
+        var conditions = ["user_id = ?"]
+        var arguments: [(any DatabaseValueConvertible)?] = [userId]
+        if let key {
+            conditions.append("(timestamp_ms, id) < (?, ?)")
+            arguments += [key.timestampMs, key.id]
+        }
+        if let range {
+            conditions.append("timestamp_ms BETWEEN ? AND ?")
+            arguments += [range.lowerBound, range.upperBound]
+        }
+        if !typeIds.isEmpty {
+            conditions.append("event_type_id IN (\(typeIds.map { _ in "?" }.joined(separator: ",")))")
+            arguments += typeIds
+        }
+        let sql = """
+            SELECT timestamp_ms, id, body FROM events WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY timestamp_ms DESC, id DESC LIMIT ?
+            """
+        let bound = StatementArguments(arguments + [limit + 1])
+        return try await db.read { db in
+            let rows = try Row.fetchAll(db, sql: sql, arguments: bound)
+            let page = rows.prefix(limit)
+            let last = page.last.map { EventPageKey(timestampMs: $0[0], id: $0[1]) }
+            return EventListing(bodies: page.map { $0[2] }, next: rows.count > limit ? last : nil)
+        }
+    }
+
     public func event(userId: String, id: String) async throws -> Timestamped<Event>? {
         try await db.read { db in try Self.fetchEvent(db, userId: userId, id: id) }
     }
