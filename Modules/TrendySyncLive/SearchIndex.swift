@@ -40,11 +40,14 @@ enum SearchIndex {
         """
     }
 
-    /// Indexes the `new` row when it has text to find it by.
+    /// Indexes the `new` row when it has text to find it by: the text is made once, the index's
+    /// row goes in under the next free key, and the key is taken when it did (the key is read
+    /// from the map, which has not changed in between).
     static let index = """
-        INSERT INTO local_event_search (key, event_id) SELECT \(nextKey), new.id WHERE \(text("new")) != '';
         INSERT INTO local_events_fts (rowid, text)
-          SELECT key, \(text("new")) FROM local_event_search WHERE event_id = new.id;
+          SELECT k, t FROM (SELECT \(nextKey) AS k, \(text("new")) AS t) WHERE t != '';
+        INSERT INTO local_event_search (key, event_id)
+          SELECT k, new.id FROM (SELECT \(nextKey) AS k) WHERE EXISTS (SELECT 1 FROM local_events_fts WHERE rowid = k);
         """
 
     /// Migration `sync.v10-search`: the tables, the triggers, and every event already here.

@@ -39,7 +39,7 @@ struct TrendyBench: AsyncParsableCommand {
 
     static let suites = [
         "logging", "auth", "server", "sync", "updates", "launch", "app", "offline", "geofence", "memory", "load",
-        "search",
+        "search", "export",
     ]
 
     func validate() throws {
@@ -74,6 +74,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "geofence": r = try await GeofenceBenchmarks.run(smoke: smoke)
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
             case "search": r = try await SearchBenchmarks.run(smoke: smoke, size: size)
+            case "export": r = try await ExportBenchmarks.run(smoke: smoke, size: size)
             case "load":
                 r = try await LoadBenchmarks.run(smoke: smoke, clients: clients, stores: stores, instances: counts)
             default: r = []

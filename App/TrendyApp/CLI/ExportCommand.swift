@@ -3,6 +3,7 @@ import Foundation
 import TrendyAPI
 import TrendyModels
 import TrendySync
+import TrendySyncLive
 
 /// `trendy export`: the events, in the importer's own columns, so an export imports back.
 struct ExportCommand: AsyncParsableCommand {
@@ -21,12 +22,34 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "Only events of this type (name or id).") var type: String?
     @Option(help: "Only events at or after this ISO-8601 time.") var since: String?
     @Option(help: "Only events before this ISO-8601 time.") var until: String?
+    @Flag(
+        help: "Everything the account holds (types, properties, places, events with ids, open conflicts), versioned.")
+    var archive = false
 
     func validate() throws {
         guard ["csv", "json"].contains(format) else { throw ValidationError("--format must be csv or json") }
+        if archive, type != nil || since != nil || until != nil {
+            throw ValidationError("--archive holds everything; leave out --type, --since and --until")
+        }
     }
 
     func run() async throws {
+        if archive {
+            try await CommandRunner(global).run { env, out in
+                let sink = try ExportSink(path: output)
+                let tty = output != nil && out.style.cursorControl && !out.json
+                let count = try await Archive.write(env.store, now: env.now(), { sink.write($0) }) { n in
+                    if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KExporting… \(n) events".utf8)) }
+                }
+                if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+                try sink.finish()
+                if let output {
+                    out.line("Archived \(count) event(s) and everything else the account holds to \(output).")
+                }
+                out.document(["events": count])
+            }
+            return
+        }
         try await CommandRunner(global).run { env, out in
             var typeId: UUIDv7?
             if let type { typeId = try await resolveType(env, type).id }

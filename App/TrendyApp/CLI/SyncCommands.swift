@@ -212,6 +212,36 @@ struct StatusCommand: AsyncParsableCommand {
     }
 }
 
+extension ImportCommand {
+    /// `trendy import <archive>`: checked whole, then what is not here is added.
+    static func importArchive(_ url: URL, _ env: AppEnvironment, _ out: Output, tty: Bool) async throws {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw CLIError(code: .noInput, message: "cannot read \(url.path)", exitCode: .noInput)
+        }
+        let report: ArchiveImport.Report
+        do {
+            report = try await storeCall {
+                try await ArchiveImport(store: env.store).run(data) { n in
+                    if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KImporting… \(n) events".utf8)) }
+                }
+            }
+        } catch let refusal as Archive.Refusal {
+            throw CLIError(code: .badFile, message: refusal.description, exitCode: .dataError)
+        }
+        if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
+        await env.sync.localWriteHappened()
+        out.line(
+            "Imported the archive: \(report.eventsAdded) event(s) added (\(report.eventsThere) already here), "
+                + "\(report.typesAdded) type(s) (\(report.typesThere) here), \(report.propertiesAdded) propert"
+                + "\(report.propertiesAdded == 1 ? "y" : "ies") (\(report.propertiesThere) here), \(report.placesAdded) "
+                + "place(s) (\(report.placesThere) here)."
+                + (report.conflictsCarried > 0
+                    ? " Its \(report.conflictsCarried) open conflict(s) are in the file, not imported." : ""))
+        out.document(report)
+    }
+}
+
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
@@ -238,6 +268,10 @@ struct ImportCommand: AsyncParsableCommand {
                 throw CLIError(code: .noInput, message: "cannot read \(url.path)", exitCode: .noInput)
             }
             let tty = out.style.cursorControl && !out.json
+            if let head = try? FileHandle(forReadingFrom: url).read(upToCount: 4_096), Archive.looksLikeArchive(head) {
+                try await Self.importArchive(url, env, out, tty: tty)
+                return
+            }
             let report: ImportEvents.Report
             do {
                 report = try await storeCall {

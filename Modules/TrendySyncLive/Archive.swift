@@ -1,0 +1,216 @@
+import Foundation
+import TrendyAPI
+import TrendyModels
+import TrendySync
+
+/// A versioned archive of everything an account holds (issue 33, D54): its types, property
+/// definitions, geofences and events with their ids and properties, and its open conflicts (for
+/// the record). One JSON object, written a page of events at a time:
+///
+/// ```json
+/// {"format": "trendy-archive", "version": 1, "exported_at": "…",
+///  "event_types": […], "property_definitions": […], "geofences": […], "conflicts": […],
+///  "events": […]}
+/// ```
+///
+/// Read back (``ArchiveImport``) it is checked whole before anything is written.
+public enum Archive {
+    /// The `format` every archive names.
+    public static let format = "trendy-archive"
+    /// The version this program writes and reads.
+    public static let version = 1
+
+    /// Why an archive cannot be read; nothing was written.
+    public struct Refusal: Error, CustomStringConvertible {
+        /// A readable explanation.
+        public var description: String
+    }
+
+    /// Whether `data` starts like an archive (a JSON object naming the format), without parsing
+    /// the rest: `trendy import` tells an archive from a list of events by this.
+    public static func looksLikeArchive(_ head: Data) -> Bool {
+        let text = String(decoding: head.prefix(4_096), as: UTF8.self)
+        return text.drop { $0.isWhitespace }.first == "{" && text.contains("\"\(format)\"")
+    }
+
+    /// Writes the store's whole account through `write`, events a page at a time (memory stays
+    /// flat); `progress` hears the events written so far. Returns how many events.
+    public static func write(
+        _ store: any LocalStore, now: Date, _ write: (String) throws -> Void, progress: (Int) -> Void = { _ in }
+    ) async throws -> Int {
+        let encoder = TrendyJSON.encoder()
+        func json(_ value: some Encodable) throws -> String {
+            String(decoding: try encoder.encode(value), as: UTF8.self)
+        }
+        func list(_ items: [String]) -> String { "[" + items.map { "\n  " + $0 }.joined(separator: ",") + "]" }
+        try write("{\"format\": \"\(format)\", \"version\": \(version), \"exported_at\": \"\(ISO8601.format(now))\",\n")
+        try write("\"event_types\": " + list(try await store.eventTypes().map { try json($0.value) }) + ",\n")
+        try write(
+            "\"property_definitions\": "
+                + list(try await store.propertyDefinitions(ofType: nil).map { try json($0.value) }) + ",\n")
+        try write("\"geofences\": " + list(try await store.geofences().map { try json($0.value) }) + ",\n")
+        try write(
+            "\"conflicts\": " + list(try await store.conflicts(includeClosed: false).map { try json($0.conflict) })
+                + ",\n")
+        try write("\"events\": [")
+        var written = 0
+        let page = 5_000
+        while true {
+            let events = try await store.eventPage(offset: written, limit: page, filter: EventFilter())
+            for event in events {
+                try write((written == 0 ? "\n  " : ",\n  ") + event.value.wireJSON())
+                written += 1
+            }
+            progress(written)
+            if events.count < page { break }
+        }
+        try write("]}\n")
+        return written
+    }
+}
+
+/// Reading an archive into the local store: the whole file is checked first (its format and
+/// version, every entity's rules, every reference), then what is not here is added — ids kept
+/// where they are free here, a type or property of the same name or key taking the archive's
+/// where one is (its references follow, consistently). Into the account it came from it adds
+/// nothing; into a fresh one it makes the same data.
+public struct ArchiveImport: Sendable {
+    /// What an import did.
+    public struct Report: Sendable, Equatable, Encodable {
+        /// Types, definitions and geofences added, and those already here (same id, name or key).
+        public var typesAdded = 0
+        public var typesThere = 0
+        public var propertiesAdded = 0
+        public var propertiesThere = 0
+        public var placesAdded = 0
+        public var placesThere = 0
+        /// Events added, and those already here (same id, or type and time).
+        public var eventsAdded = 0
+        public var eventsThere = 0
+        /// Conflicts the archive carried (for the record; they are not imported).
+        public var conflictsCarried = 0
+    }
+
+    /// The archive's content, decoded and checked.
+    struct Content {
+        var types: [EventType]
+        var definitions: [PropertyDefinition]
+        var geofences: [Geofence]
+        var events: [Event]
+        var conflicts: Int
+    }
+
+    let store: any LocalStore
+
+    /// An import into `store`.
+    public init(store: any LocalStore) { self.store = store }
+
+    /// Reads and checks `data` whole; throws ``Archive/Refusal`` naming the first problem.
+    static func read(_ data: Data) throws(Archive.Refusal) -> Content {
+        func refuse(_ reason: String) -> Archive.Refusal { Archive.Refusal(description: reason) }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw refuse("not a Trendy archive (not a JSON object); nothing was imported")
+        }
+        guard object["format"] as? String == Archive.format else {
+            throw refuse("not a Trendy archive (its format is not \(Archive.format)); nothing was imported")
+        }
+        guard let version = object["version"] as? Int else { throw refuse("the archive names no version") }
+        guard version <= Archive.version else {
+            throw refuse(
+                "the archive is version \(version), written by a newer Trendy; this one reads version "
+                    + "\(Archive.version) — update trendy; nothing was imported")
+        }
+        let decoder = TrendyJSON.decoder()
+        func section<T: Decodable & Validating>(_ name: String, _: T.Type) throws(Archive.Refusal) -> [T] {
+            guard let items = object[name] as? [Any] else { throw refuse("the archive has no \(name) list") }
+            var out: [T] = []
+            out.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                do {
+                    let value = try decoder.decode(T.self, from: try JSONSerialization.data(withJSONObject: item))
+                    try value.validate()
+                    out.append(value)
+                } catch {
+                    throw refuse("\(name) item \(i + 1) is damaged: \(error); nothing was imported")
+                }
+            }
+            return out
+        }
+        let content = Content(
+            types: try section("event_types", EventType.self),
+            definitions: try section("property_definitions", PropertyDefinition.self),
+            geofences: try section("geofences", Geofence.self), events: try section("events", Event.self),
+            conflicts: (object["conflicts"] as? [Any])?.count ?? 0)
+        let typeIds = Set(content.types.map(\.id))
+        let geofenceIds = Set(content.geofences.map(\.id))
+        if let d = content.definitions.first(where: { !typeIds.contains($0.eventTypeId) }) {
+            throw refuse("the property \(d.key) names a type the archive does not hold; nothing was imported")
+        }
+        if let e = content.events.first(where: { !typeIds.contains($0.eventTypeId) }) {
+            throw refuse("the event \(e.id) names a type the archive does not hold; nothing was imported")
+        }
+        if let e = content.events.first(where: { $0.geofenceId.map { !geofenceIds.contains($0) } ?? false }),
+            e.sourceType != .geofence
+        {
+            throw refuse("the event \(e.id) names a place the archive does not hold; nothing was imported")
+        }
+        return content
+    }
+
+    /// Checks `data` whole, then adds what is not here; `progress` hears the events handled.
+    public func run(_ data: Data, progress: (Int) -> Void = { _ in }) async throws -> Report {
+        let content = try Self.read(data)
+        var report = Report(conflictsCarried: content.conflicts)
+        // Types: by id, else by name (any case), else added under the archive's id.
+        var typeMap: [UUIDv7: UUIDv7] = [:]
+        let localTypes = try await store.eventTypes().map(\.value)
+        for type in content.types {
+            if let here = localTypes.first(where: { $0.id == type.id })
+                ?? localTypes.first(where: { $0.name.lowercased() == type.name.lowercased() })
+            {
+                typeMap[type.id] = here.id
+                report.typesThere += 1
+            } else {
+                let (made, created) = try await store.findOrCreateEventType(type)
+                typeMap[type.id] = made.id
+                if created { report.typesAdded += 1 } else { report.typesThere += 1 }
+            }
+        }
+        let localDefinitions = try await store.propertyDefinitions(ofType: nil).map(\.value)
+        for var definition in content.definitions {
+            definition.eventTypeId = typeMap[definition.eventTypeId] ?? definition.eventTypeId
+            if localDefinitions.contains(where: {
+                $0.id == definition.id
+                    || ($0.eventTypeId == definition.eventTypeId && $0.key.lowercased() == definition.key.lowercased())
+            }) {
+                report.propertiesThere += 1
+            } else {
+                try await store.createPropertyDefinition(definition)
+                report.propertiesAdded += 1
+            }
+        }
+        let localPlaces = Set(try await store.geofences().map(\.value.id))
+        for var place in content.geofences {
+            if localPlaces.contains(place.id) {
+                report.placesThere += 1
+                continue
+            }
+            place.entryEventTypeId = place.entryEventTypeId.map { typeMap[$0] ?? $0 }
+            place.exitEventTypeId = place.exitEventTypeId.map { typeMap[$0] ?? $0 }
+            try await store.createGeofence(place)
+            report.placesAdded += 1
+        }
+        for start in stride(from: 0, to: content.events.count, by: 1_000) {
+            let chunk = content.events[start..<min(start + 1_000, content.events.count)].map { event in
+                var e = event
+                e.eventTypeId = typeMap[e.eventTypeId] ?? e.eventTypeId
+                return e
+            }
+            let summary = try await store.insertEvents(chunk)
+            report.eventsAdded += summary.inserted
+            report.eventsThere += summary.duplicates
+            progress(start + chunk.count)
+        }
+        return report
+    }
+}

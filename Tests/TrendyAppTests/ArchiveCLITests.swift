@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import TrendyTestSupport
+
+/// `trendy export --archive` and reading it back (issue 33): into the same account it changes
+/// nothing; into a fresh one it makes the same data, ids kept, a type of the same name taken;
+/// a damaged or newer archive is refused before anything is written.
+@Suite(.timeLimit(.minutes(5)))
+struct ArchiveCLITests {
+    let run = PropertyCLITests()
+
+    func filled(_ d: [String]) throws {
+        #expect(try run.run(["types", "add", "Coffee", "--color", "#112233"] + d).status == 0)
+        #expect(try run.run(["types", "add", "Run"] + d).status == 0)
+        for args in [
+            ["Coffee", "shots", "--type", "number", "--default", "2"],
+            ["Coffee", "milk", "--type", "select", "--options", "oat,whole"], ["Run", "pace", "--type", "duration"],
+        ] {
+            #expect(try run.run(["types", "props", "add"] + args + d).status == 0)
+        }
+        #expect(try run.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Run"] + d).status == 0)
+        for (i, args) in [
+            ["Coffee", "--prop", "milk=oat", "--note", "with \"Sam\",\nagain"], ["Run", "--prop", "pace=5m30s"],
+            ["Coffee", "--prop", "shots=3"],
+        ].enumerated() {
+            #expect(try run.run(["log"] + args + ["--at", "2026-03-1\(i)T08:00:00Z"] + d).status == 0)
+        }
+    }
+
+    func events(_ d: [String]) throws -> [String] {
+        run.array(try run.run(["events", "list", "--all", "--json"] + d)).map { e in
+            let props = (e["properties"] as? [String: Any]).map {
+                String(decoding: try! JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self)
+            }
+            return "\(e["id"] ?? "") \(e["type"] ?? "") \(e["timestamp"] ?? "") \(e["notes"] ?? "-") \(props ?? "")"
+        }
+    }
+
+    func catalog(_ d: [String]) throws -> [String] {
+        let types = run.array(try run.run(["types", "--json"] + d)).map { "\($0["id"] ?? "") \($0["name"] ?? "")" }
+        let props = ["Coffee", "Run"].flatMap { type in
+            let listed = (try? run.run(["types", "props", type, "--json"] + d)).map { run.array($0) } ?? []
+            return listed.map { "\($0["id"] ?? "") \($0["key"] ?? "") \($0["default_value"] ?? "-")" }
+        }
+        let places = run.array(try run.run(["geofence", "list", "--json"] + d)).map {
+            "\($0["id"] ?? "") \($0["name"] ?? "") \($0["entry_type"] ?? "")"
+        }
+        return types.sorted() + props.sorted() + places.sorted()
+    }
+
+    @Test func anArchiveRestoresAnAccountAndChangesNothingInItsOwn() throws {
+        let (dirA, a) = try CLISkeletonTests.signedUp()
+        let (dirB, b) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime((dirA, dirB)) {} }
+        try filled(a)
+        let file = dirA.path + "/all.trendy.json"
+        let written = try run.run(["export", "--archive", "-o", file] + a)
+        #expect(written.status == 0, "\(written.stderr)")
+        let before = try events(a)
+        let again = try run.run(["import", file, "--json"] + a)
+        #expect(again.status == 0 && again.stdout.contains("\"eventsAdded\" : 0"), "\(again.stdout) \(again.stderr)")
+        #expect(try events(a) == before)
+        let restored = try run.run(["import", file] + b)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try events(b) == before, "the same events, ids kept")
+        #expect(try catalog(b) == catalog(a), "the same types, properties and places")
+    }
+
+    @Test func aTypeOfTheSameNameIsTakenAndTheReferencesFollow() throws {
+        let (dirA, a) = try CLISkeletonTests.signedUp()
+        let (dirB, b) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime((dirA, dirB)) {} }
+        try filled(a)
+        #expect(try run.run(["types", "add", "coffee"] + b).status == 0)
+        let file = dirA.path + "/all.trendy.json"
+        #expect(try run.run(["export", "--archive", "-o", file] + a).status == 0)
+        #expect(try run.run(["import", file] + b).status == 0)
+        let types = run.array(try run.run(["types", "--json"] + b)).compactMap { $0["name"] as? String }
+        #expect(types.sorted() == ["Run", "coffee"], "one Coffee: the one here")
+        let coffees = try events(b).filter { $0.contains(" coffee ") }
+        #expect(coffees.count == 2)
+        #expect(run.array(try run.run(["types", "props", "coffee", "--json"] + b)).count == 2)
+    }
+
+    @Test func aDamagedOrNewerArchiveIsRefusedBeforeAnythingIsWritten() throws {
+        let (dirA, a) = try CLISkeletonTests.signedUp()
+        let (dirB, b) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime((dirA, dirB)) {} }
+        try filled(a)
+        let file = dirA.path + "/all.trendy.json"
+        #expect(try run.run(["export", "--archive", "-o", file] + a).status == 0)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let cases = [
+            ("cut", String(text.prefix(text.count - 40)), "not a JSON object"),
+            ("newer", text.replacingOccurrences(of: "\"version\": 1", with: "\"version\": 7"), "newer"),
+            (
+                "bad event", text.replacingOccurrences(of: "2026-03-11T08:00:00.000Z", with: "0001-01-01T00:00:00Z"),
+                "damaged"
+            ),
+        ]
+        for (name, body, words) in cases {
+            let bad = dirB.path + "/\(name).json"
+            try body.write(toFile: bad, atomically: true, encoding: .utf8)
+            let r = try run.run(["import", bad] + b)
+            #expect(r.status == 65 && r.stderr.contains(words), "\(name): \(r.stderr)")
+            #expect(try catalog(b).isEmpty && events(b).isEmpty, "\(name): nothing written")
+        }
+    }
+}
