@@ -233,11 +233,19 @@ public struct EventFilter: Sendable, Hashable {
     public var since: Date?
     /// Only events before this time.
     public var until: Date?
+    /// Only events holding each of these values under its key (the key as written).
+    public var properties: [String: PropertyValue] = [:]
+    /// Only events listed after this one (older, or as old with a smaller id): a page that
+    /// follows another from the time index at once, however deep (an offset walks past every
+    /// event before it). Not with `text` (the index's order is its own).
+    public var after: Event?
 
     /// A filter of the conditions given (none: every event).
     public init(
-        text: String? = nil, typeId: UUIDv7? = nil, source: SourceType? = nil, since: Date? = nil, until: Date? = nil
+        text: String? = nil, typeId: UUIDv7? = nil, source: SourceType? = nil, since: Date? = nil, until: Date? = nil,
+        properties: [String: PropertyValue] = [:]
     ) {
+        self.properties = properties
         self.text = text
         self.typeId = typeId
         self.source = source

@@ -54,9 +54,11 @@ public enum Archive {
                 + ",\n")
         try write("\"events\": [")
         var written = 0
-        let page = 5_000
+        let page = 1_000
+        var filter = EventFilter()
         while true {
-            let events = try await store.eventPage(offset: written, limit: page, filter: EventFilter())
+            let events = try await store.eventPage(offset: 0, limit: page, filter: filter)
+            filter.after = events.last?.value
             for event in events {
                 try write((written == 0 ? "\n  " : ",\n  ") + event.value.wireJSON())
                 written += 1

@@ -113,6 +113,21 @@ extension SQLiteLocalStore {
             conditions.append("e.timestamp_ms < ?")
             arguments.append(milliseconds(until))
         }
+        if let after = filter.after {
+            conditions.append("(e.timestamp_ms, e.id) < (?, ?)")
+            arguments += [milliseconds(after.timestamp), after.id.description]
+        }
+        for (key, value) in filter.properties.sorted(by: { $0.key < $1.key }) {
+            // The stored JSON value, as SQLite reads it: numbers as numbers, yes/no as 1/0.
+            conditions.append("json_extract(e.body, ?) = ?")
+            arguments.append("$.properties.\"\(key.replacingOccurrences(of: "\"", with: ""))\".value")
+            switch value {
+            case .number(let n), .duration(let n): arguments.append(n)
+            case .boolean(let b): arguments.append(b ? 1 : 0)
+            case .date(let d): arguments.append(TrendyJSON.formatDate(d))
+            case .text(let t), .select(let t), .url(let t), .email(let t): arguments.append(t)
+            }
+        }
         return (conditions, arguments)
     }
 

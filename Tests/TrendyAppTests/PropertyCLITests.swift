@@ -279,3 +279,55 @@ extension PropertyFileTests {
         #expect(back.stderr.isEmpty && back.stdout.contains("\"duplicates\" : 1"), "\(back.stdout) \(back.stderr)")
     }
 }
+
+extension PropertyFileTests {
+    /// `events list --property key=value`: each read by the key's definition (a select's option
+    /// in any case, numbers as numbers, yes/no), with the other filters and the text search.
+    @Test func eventsAreFoundByTheirValues() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        try defined(d)
+        for (i, props) in [
+            ["milk=oat", "shots=2", "decaf=yes"], ["milk=whole", "shots=2", "decaf=no"], ["milk=oat", "shots=3"],
+        ].enumerated() {
+            let args =
+                props.flatMap { ["--prop", $0] } + ["--note", "cup \(i)", "--at", "2026-04-0\(i + 1)T08:00:00Z"]
+            #expect(try run.run(["log", "Coffee"] + args + d).status == 0)
+        }
+        func notes(_ args: [String]) throws -> [String] {
+            let r = try run.run(["events", "list", "--json"] + args + d)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            return run.array(r).compactMap { $0["notes"] as? String }
+        }
+        #expect(try notes(["--property", "milk=OAT"]) == ["cup 2", "cup 0"])
+        #expect(try notes(["--property", "shots=2.0", "--property", "milk=whole"]) == ["cup 1"])
+        #expect(try notes(["--property", "decaf=no"]) == ["cup 1"])
+        #expect(try notes(["--property", "milk=oat", "--text", "cup 2", "--type", "Coffee"]) == ["cup 2"])
+        #expect(try notes(["--property", "sugar=1"]).isEmpty, "a key no type has: as text, nothing holds it")
+        #expect(try run.run(["events", "list", "--property", "shots=two"] + d).status == 65)
+        #expect(try run.run(["events", "list", "--property", "=2"] + d).status == 65)
+    }
+}
+
+extension PropertyFileTests {
+    /// An export reads a page after the last one (keyset, not an offset): every event once, also
+    /// events of several types at one time across a page's edge.
+    @Test func anExportOfManyPagesHoldsEveryEventOnce() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        var csv = "type,timestamp,notes\n"
+        for i in 0..<1_250 {
+            for type in ["A", "B"] {
+                csv +=
+                    "\(type),2026-01-01T\(String(format: "%02d:%02d", i / 60 % 24, i % 60)):0\(i / 1_440)Z,n\(i)\(type)\n"
+            }
+        }
+        let file = dir.path + "/many.csv"
+        try csv.write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try run.run(["import", file] + d).status == 0)
+        let out = dir.path + "/out.csv"
+        #expect(try run.run(["export", "-o", out] + d).status == 0)
+        let rows = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(rows.count == 2_500 && Set(rows).count == 2_500)
+    }
+}

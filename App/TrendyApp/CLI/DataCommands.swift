@@ -227,6 +227,10 @@ struct EventsCommand: AsyncParsableCommand {
         @Option(help: "Only events that came this way: manual, imported, geofence or healthkit.") var source: String?
         @Option(help: "Only events with these words (every one, any case) in the note, the place or the type's name.")
         var text: String?
+        @Option(
+            name: .customLong("property"),
+            help: "Only events with this value: key=value, read by the key's definition (repeat for more).")
+        var properties: [String] = []
         @Option(help: "How many (default 20).") var limit: Int?
         @Flag(help: "Every event, however many (a page at a time from the time index).") var all = false
 
@@ -251,7 +255,10 @@ struct EventsCommand: AsyncParsableCommand {
                     text: text, typeId: typeId,
                     source: source.flatMap(SourceType.init(rawValue:)),
                     since: try since.map { text throws(CLIError) in try parseTime(text, now: env.now()) },
-                    until: try until.map { text throws(CLIError) in try parseTime(text, now: env.now()) })
+                    until: try until.map { text throws(CLIError) in try parseTime(text, now: env.now()) },
+                    properties: try await storeCall {
+                        try await PropertyActions(env: env).wanted(properties, typeId: typeId)
+                    })
                 let names = Dictionary(
                     try await env.store.eventTypes().map { ($0.value.id, $0.value.name) },
                     uniquingKeysWith: { a, _ in a })

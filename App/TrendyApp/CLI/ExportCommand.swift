@@ -67,8 +67,13 @@ struct ExportCommand: AsyncParsableCommand {
             for key in try await env.store.propertyKeysInUse(ofType: typeId) where keys[key.lowercased()] == nil {
                 keys[key.lowercased()] = key
             }
+            let tty = output != nil && out.style.cursorControl && !out.json
             let count = try await Self.write(
-                env.store, filter, names, properties: keys.values.sorted(), json: format == "json", into: sink)
+                env.store, filter, names, properties: keys.values.sorted(), json: format == "json", into: sink
+            ) { n in
+                if tty { FileHandle.standardError.write(Data("\r\u{1B}[2KExporting… \(n) events".utf8)) }
+            }
+            if tty { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
             try sink.finish()
             if let output { out.line("Exported \(count) event(s) to \(output).") }
         }
@@ -78,19 +83,22 @@ struct ExportCommand: AsyncParsableCommand {
     /// at a time from the time index: memory stays flat however many there are. How many.
     static func write(
         _ store: any LocalStore, _ filter: EventFilter, _ names: [UUIDv7: String], properties: [String] = [],
-        json: Bool, into sink: ExportSink
+        json: Bool, into sink: ExportSink, progress: (Int) -> Void = { _ in }
     ) async throws -> Int {
         let header = ["type", "timestamp", "end_date", "notes", "all_day", "external_id"] + properties
         sink.write(json ? "[" : header.map(csvField).joined(separator: ",") + "\n")
         var written = 0
-        let page = 5_000
+        let page = 1_000
+        var filter = filter
         while true {
-            let events = try await store.eventPage(offset: written, limit: page, filter: filter)
+            let events = try await store.eventPage(offset: 0, limit: page, filter: filter)
+            filter.after = events.last?.value
             for event in events.map(\.value) {
                 sink.write(
                     json ? (written == 0 ? "\n" : ",\n") + jsonItem(event, names) : csvRow(event, names, properties))
                 written += 1
             }
+            progress(written)
             if events.count < page { break }
         }
         sink.write(json ? (written == 0 ? "]\n" : "\n]\n") : "")
@@ -156,10 +164,23 @@ final class ExportSink {
         destination = url
     }
 
-    func write(_ text: String) { handle.write(Data(text.utf8)) }
+    /// What waits to be written: one write per 64 KB, not one per row.
+    private var buffer = Data()
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 65_536 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        handle.write(buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
 
     /// The file in its place (standard output: flushed).
     func finish() throws(CLIError) {
+        flush()
         guard let temporary, let destination else { return }
         try? handle.close()
         // rename(2): the finished file takes the place at once, replacing what was there.

@@ -77,6 +77,29 @@ struct PropertyActions {
         return definition
     }
 
+    /// `key=value` texts to find events by: each read by the definition of its key (of the type
+    /// when given, else of any type; the key as written when no type defines it: as text).
+    func wanted(_ assignments: [String], typeId: UUIDv7?) async throws -> [String: PropertyValue] {
+        guard !assignments.isEmpty else { return [:] }
+        let all = try await env.store.propertyDefinitions(ofType: typeId).map(\.value)
+        var wanted: [String: PropertyValue] = [:]
+        for assignment in assignments {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw ValidationError(
+                    entity: "Event",
+                    issues: [FieldIssue(field: "properties", reason: "'\(assignment)' is not key=value")])
+            }
+            let key = String(assignment[..<equals])
+            let text = String(assignment[assignment.index(after: equals)...])
+            if let definition = all.first(where: { $0.key.lowercased() == key.lowercased() }) {
+                wanted[definition.key] = try definition.parse(text)
+            } else {
+                wanted[key] = .text(text)
+            }
+        }
+        return wanted
+    }
+
     /// `key=value` texts read by the type's definitions and laid over `properties`; `unset` keys
     /// are removed first. With `defaults`, a defined property with a default that is neither
     /// given nor already there gets it (a new event).
