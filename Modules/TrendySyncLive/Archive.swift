@@ -79,15 +79,21 @@ public enum Archive {
 public struct ArchiveImport: Sendable {
     /// What an import did.
     public struct Report: Sendable, Equatable, Encodable {
-        /// Types, definitions and geofences added, and those already here (same id, name or key).
+        /// Types added.
         public var typesAdded = 0
+        /// Types already here (same id, or same name in any case).
         public var typesThere = 0
+        /// Property definitions added.
         public var propertiesAdded = 0
+        /// Property definitions already here (same id, or same key in the type).
         public var propertiesThere = 0
+        /// Places added.
         public var placesAdded = 0
+        /// Places already here (same id).
         public var placesThere = 0
-        /// Events added, and those already here (same id, or type and time).
+        /// Events added.
         public var eventsAdded = 0
+        /// Events already here (same id, or type and time).
         public var eventsThere = 0
         /// Conflicts the archive carried (for the record; they are not imported).
         public var conflictsCarried = 0

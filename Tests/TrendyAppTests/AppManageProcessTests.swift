@@ -286,3 +286,35 @@ extension AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 }
+
+extension AppProcessTests {
+    /// Issue 33: `v` on the events list amends an event's values — its type's fields filled in as
+    /// they are; a value that does not fit keeps the form; emptying a field removes the value.
+    @Test func theEventsValuesAreAmendedInTheApp() async throws {
+        let (dir, app) = try await Self.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        for args in [["shots", "--type", "number"], ["milk", "--type", "select", "--options", "oat,whole"]] {
+            #expect(try TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
+        }
+        // The newest event, so the first row of the list.
+        #expect(try TrendyProcess.run(["log", "Coffee", "--prop", "shots=2", "--note", "mine"] + d).status == 0)
+        app.type("2")
+        #expect(await Self.shows(app, "Events, page 1"))
+        var asked = false
+        for _ in 0..<10 where !asked {
+            app.type("v")
+            asked = await Self.shows(app, "milk (oat, whole)", seconds: 2)
+            if !asked { app.type("<esc>") }
+        }
+        #expect(asked, "\(Self.lastFrame(app))")
+        app.type("<enter>soy<enter>")
+        #expect(await Self.shows(app, "'soy' is not an option of milk"), "\(Self.lastFrame(app))")
+        app.type("\u{15}whole<up>\u{15}<enter><enter>")
+        #expect(await Self.shows(app, "Values saved."), "\(Self.lastFrame(app))")
+        let listed = try TrendyProcess.run(["events", "list"] + d).stdout
+        let mine = listed.split(separator: "\n").first { $0.contains("mine") } ?? ""
+        #expect(mine.contains("milk=whole") && !mine.contains("shots="), "\(listed)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+}

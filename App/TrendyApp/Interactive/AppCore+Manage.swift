@@ -88,7 +88,7 @@ extension AppUI.Command {
     /// Whether what it did can be taken back with `u` (its outcome says how), or it is an undo.
     var undoable: Bool {
         switch self {
-        case .log, .logAt, .delete, .retype, .editNote, .retime, .undo: true
+        case .log, .logAt, .delete, .retype, .editNote, .retime, .setValues, .undo: true
         default: false
         }
     }

@@ -373,7 +373,10 @@ struct AppCore: Sendable {
             hasEvents: data.onboarding.eventCount > 0, prefill: data.editFields,
             fields: Dictionary(grouping: data.definitions, by: \.eventTypeId).mapValues {
                 $0.map { AppUI.LogField(key: $0.key, label: AppHelp.fieldLabel($0)) }
-            })
+            },
+            eventTypes: Dictionary(data.page.map { ($0.id, $0.eventTypeId) }, uniquingKeysWith: { a, _ in a }),
+            values: Dictionary(
+                data.page.map { e in (e.id, e.properties.mapValues(\.text)) }, uniquingKeysWith: { a, _ in a }))
         lastData = data
         return render(data)
     }

@@ -112,7 +112,7 @@ extension AppRunner {
         do {
             switch command {
             case .quit, .redraw, .syncNow: return AppCore.Outcome()
-            case .log, .logAt, .delete, .retype, .editNote, .retime, .undo:
+            case .log, .logAt, .delete, .retype, .editNote, .retime, .setValues, .undo:
                 return try await performEvent(command)
             case .jump, .createType, .renameType, .deleteType, .createPlace, .editPlace, .deletePlace, .restoreConflict,
                 .dismissConflict, .retryFailed, .signOut, .switchAccount, .changePassword:

@@ -33,6 +33,20 @@ extension AppRunner {
                 return Outcome(message: "The time is as it was.")
             }
             return try await change(id, "Now at \(AppHelp.when(at, .current)).") { $0.timestamp = at }
+        case .setValues(let id, let set, let unset):
+            guard let event = try await env.store.event(id: id)?.value,
+                let type = try await env.store.eventType(id: event.eventTypeId)?.value
+            else { return Outcome(message: "That event is gone.", failed: true) }
+            let values: [String: PropertyValue]
+            do {
+                values = try await PropertyActions(env: env).values(
+                    set, unset: unset, over: event.properties, of: type, defaults: false)
+            } catch let error as ValidationError {
+                return Outcome(message: error.issues.map(\.reason).joined(separator: "; "), failed: true)
+            } catch let error as PropertyActions.UnknownKey {
+                return Outcome(message: error.description, failed: true)
+            }
+            return try await change(id, "Values saved.") { $0.properties = values }
         case .undo(let undo): return try await self.undo(undo)
         default: return Outcome()
         }

@@ -141,7 +141,7 @@ enum AppScreens {
         case .detail(let event):
             id += ".detail"
             lines = [lines.first ?? "", ""] + AppHelp.detail(data.page.first { $0.id == event }, data, timeZone)
-            keys = ["c note", "t time", "e type", "d delete", "Esc back", "q quit"]
+            keys = ["c note", "t time", "v values", "e type", "d delete", "Esc back", "q quit"]
         case .pickType(let purpose):
             id += ".pick"
             (lines, keys) = picker(purpose, ui, data, plain, lines)
@@ -248,7 +248,7 @@ enum AppScreens {
             // Only what works here (c, e and d were offered on an empty list).
             var keys: [String] = []
             if !data.page.isEmpty {
-                keys += ["j/k select", "Enter details", "c note", "t time", "e move to type", "d delete"]
+                keys += ["j/k select", "Enter details", "c note", "t time", "v values", "e move to type", "d delete"]
             }
             keys += ["/ search", "g go to date"] + (ui.query == nil ? [] : ["Esc all events"])
             if ui.page > 0 || data.hasMore { keys.append("n/p page") }

@@ -14,6 +14,18 @@ extension AppUI {
             // The time as it is, to amend.
             form.values[0] = context.times[id].map { WhenText.typed($0, calendar: calendar) } ?? ""
             mode = .form(form)
+        case .char("v"):
+            guard context.page.indices.contains(selection) else { return nil }
+            let id = context.page[selection]
+            let fields = context.eventTypes[id].flatMap { context.fields[$0] } ?? []
+            guard !fields.isEmpty else {
+                message = "Its type has no properties: add some on the Types tab or with trendy types props add."
+                return .redraw
+            }
+            let was = fields.map { context.values[id]?[$0.key] ?? "" }
+            var form = Form(.values(id, fields: fields, was: was))
+            form.values = was
+            mode = .form(form)
         case .char("/"):
             var form = Form(.search)
             form.values[0] = query ?? ""
@@ -148,6 +160,10 @@ extension AppUI {
             return .logAt(
                 typeId: id, when: values[1], note: values[0].isEmpty ? nil : values[0], properties: properties)
         case .time(let id): return .retime(eventId: id, when: values[0])
+        case .values(let id, let fields, let was):
+            let set = zip(fields, values).filter { !$0.1.isEmpty }.map { "\($0.0.key)=\($0.1)" }
+            let unset = zip(fields, zip(values, was)).filter { $0.1.0.isEmpty && !$0.1.1.isEmpty }.map(\.0.key)
+            return .setValues(eventId: id, set: set, unset: unset)
         case .jump: return .jump(values[0])
         case .newType: return .createType(name: values[0])
         case .renameType(let id): return .renameType(id, name: values[0], color: values[1], icon: values[2])
@@ -185,7 +201,8 @@ extension AppUI.Command {
     /// Sent from a form that stays open until the answer: closed unless it was refused.
     var closesForm: Bool {
         switch self {
-        case .logAt, .retime, .jump, .createType, .renameType, .createPlace, .editPlace, .changePassword: true
+        case .logAt, .retime, .setValues, .jump, .createType, .renameType, .createPlace, .editPlace, .changePassword:
+            true
         default: false
         }
     }

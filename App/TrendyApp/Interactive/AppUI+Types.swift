@@ -29,6 +29,8 @@ extension AppUI {
             case logDetails(UUIDv7, fields: [LogField] = [])
             /// The event's time.
             case time(UUIDv7)
+            /// The event's property values, as they are (`was`), by its type's fields.
+            case values(UUIDv7, fields: [LogField], was: [String])
             case search
             case jump
             case newType
@@ -66,6 +68,7 @@ extension AppUI {
             case .logDetails(_, let fields):
                 ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"] + fields.map(\.label)
             case .time: ["When (now, -2h, yesterday 18:00, 2026-11-20 09:00)"]
+            case .values(_, let fields, _): fields.map(\.label)
             case .search: ["Search notes, places and types (empty shows all)"]
             case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
             case .newType: ["Name"]
@@ -100,6 +103,8 @@ extension AppUI {
         /// as typed (`key=value`, read by their definitions).
         case logAt(typeId: UUIDv7, when: String, note: String?, properties: [String] = [])
         case retime(eventId: UUIDv7, when: String)
+        /// Set these values (`key=value`) and remove those (`key`) of the event.
+        case setValues(eventId: UUIDv7, set: [String], unset: [String])
         case undo(Undo)
         /// The events list from the first event on or before this day (as typed).
         case jump(String)

@@ -50,6 +50,9 @@ struct AppUI: Sendable, Equatable {
         var prefill: [String: [String]] = [:]
         /// Each type's properties, as the log form asks for them.
         var fields: [UUIDv7: [LogField]] = [:]
+        /// The page's events' types and values as typed (`v` amends them).
+        var eventTypes: [UUIDv7: UUIDv7] = [:]
+        var values: [UUIDv7: [String: String]] = [:]
     }
 
     var tab: MainTab = .dashboard
@@ -235,7 +238,7 @@ struct AppUI: Sendable, Equatable {
             mode = .browse
             return .redraw
         case .char("q"): return .quit
-        case .char("c"), .char("e"), .char("d"), .char("t"):
+        case .char("c"), .char("e"), .char("d"), .char("t"), .char("v"):
             mode = .browse
             guard let row = context.page.firstIndex(of: id) else { return .redraw }
             selection = row
