@@ -29,8 +29,15 @@ public enum Archive {
     /// Whether `data` starts like an archive (a JSON object naming the format), without parsing
     /// the rest: `trendy import` tells an archive from a list of events by this.
     public static func looksLikeArchive(_ head: Data) -> Bool {
-        let text = String(decoding: head.prefix(4_096), as: UTF8.self)
-        return text.drop { $0.isWhitespace }.first == "{" && text.contains("\"\(format)\"")
+        let text = String(decoding: withoutBOM(head.prefix(4_096)), as: UTF8.self)
+        // An object naming a format (any: a wrong one is then refused as such); `{"events": …}`
+        // without one is a list of events.
+        return text.drop { $0.isWhitespace }.first == "{" && text.contains("\"format\"")
+    }
+
+    /// `data` without a UTF-8 byte-order mark.
+    static func withoutBOM(_ data: Data) -> Data {
+        data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data
     }
 
     /// Writes the store's whole account through `write`, events a page at a time (memory stays
@@ -43,7 +50,10 @@ public enum Archive {
             String(decoding: try encoder.encode(value), as: UTF8.self)
         }
         func list(_ items: [String]) -> String { "[" + items.map { "\n  " + $0 }.joined(separator: ",") + "]" }
-        try write("{\"format\": \"\(format)\", \"version\": \(version), \"exported_at\": \"\(ISO8601.format(now))\",\n")
+        let account = try await store.owner().map { "\"\($0)\"" } ?? "null"
+        try write(
+            "{\"format\": \"\(format)\", \"version\": \(version), \"exported_at\": \"\(ISO8601.format(now))\", "
+                + "\"account\": \(account),\n")
         try write("\"event_types\": " + list(try await store.eventTypes().map { try json($0.value) }) + ",\n")
         try write(
             "\"property_definitions\": "
@@ -106,6 +116,8 @@ public struct ArchiveImport: Sendable {
         var geofences: [Geofence]
         var events: [Event]
         var conflicts: Int
+        /// The account it was written from (its user id), when it says.
+        var account: String?
     }
 
     let store: any LocalStore
@@ -116,13 +128,23 @@ public struct ArchiveImport: Sendable {
     /// Reads and checks `data` whole; throws ``Archive/Refusal`` naming the first problem.
     static func read(_ data: Data) throws(Archive.Refusal) -> Content {
         func refuse(_ reason: String) -> Archive.Refusal { Archive.Refusal(description: reason) }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Archive.withoutBOM(data))
+        } catch {
+            throw refuse(
+                "the archive is not valid JSON (cut short or damaged: \(error.localizedDescription)); nothing was imported"
+            )
+        }
+        guard let object = parsed as? [String: Any] else {
             throw refuse("not a Trendy archive (not a JSON object); nothing was imported")
         }
         guard object["format"] as? String == Archive.format else {
             throw refuse("not a Trendy archive (its format is not \(Archive.format)); nothing was imported")
         }
-        guard let version = object["version"] as? Int else { throw refuse("the archive names no version") }
+        guard let version = object["version"] as? Int, version >= 1 else {
+            throw refuse("the archive names no version (a whole number from 1); nothing was imported")
+        }
         guard version <= Archive.version else {
             throw refuse(
                 "the archive is version \(version), written by a newer Trendy; this one reads version "
@@ -148,7 +170,13 @@ public struct ArchiveImport: Sendable {
             types: try section("event_types", EventType.self),
             definitions: try section("property_definitions", PropertyDefinition.self),
             geofences: try section("geofences", Geofence.self), events: try section("events", Event.self),
-            conflicts: (object["conflicts"] as? [Any])?.count ?? 0)
+            conflicts: (object["conflicts"] as? [Any])?.count ?? 0, account: object["account"] as? String)
+        for (name, ids) in [
+            ("event_types", content.types.map(\.id)), ("property_definitions", content.definitions.map(\.id)),
+            ("geofences", content.geofences.map(\.id)), ("events", content.events.map(\.id)),
+        ] where Set(ids).count != ids.count {
+            throw refuse("\(name) holds an id twice: the archive is damaged; nothing was imported")
+        }
         let typeIds = Set(content.types.map(\.id))
         let geofenceIds = Set(content.geofences.map(\.id))
         if let d = content.definitions.first(where: { !typeIds.contains($0.eventTypeId) }) {
@@ -165,9 +193,54 @@ public struct ArchiveImport: Sendable {
         return content
     }
 
+    /// The content under new ids, every reference following.
+    static func renamed(_ content: Content) -> Content {
+        let ids = UUIDv7Generator()
+        var map: [UUIDv7: UUIDv7] = [:]
+        func new(_ id: UUIDv7) -> UUIDv7 {
+            if let known = map[id] { return known }
+            let made = ids.next()
+            map[id] = made
+            return made
+        }
+        var out = content
+        out.types = content.types.map {
+            var t = $0
+            t.id = new(t.id)
+            return t
+        }
+        out.definitions = content.definitions.map {
+            var d = $0
+            d.id = new(d.id)
+            d.eventTypeId = new(d.eventTypeId)
+            return d
+        }
+        out.geofences = content.geofences.map {
+            var g = $0
+            g.id = new(g.id)
+            g.entryEventTypeId = g.entryEventTypeId.map(new)
+            g.exitEventTypeId = g.exitEventTypeId.map(new)
+            return g
+        }
+        out.events = content.events.map {
+            var e = $0
+            e.id = new(e.id)
+            e.eventTypeId = new(e.eventTypeId)
+            e.geofenceId = e.geofenceId.map(new)
+            return e
+        }
+        return out
+    }
+
     /// Checks `data` whole, then adds what is not here; `progress` hears the events handled.
     public func run(_ data: Data, progress: (Int) -> Void = { _ in }) async throws -> Report {
-        let content = try Self.read(data)
+        var content = try Self.read(data)
+        // Ids are an account's: on the server they belong to the account that wrote the archive,
+        // and a create of one under another account is refused there for ever. Read into another
+        // account, every id is new (consistently: every reference follows).
+        if let account = content.account, try await store.owner().map({ $0 != account }) ?? false {
+            content = Self.renamed(content)
+        }
         var report = Report(conflictsCarried: content.conflicts)
         // Types: by id, else by name (any case), else added under the archive's id.
         var typeMap: [UUIDv7: UUIDv7] = [:]

@@ -34,6 +34,10 @@ public enum EventImporter {
         public var properties: [String: PropertyValue] = [:]
         /// Whether ``line`` is a CSV line or a JSON item.
         public var unit: RowError.Unit = .line
+        /// The place's name (`location_name`).
+        public var locationName: String?
+        /// The place's position (`latitude` and `longitude`, both or neither).
+        public var location: Coordinate?
     }
 
     /// The columns every event has; any other names a property.
@@ -157,6 +161,17 @@ public enum EventImporter {
         }
         let notes = value("notes")
         let externalId = value("external_id")
+        let locationName = value("location_name")
+        var location: Coordinate?
+        switch (value("latitude"), value("longitude")) {
+        case (nil, nil): break
+        case (let lat?, let lon?):
+            guard let latitude = Double(lat), let longitude = Double(lon) else {
+                return failure("latitude and longitude must be numbers")
+            }
+            location = Coordinate(latitude: latitude, longitude: longitude)
+        default: return failure("latitude and longitude go together")
+        }
         // The models' own rules, as `trendy log` and the server apply them: a row they would
         // refuse is reported here with its line, never stored to be refused by every sync
         // (outside tester: notes with BEL/NUL/ESC imported, then failed on the server; a type
@@ -169,7 +184,8 @@ public enum EventImporter {
         do throws(ValidationError) {
             try Event(
                 id: probeId, eventTypeId: probeId, timestamp: timestamp, endDate: end, notes: notes,
-                isAllDay: allDay, sourceType: .imported, externalId: externalId
+                isAllDay: allDay, sourceType: .imported, externalId: externalId, location: location,
+                locationName: locationName
             ).validate()
         } catch {
             return failure(error.issues.map(\.description).joined(separator: "; "))
@@ -178,6 +194,8 @@ public enum EventImporter {
             line: line, typeName: type, timestamp: timestamp, endDate: end, notes: notes, isAllDay: allDay,
             externalId: externalId)
         row.unit = unit
+        row.locationName = locationName
+        row.location = location
         for (column, text) in fields
         where !PropertyDefinition.reservedKeys.contains(column.lowercased())
             && !text.trimmingCharacters(in: .whitespaces).isEmpty

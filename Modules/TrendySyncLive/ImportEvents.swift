@@ -55,7 +55,8 @@ public struct ImportEvents: Sendable {
                 guard let type = types[row.typeName.lowercased()] else { continue }
                 var event = Event(
                     id: ids.next(), eventTypeId: type.id, timestamp: row.timestamp, endDate: row.endDate,
-                    notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId)
+                    notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId,
+                    location: row.location, locationName: row.locationName)
                 if !row.propertyTexts.isEmpty || !row.properties.isEmpty {
                     if definitions[type.id] == nil {
                         definitions[type.id] = try await store.propertyDefinitions(ofType: type.id).map(\.value)

@@ -67,6 +67,8 @@ extension SQLiteLocalStore {
 
     public func eventPage(offset: Int, limit: Int, filter: EventFilter) async throws -> [LocalRecord<Event>] {
         let words = (filter.text ?? "").split(whereSeparator: \.isWhitespace).map(String.init)
+        // Nothing holds a word longer than the longest text (and SQLite refuses such a pattern).
+        if words.contains(where: { $0.count > 10_000 }) { return [] }
         return try await db.read { db in
             // Words of three characters or more that name no type: the full-text index, newest
             // first; else a walk of the time index that checks each event.
@@ -77,10 +79,11 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// `%`, `_` and `\\` as the person's characters in a `LIKE … ESCAPE '\\'` pattern, lowercased.
+    /// `%`, `_` and `\\` as the person's characters in a `LIKE … ESCAPE '\\'` pattern (`LIKE`
+    /// ignores the case of ASCII letters, and finds other letters as typed).
     static func likePattern(_ word: String) -> String {
         "%"
-            + word.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+            + word.replacingOccurrences(of: "\\", with: "\\\\")
             .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
     }
 
@@ -88,7 +91,7 @@ extension SQLiteLocalStore {
     static func namesAType(_ db: Database, _ words: [String]) throws -> Bool {
         try words.contains { word in
             try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM local_event_types WHERE lower(name) LIKE ? ESCAPE '\\' LIMIT 1",
+                db, sql: "SELECT 1 FROM local_event_types WHERE name LIKE ? ESCAPE '\\' LIMIT 1",
                 arguments: [likePattern(word)]) == true
         }
     }
@@ -165,9 +168,9 @@ extension SQLiteLocalStore {
             let like = "LIKE ? ESCAPE '\\'"
             conditions.append(
                 """
-                (lower(coalesce((SELECT f.text FROM local_event_search AS s JOIN local_events_fts AS f ON f.rowid = s.key
-                  WHERE s.event_id = e.id), '')) \(like)
-                OR e.event_type_id IN (SELECT id FROM local_event_types WHERE lower(name) \(like)))
+                (coalesce((SELECT f.text FROM local_event_search AS s JOIN local_events_fts AS f ON f.rowid = s.key
+                  WHERE s.event_id = e.id), '') \(like)
+                OR e.event_type_id IN (SELECT id FROM local_event_types WHERE name \(like)))
                 """)
             arguments += [likePattern(word), likePattern(word)]
         }

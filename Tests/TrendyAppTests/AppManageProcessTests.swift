@@ -271,7 +271,7 @@ extension AppProcessTests {
             if !asked { app.type("<esc>") }
         }
         #expect(asked, "\(Self.lastFrame(app))")
-        #expect(Self.lastFrame(app).contains("shots (a number, empty: 2)"))
+        #expect(Self.lastFrame(app).contains("shots (a number), empty: 2"))
         app.type("<enter><enter>two<enter>oat<enter>")
         #expect(await Self.shows(app, "shots is a number; 'two' is not one"), "\(Self.lastFrame(app))")
         app.type("<esc>L")
@@ -314,6 +314,12 @@ extension AppProcessTests {
         let listed = try TrendyProcess.run(["events", "list"] + d).stdout
         let mine = listed.split(separator: "\n").first { $0.contains("mine") } ?? ""
         #expect(mine.contains("milk=whole") && !mine.contains("shots="), "\(listed)")
+        // Undo puts the values back (it said so and left them, found by the second attack).
+        app.type("u")
+        #expect(await Self.shows(app, "Change taken back."))
+        let back = try TrendyProcess.run(["events", "list"] + d).stdout
+        let again = back.split(separator: "\n").first { $0.contains("mine") } ?? ""
+        #expect(again.contains("shots=2") && !again.contains("milk="), "\(back)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
     }

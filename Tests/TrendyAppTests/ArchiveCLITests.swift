@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrendyServer
 import TrendyTestSupport
 
 /// `trendy export --archive` and reading it back (issue 33): into the same account it changes
@@ -27,23 +28,26 @@ struct ArchiveCLITests {
         }
     }
 
-    func events(_ d: [String]) throws -> [String] {
+    /// Each event as a line, its id left out when `ids` is false (another account's ids are new).
+    func events(_ d: [String], ids: Bool = true) throws -> [String] {
         run.array(try run.run(["events", "list", "--all", "--json"] + d)).map { e in
             let props = (e["properties"] as? [String: Any]).map {
                 String(decoding: try! JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self)
             }
-            return "\(e["id"] ?? "") \(e["type"] ?? "") \(e["timestamp"] ?? "") \(e["notes"] ?? "-") \(props ?? "")"
+            return
+                "\(ids ? e["id"] ?? "" : "") \(e["type"] ?? "") \(e["timestamp"] ?? "") \(e["notes"] ?? "-") \(props ?? "")"
         }
     }
 
-    func catalog(_ d: [String]) throws -> [String] {
-        let types = run.array(try run.run(["types", "--json"] + d)).map { "\($0["id"] ?? "") \($0["name"] ?? "")" }
+    func catalog(_ d: [String], ids: Bool = true) throws -> [String] {
+        func id(_ item: [String: Any]) -> String { ids ? "\(item["id"] ?? "")" : "" }
+        let types = run.array(try run.run(["types", "--json"] + d)).map { "\(id($0)) \($0["name"] ?? "")" }
         let props = ["Coffee", "Run"].flatMap { type in
             let listed = (try? run.run(["types", "props", type, "--json"] + d)).map { run.array($0) } ?? []
-            return listed.map { "\($0["id"] ?? "") \($0["key"] ?? "") \($0["default_value"] ?? "-")" }
+            return listed.map { "\(id($0)) \($0["key"] ?? "") \($0["default_value"] ?? "-")" }
         }
         let places = run.array(try run.run(["geofence", "list", "--json"] + d)).map {
-            "\($0["id"] ?? "") \($0["name"] ?? "") \($0["entry_type"] ?? "")"
+            "\(id($0)) \($0["name"] ?? "") \($0["entry_type"] ?? "")"
         }
         return types.sorted() + props.sorted() + places.sorted()
     }
@@ -62,8 +66,10 @@ struct ArchiveCLITests {
         #expect(try events(a) == before)
         let restored = try run.run(["import", file] + b)
         #expect(restored.status == 0, "\(restored.stderr)")
-        #expect(try events(b) == before, "the same events, ids kept")
-        #expect(try catalog(b) == catalog(a), "the same types, properties and places")
+        // Another account: the same data under new ids (the server keeps ids per account).
+        #expect(try events(b, ids: false) == events(a, ids: false), "the same events")
+        #expect(try catalog(b, ids: false) == catalog(a, ids: false), "the same types, properties and places")
+        #expect(try Set(events(b)).isDisjoint(with: before), "every id new")
     }
 
     @Test func aTypeOfTheSameNameIsTakenAndTheReferencesFollow() throws {
@@ -82,6 +88,12 @@ struct ArchiveCLITests {
         #expect(run.array(try run.run(["types", "props", "coffee", "--json"] + b)).count == 2)
     }
 
+    /// The first type of an archive's text, as written.
+    func firstType(_ text: String) -> String {
+        let start = text.range(of: "\"event_types\": [\n  ")!.upperBound
+        return String(text[start...].prefix { $0 != "\n" }).trimmingCharacters(in: CharacterSet(charactersIn: ","))
+    }
+
     @Test func aDamagedOrNewerArchiveIsRefusedBeforeAnythingIsWritten() throws {
         let (dirA, a) = try CLISkeletonTests.signedUp()
         let (dirB, b) = try CLISkeletonTests.signedUp()
@@ -91,7 +103,17 @@ struct ArchiveCLITests {
         #expect(try run.run(["export", "--archive", "-o", file] + a).status == 0)
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let cases = [
-            ("cut", String(text.prefix(text.count - 40)), "not a JSON object"),
+            ("cut", String(text.prefix(text.count - 40)), "not valid JSON"),
+            ("version 0", text.replacingOccurrences(of: "\"version\": 1", with: "\"version\": 0"), "version"),
+            (
+                "other format", text.replacingOccurrences(of: "\"trendy-archive\"", with: "\"trendy-archivex\""),
+                "format"
+            ),
+            (
+                "a type twice",
+                text.replacingOccurrences(of: "\"event_types\": [", with: "\"event_types\": [" + firstType(text) + ","),
+                "twice"
+            ),
             ("newer", text.replacingOccurrences(of: "\"version\": 1", with: "\"version\": 7"), "newer"),
             (
                 "bad event", text.replacingOccurrences(of: "2026-03-11T08:00:00.000Z", with: "0001-01-01T00:00:00Z"),
@@ -104,6 +126,36 @@ struct ArchiveCLITests {
             let r = try run.run(["import", bad] + b)
             #expect(r.status == 65 && r.stderr.contains(words), "\(name): \(r.stderr)")
             #expect(try catalog(b).isEmpty && events(b).isEmpty, "\(name): nothing written")
+        }
+    }
+}
+
+extension ArchiveCLITests {
+    /// Found by the second outside attack: an archive read into a second account on the same
+    /// server kept the first account's ids, and every create was refused there for ever ("the id
+    /// is already in use"). With a byte-order mark it was read as a list of events.
+    @Test func anArchiveReadIntoAnotherAccountOnTheSameServerSyncs() async throws {
+        try await AuthCLITests.withServer { server in
+            let cli = SyncCLITests()
+            let a = TemporaryDirectory("archive-a", create: false)
+            let c = TemporaryDirectory("archive-c", create: false)
+            try await cli.signIn("signup", "a\(UUID().uuidString.prefix(6))@example.com", a, server)
+            try await cli.signIn("signup", "c\(UUID().uuidString.prefix(6))@example.com", c, server)
+            let da = ["--data-dir", a.path, "--api-url", server.baseURL.absoluteString]
+            let dc = ["--data-dir", c.path, "--api-url", server.baseURL.absoluteString]
+            try filled(da)
+            #expect(try await cli.trendy(["sync"], a, server).status == 0)
+            let file = a.path + "/all.json"
+            #expect(try run.run(["export", "--archive", "-o", file] + da).status == 0)
+            let bom = a.path + "/bom.json"
+            try (Data([0xEF, 0xBB, 0xBF]) + Data(contentsOf: URL(fileURLWithPath: file))).write(
+                to: URL(fileURLWithPath: bom))
+            let imported = try run.run(["import", bom] + dc)
+            #expect(imported.status == 0 && imported.stdout.contains("Imported the archive"), "\(imported.stdout)")
+            let synced = try await cli.trendy(["sync"], c, server)
+            #expect(synced.status == 0 && !synced.stdout.contains("could not sync"), "\(synced.stdout)")
+            #expect(try await cli.trendy(["status"], c, server).stdout.contains("Failed: 0"))
+            #expect(try events(dc, ids: false) == events(da, ids: false))
         }
     }
 }

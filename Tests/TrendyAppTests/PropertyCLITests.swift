@@ -331,3 +331,37 @@ extension PropertyFileTests {
         #expect(rows.count == 2_500 && Set(rows).count == 2_500)
     }
 }
+
+extension PropertyFileTests {
+    /// Found by the second outside attack: a short word's search (the walk of the time index)
+    /// lowercased the word but not the text beyond ASCII, so "Σ" found nothing, even as written;
+    /// a 50,001-character word was a raw SQLite error; a place's name and position did not go
+    /// through a CSV file.
+    @Test func searchFindsLettersAsWrittenAndPlacesGoThroughAFile() throws {
+        let (dir, d) = try CLISkeletonTests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try run.run(["types", "add", "Trip"] + d).status == 0)
+        #expect(
+            try run.run(["log", "Trip", "--note", "ΣΊΣΥΦΟΣ in İstanbul", "--at", "2026-01-01T00:00:00Z"] + d).status
+                == 0)
+        for word in ["Σ", "ΣΊ", "İs", "ΣΥΦΟΣ", "STANBUL"] {
+            let r = try run.run(["events", "list", "--text", word] + d)
+            #expect(r.stdout.contains("ΣΊΣΥΦΟΣ"), "\(word): \(r.stdout)")
+        }
+        let long = try run.run(["events", "list", "--text", String(repeating: "a", count: 50_001)] + d)
+        #expect(long.status == 0 && long.stdout.contains("No events"), "\(long.stderr)")
+        let csv = dir.path + "/places.csv"
+        try "type,timestamp,location_name,latitude,longitude\nTrip,2026-02-01T00:00:00Z,Blue Bottle,37.7,-122.4\n"
+            .write(toFile: csv, atomically: true, encoding: .utf8)
+        #expect(try run.run(["import", csv] + d).status == 0)
+        #expect(try run.run(["events", "list", "--text", "bottle"] + d).stdout.contains("2026-02-01"))
+        let out = dir.path + "/out.csv"
+        #expect(try run.run(["export", "-o", out] + d).status == 0)
+        let exported = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(exported.contains("Blue Bottle,37.7,-122.4"), "\(exported)")
+        let bad = dir.path + "/half.csv"
+        try "type,timestamp,latitude\nTrip,2026-02-02T00:00:00Z,37.7\n".write(
+            toFile: bad, atomically: true, encoding: .utf8)
+        #expect(try run.run(["import", bad] + d).stderr.contains("latitude and longitude go together"))
+    }
+}

@@ -10,7 +10,7 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Write every event (or a filtered part) as CSV or JSON that imports back.",
         discussion: """
-            Columns: type,timestamp,end_date,notes,all_day,external_id, then one per property (each value as \
+            Columns: type,timestamp,end_date,notes,all_day,external_id,location_name,latitude,longitude, then one per property (each value as \
             `trendy log --prop` takes it) — the ones `trendy import` reads, so \
             importing an export into the same account adds nothing and into another makes the same events. \
             Newest first, as `trendy events list` shows them. Without -o, to standard output; with -o, the file is written beside its place and \
@@ -85,7 +85,12 @@ struct ExportCommand: AsyncParsableCommand {
         _ store: any LocalStore, _ filter: EventFilter, _ names: [UUIDv7: String], properties: [String] = [],
         json: Bool, into sink: ExportSink, progress: (Int) -> Void = { _ in }
     ) async throws -> Int {
-        let header = ["type", "timestamp", "end_date", "notes", "all_day", "external_id"] + properties
+        let header =
+            [
+                "type", "timestamp", "end_date", "notes", "all_day", "external_id", "location_name", "latitude",
+                "longitude",
+            ]
+            + properties
         sink.write(json ? "[" : header.map(csvField).joined(separator: ",") + "\n")
         var written = 0
         let page = 1_000
@@ -109,7 +114,8 @@ struct ExportCommand: AsyncParsableCommand {
         ([
             names[e.eventTypeId] ?? e.eventTypeId.description, TrendyJSON.formatDate(e.timestamp),
             e.endDate.map(TrendyJSON.formatDate) ?? "", e.notes ?? "", e.isAllDay ? "true" : "false",
-            e.externalId ?? "",
+            e.externalId ?? "", e.locationName ?? "", e.location.map { String($0.latitude) } ?? "",
+            e.location.map { String($0.longitude) } ?? "",
         ]
             + properties.map { key in
                 (e.properties[key] ?? e.properties.first { $0.key.lowercased() == key.lowercased() }?.value)?.text ?? ""
@@ -130,6 +136,11 @@ struct ExportCommand: AsyncParsableCommand {
         if let end = e.endDate { item["end_date"] = TrendyJSON.formatDate(end) }
         if let notes = e.notes { item["notes"] = notes }
         if let external = e.externalId { item["external_id"] = external }
+        if let place = e.locationName { item["location_name"] = place }
+        if let at = e.location {
+            item["latitude"] = at.latitude
+            item["longitude"] = at.longitude
+        }
         if !e.properties.isEmpty, let wire = try? FieldPatch.object(e.properties) { item["properties"] = wire }
         let data = (try? JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])) ?? Data("{}".utf8)
         return "  " + String(decoding: data, as: UTF8.self)

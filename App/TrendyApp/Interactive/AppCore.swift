@@ -372,7 +372,7 @@ struct AppCore: Sendable {
             times: Dictionary(data.page.map { ($0.id, $0.timestamp) }, uniquingKeysWith: { a, _ in a }),
             hasEvents: data.onboarding.eventCount > 0, prefill: data.editFields,
             fields: Dictionary(grouping: data.definitions, by: \.eventTypeId).mapValues {
-                $0.map { AppUI.LogField(key: $0.key, label: AppHelp.fieldLabel($0)) }
+                $0.map { AppUI.LogField(key: $0.key, label: AppHelp.fieldLabel($0), fallback: $0.defaultValue?.text) }
             },
             eventTypes: Dictionary(data.page.map { ($0.id, $0.eventTypeId) }, uniquingKeysWith: { a, _ in a }),
             values: Dictionary(

@@ -98,8 +98,7 @@ enum AppHelp {
             case .date: "a date-time: 2026-03-14T09:30:00Z"
             default: d.propertyType.described
             }
-        let fallback = d.defaultValue.map { ", empty: \($0.text)" } ?? ""
-        return "\(d.label) (\(kind)\(fallback))"
+        return "\(d.label) (\(kind))"
     }
 
     /// A property's value in words.

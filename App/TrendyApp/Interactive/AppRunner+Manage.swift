@@ -109,6 +109,7 @@ extension AppRunner {
                 $0.eventTypeId = before.eventTypeId
                 $0.notes = before.notes
                 $0.timestamp = before.timestamp
+                $0.properties = before.properties
             }
             return Outcome(message: "Change taken back.", wrote: true)
         }
@@ -121,7 +122,7 @@ extension AppRunner {
         guard try await !env.store.changedLocally(event.id.description, after: mark) else { return false }
         // The store keeps milliseconds.
         return event.eventTypeId == left.eventTypeId && event.notes == left.notes
-            && abs(event.timestamp.timeIntervalSince(left.timestamp)) < 0.001
+            && event.properties == left.properties && abs(event.timestamp.timeIntervalSince(left.timestamp)) < 0.001
     }
 
     /// An undo that would overwrite a change made since (here, in another terminal, on another device).

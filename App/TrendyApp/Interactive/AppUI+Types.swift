@@ -16,6 +16,9 @@ extension AppUI {
     struct LogField: Sendable, Equatable {
         var key: String
         var label: String
+        /// The default a new event gets when the field is left empty (the log form says so; an
+        /// edit's empty field removes the value).
+        var fallback: String?
     }
 
     /// A form: its fields as typed, and which one has the cursor.
@@ -66,9 +69,10 @@ extension AppUI {
             case .firstType: ["Name"]
             case .note: ["Note (empty clears it)"]
             case .logDetails(_, let fields):
-                ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"] + fields.map(\.label)
+                ["Note", "When (empty: now; or -2h, yesterday 18:00, 2026-11-20 09:00)"]
+                    + fields.map { field in field.fallback.map { "\(field.label), empty: \($0)" } ?? field.label }
             case .time: ["When (now, -2h, yesterday 18:00, 2026-11-20 09:00)"]
-            case .values(_, let fields, _): fields.map(\.label)
+            case .values(_, let fields, _): fields.map { "\($0.label), empty: none" }
             case .search: ["Search notes, places and types (empty shows all)"]
             case .jump: ["Go to date (2026-11-20, yesterday, -7d)"]
             case .newType: ["Name"]

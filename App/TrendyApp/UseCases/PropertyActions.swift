@@ -84,13 +84,7 @@ struct PropertyActions {
         let all = try await env.store.propertyDefinitions(ofType: typeId).map(\.value)
         var wanted: [String: PropertyValue] = [:]
         for assignment in assignments {
-            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                throw ValidationError(
-                    entity: "Event",
-                    issues: [FieldIssue(field: "properties", reason: "'\(assignment)' is not key=value")])
-            }
-            let key = String(assignment[..<equals])
-            let text = String(assignment[assignment.index(after: equals)...])
+            let (key, text) = try Self.split(assignment)
             if let definition = all.first(where: { $0.key.lowercased() == key.lowercased() }) {
                 wanted[definition.key] = try definition.parse(text)
             } else {
@@ -131,13 +125,9 @@ struct PropertyActions {
             result[stored] = nil
         }
         for assignment in assignments {
-            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
-                throw ValidationError(
-                    entity: "Event",
-                    issues: [FieldIssue(field: "properties", reason: "'\(assignment)' is not key=value")])
-            }
-            let definition = try find(String(assignment[..<equals]))
-            result[definition.key] = try definition.parse(String(assignment[assignment.index(after: equals)...]))
+            let (key, text) = try Self.split(assignment)
+            let definition = try find(key)
+            result[definition.key] = try definition.parse(text)
         }
         if defaults {
             // A default that does not fit its definition (left by edits on two devices) is not
@@ -149,5 +139,14 @@ struct PropertyActions {
             }
         }
         return result
+    }
+
+    /// `key=value` as its key and value (the value may hold `=`); a text without a key is refused.
+    static func split(_ assignment: String) throws -> (key: String, value: String) {
+        guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+            throw ValidationError(
+                entity: "Event", issues: [FieldIssue(field: "properties", reason: "'\(assignment)' is not key=value")])
+        }
+        return (String(assignment[..<equals]), String(assignment[assignment.index(after: equals)...]))
     }
 }
