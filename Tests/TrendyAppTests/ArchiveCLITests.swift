@@ -10,27 +10,27 @@ import TrendyTestSupport
 struct ArchiveCLITests {
     let run = PropertyCLITests()
 
-    func filled(_ d: [String]) throws {
-        #expect(try run.run(["types", "add", "Coffee", "--color", "#112233"] + d).status == 0)
-        #expect(try run.run(["types", "add", "Run"] + d).status == 0)
+    func filled(_ d: [String]) async throws {
+        #expect(try await run.run(["types", "add", "Coffee", "--color", "#112233"] + d).status == 0)
+        #expect(try await run.run(["types", "add", "Run"] + d).status == 0)
         for args in [
             ["Coffee", "shots", "--type", "number", "--default", "2"],
             ["Coffee", "milk", "--type", "select", "--options", "oat,whole"], ["Run", "pace", "--type", "duration"],
         ] {
-            #expect(try run.run(["types", "props", "add"] + args + d).status == 0)
+            #expect(try await run.run(["types", "props", "add"] + args + d).status == 0)
         }
-        #expect(try run.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Run"] + d).status == 0)
+        #expect(try await run.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Run"] + d).status == 0)
         for (i, args) in [
             ["Coffee", "--prop", "milk=oat", "--note", "with \"Sam\",\nagain"], ["Run", "--prop", "pace=5m30s"],
             ["Coffee", "--prop", "shots=3"],
         ].enumerated() {
-            #expect(try run.run(["log"] + args + ["--at", "2026-03-1\(i)T08:00:00Z"] + d).status == 0)
+            #expect(try await run.run(["log"] + args + ["--at", "2026-03-1\(i)T08:00:00Z"] + d).status == 0)
         }
     }
 
     /// Each event as a line, its id left out when `ids` is false (another account's ids are new).
-    func events(_ d: [String], ids: Bool = true) throws -> [String] {
-        run.array(try run.run(["events", "list", "--all", "--json"] + d)).map { e in
+    func events(_ d: [String], ids: Bool = true) async throws -> [String] {
+        run.array(try await run.run(["events", "list", "--all", "--json"] + d)).map { e in
             let props = (e["properties"] as? [String: Any]).map {
                 String(decoding: try! JSONSerialization.data(withJSONObject: $0, options: .sortedKeys), as: UTF8.self)
             }
@@ -39,53 +39,54 @@ struct ArchiveCLITests {
         }
     }
 
-    func catalog(_ d: [String], ids: Bool = true) throws -> [String] {
+    func catalog(_ d: [String], ids: Bool = true) async throws -> [String] {
         func id(_ item: [String: Any]) -> String { ids ? "\(item["id"] ?? "")" : "" }
-        let types = run.array(try run.run(["types", "--json"] + d)).map { "\(id($0)) \($0["name"] ?? "")" }
-        let props = ["Coffee", "Run"].flatMap { type in
-            let listed = (try? run.run(["types", "props", type, "--json"] + d)).map { run.array($0) } ?? []
-            return listed.map { "\(id($0)) \($0["key"] ?? "") \($0["default_value"] ?? "-")" }
+        let types = run.array(try await run.run(["types", "--json"] + d)).map { "\(id($0)) \($0["name"] ?? "")" }
+        var props: [String] = []
+        for type in ["Coffee", "Run"] {
+            let listed = run.array(try await run.run(["types", "props", type, "--json"] + d))
+            props += listed.map { "\(id($0)) \($0["key"] ?? "") \($0["default_value"] ?? "-")" }
         }
-        let places = run.array(try run.run(["geofence", "list", "--json"] + d)).map {
+        let places = run.array(try await run.run(["geofence", "list", "--json"] + d)).map {
             "\(id($0)) \($0["name"] ?? "") \($0["entry_type"] ?? "")"
         }
         return types.sorted() + props.sorted() + places.sorted()
     }
 
-    @Test func anArchiveRestoresAnAccountAndChangesNothingInItsOwn() throws {
-        let (dirA, a) = try CLISkeletonTests.signedUp()
-        let (dirB, b) = try CLISkeletonTests.signedUp()
+    @Test func anArchiveRestoresAnAccountAndChangesNothingInItsOwn() async throws {
+        let (dirA, a) = try await PropertyCLITests.signedUp()
+        let (dirB, b) = try await PropertyCLITests.signedUp()
         defer { withExtendedLifetime((dirA, dirB)) {} }
-        try filled(a)
+        try await filled(a)
         let file = dirA.path + "/all.trendy.json"
-        let written = try run.run(["export", "--archive", "-o", file] + a)
+        let written = try await run.run(["export", "--archive", "-o", file] + a)
         #expect(written.status == 0, "\(written.stderr)")
-        let before = try events(a)
-        let again = try run.run(["import", file, "--json"] + a)
+        let before = try await events(a)
+        let again = try await run.run(["import", file, "--json"] + a)
         #expect(again.status == 0 && again.stdout.contains("\"eventsAdded\" : 0"), "\(again.stdout) \(again.stderr)")
-        #expect(try events(a) == before)
-        let restored = try run.run(["import", file] + b)
+        #expect(try await events(a) == before)
+        let restored = try await run.run(["import", file] + b)
         #expect(restored.status == 0, "\(restored.stderr)")
         // Another account: the same data under new ids (the server keeps ids per account).
-        #expect(try events(b, ids: false) == events(a, ids: false), "the same events")
-        #expect(try catalog(b, ids: false) == catalog(a, ids: false), "the same types, properties and places")
-        #expect(try Set(events(b)).isDisjoint(with: before), "every id new")
+        #expect(try await events(b, ids: false) == events(a, ids: false), "the same events")
+        #expect(try await catalog(b, ids: false) == catalog(a, ids: false), "the same types, properties and places")
+        #expect(try await Set(events(b)).isDisjoint(with: before), "every id new")
     }
 
-    @Test func aTypeOfTheSameNameIsTakenAndTheReferencesFollow() throws {
-        let (dirA, a) = try CLISkeletonTests.signedUp()
-        let (dirB, b) = try CLISkeletonTests.signedUp()
+    @Test func aTypeOfTheSameNameIsTakenAndTheReferencesFollow() async throws {
+        let (dirA, a) = try await PropertyCLITests.signedUp()
+        let (dirB, b) = try await PropertyCLITests.signedUp()
         defer { withExtendedLifetime((dirA, dirB)) {} }
-        try filled(a)
-        #expect(try run.run(["types", "add", "coffee"] + b).status == 0)
+        try await filled(a)
+        #expect(try await run.run(["types", "add", "coffee"] + b).status == 0)
         let file = dirA.path + "/all.trendy.json"
-        #expect(try run.run(["export", "--archive", "-o", file] + a).status == 0)
-        #expect(try run.run(["import", file] + b).status == 0)
-        let types = run.array(try run.run(["types", "--json"] + b)).compactMap { $0["name"] as? String }
+        #expect(try await run.run(["export", "--archive", "-o", file] + a).status == 0)
+        #expect(try await run.run(["import", file] + b).status == 0)
+        let types = run.array(try await run.run(["types", "--json"] + b)).compactMap { $0["name"] as? String }
         #expect(types.sorted() == ["Run", "coffee"], "one Coffee: the one here")
-        let coffees = try events(b).filter { $0.contains(" coffee ") }
+        let coffees = try await events(b).filter { $0.contains(" coffee ") }
         #expect(coffees.count == 2)
-        #expect(run.array(try run.run(["types", "props", "coffee", "--json"] + b)).count == 2)
+        #expect(run.array(try await run.run(["types", "props", "coffee", "--json"] + b)).count == 2)
     }
 
     /// The first type of an archive's text, as written.
@@ -94,13 +95,13 @@ struct ArchiveCLITests {
         return String(text[start...].prefix { $0 != "\n" }).trimmingCharacters(in: CharacterSet(charactersIn: ","))
     }
 
-    @Test func aDamagedOrNewerArchiveIsRefusedBeforeAnythingIsWritten() throws {
-        let (dirA, a) = try CLISkeletonTests.signedUp()
-        let (dirB, b) = try CLISkeletonTests.signedUp()
+    @Test func aDamagedOrNewerArchiveIsRefusedBeforeAnythingIsWritten() async throws {
+        let (dirA, a) = try await PropertyCLITests.signedUp()
+        let (dirB, b) = try await PropertyCLITests.signedUp()
         defer { withExtendedLifetime((dirA, dirB)) {} }
-        try filled(a)
+        try await filled(a)
         let file = dirA.path + "/all.trendy.json"
-        #expect(try run.run(["export", "--archive", "-o", file] + a).status == 0)
+        #expect(try await run.run(["export", "--archive", "-o", file] + a).status == 0)
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let cases = [
             ("cut", String(text.prefix(text.count - 40)), "not valid JSON"),
@@ -123,9 +124,10 @@ struct ArchiveCLITests {
         for (name, body, words) in cases {
             let bad = dirB.path + "/\(name).json"
             try body.write(toFile: bad, atomically: true, encoding: .utf8)
-            let r = try run.run(["import", bad] + b)
+            let r = try await run.run(["import", bad] + b)
             #expect(r.status == 65 && r.stderr.contains(words), "\(name): \(r.stderr)")
-            #expect(try catalog(b).isEmpty && events(b).isEmpty, "\(name): nothing written")
+            let (catalogued, listed) = (try await catalog(b), try await events(b))
+            #expect(catalogued.isEmpty && listed.isEmpty, "\(name): nothing written")
         }
     }
 }
@@ -143,19 +145,19 @@ extension ArchiveCLITests {
             try await cli.signIn("signup", "c\(UUID().uuidString.prefix(6))@example.com", c, server)
             let da = ["--data-dir", a.path, "--api-url", server.baseURL.absoluteString]
             let dc = ["--data-dir", c.path, "--api-url", server.baseURL.absoluteString]
-            try filled(da)
+            try await filled(da)
             #expect(try await cli.trendy(["sync"], a, server).status == 0)
             let file = a.path + "/all.json"
-            #expect(try run.run(["export", "--archive", "-o", file] + da).status == 0)
+            #expect(try await run.run(["export", "--archive", "-o", file] + da).status == 0)
             let bom = a.path + "/bom.json"
             try (Data([0xEF, 0xBB, 0xBF]) + Data(contentsOf: URL(fileURLWithPath: file))).write(
                 to: URL(fileURLWithPath: bom))
-            let imported = try run.run(["import", bom] + dc)
+            let imported = try await run.run(["import", bom] + dc)
             #expect(imported.status == 0 && imported.stdout.contains("Imported the archive"), "\(imported.stdout)")
             let synced = try await cli.trendy(["sync"], c, server)
             #expect(synced.status == 0 && !synced.stdout.contains("could not sync"), "\(synced.stdout)")
             #expect(try await cli.trendy(["status"], c, server).stdout.contains("Failed: 0"))
-            #expect(try events(dc, ids: false) == events(da, ids: false))
+            #expect(try await events(dc, ids: false) == events(da, ids: false))
         }
     }
 }
