@@ -149,6 +149,23 @@ public struct PropertyDefinition: Hashable, Sendable, Identifiable, Validating {
         return []
     }
 
+    /// The issues of an event's values that are new or changed against `before`, each checked
+    /// against the definition of its key (any case) among `definitions` — the rule the device and
+    /// the server both apply (D53). A key no definition has is kept as it is (another device's
+    /// or an older client's value, or one whose definition was deleted): never refused. A value
+    /// that did not change is not checked again (its definition may have changed kind since), so
+    /// editing an event's note never fails on an old value.
+    public static func issues(
+        of properties: [String: PropertyValue], before: [String: PropertyValue], in definitions: [PropertyDefinition]
+    ) -> [FieldIssue] {
+        guard !properties.isEmpty, properties != before, !definitions.isEmpty else { return [] }
+        let byKey = Dictionary(definitions.map { ($0.key.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+        return properties.sorted { $0.key < $1.key }.flatMap { key, value -> [FieldIssue] in
+            guard before[key] != value, let definition = byKey[key.lowercased()] else { return [] }
+            return definition.issues(for: value, field: "properties.\(key)")
+        }
+    }
+
     /// Reads a value typed by a person or a file (`--prop shots=2`, a CSV cell) as this property's
     /// kind: numbers as numbers, `yes`/`no`, ISO-8601 dates, durations as seconds, `1:30:00` or
     /// `1h30m`, a select's option in any case. Throws a message that names the property.

@@ -23,18 +23,12 @@ extension SQLiteLocalStore {
     }
 
     /// Refuses an event whose new or changed property values do not fit its type's definitions
-    /// (the server's rule, ``PropertyDefinition/issues(for:field:)``). A key no definition has
+    /// (the server's rule, ``PropertyDefinition/issues(of:before:in:)``). A key no definition has
     /// is kept as it is; an unchanged value is not checked again.
     static func requireProperties(_ db: Database, _ event: Event, before: [String: PropertyValue]) throws {
         guard !event.properties.isEmpty, event.properties != before else { return }
-        let byKey = Dictionary(
-            try definitions(db, ofType: event.eventTypeId.description).map { ($0.key.lowercased(), $0) },
-            uniquingKeysWith: { a, _ in a })
-        guard !byKey.isEmpty else { return }
-        let issues = event.properties.sorted { $0.key < $1.key }.flatMap { key, value -> [FieldIssue] in
-            guard before[key] != value, let definition = byKey[key.lowercased()] else { return [] }
-            return definition.issues(for: value)
-        }
+        let issues = PropertyDefinition.issues(
+            of: event.properties, before: before, in: try definitions(db, ofType: event.eventTypeId.description))
         if !issues.isEmpty { throw LocalStoreError.invalid(ValidationError(entity: "Event", issues: issues)) }
     }
 
@@ -196,19 +190,7 @@ extension SQLiteLocalStore {
                 try Self.applyDelete(db, .propertyDefinition, entry.entityId)
                 return
             }
-            let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
-            let lost = FieldPatch.object(text: entry.payload ?? "{}")
-            let device = try Outbox.deviceId(db)
-            for field in lost.keys.sorted()
-            where FieldPatch.canonical(lost[field]) != FieldPatch.canonical(theirs[field]) {
-                try Self.keep(
-                    SyncConflict(
-                        id: UUID().uuidString.lowercased(), kind: .field, entityType: .propertyDefinition,
-                        entityId: entry.entityId, field: field, keptValue: FieldPatch.canonical(theirs[field]),
-                        lostValue: FieldPatch.canonical(lost[field]), keptBy: "another device", keptAt: at,
-                        lostBy: device, lostAt: at, detectedAt: at, entity: try Self.encode(server)),
-                    db)
-            }
+            try Self.keepLostFields(db, FieldPatch.object(text: entry.payload ?? "{}"), of: server, at: at)
             let writer = try ServerStateWriter(db, keys: [(SyncEntity.propertyDefinition, entry.entityId)])
             _ = try writer.upsert(.propertyDefinition(Timestamped(server, createdAt: at, updatedAt: at)))
         }
@@ -233,21 +215,27 @@ extension SQLiteLocalStore {
                 arguments: [entry.entityId])
             try db.execute(sql: "DELETE FROM local_property_definitions WHERE id = ?", arguments: [entry.entityId])
             guard let local else { return }
-            let mine = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: local))
-            let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
-            let device = try Outbox.deviceId(db)
-            let body = try Self.encode(server)
-            for field in mine.keys.sorted() where field != "key" {
-                let lost = FieldPatch.canonical(mine[field])
-                let kept = FieldPatch.canonical(theirs[field])
-                guard lost != kept else { continue }
-                try Self.keep(
-                    SyncConflict(
-                        id: UUID().uuidString.lowercased(), kind: .field, entityType: .propertyDefinition,
-                        entityId: server.id.description, field: field, keptValue: kept, lostValue: lost,
-                        keptBy: "another device", keptAt: at, lostBy: device, lostAt: at, detectedAt: at, entity: body),
-                    db)
-            }
+            var mine = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: local))
+            mine["key"] = nil
+            try Self.keepLostFields(db, mine, of: server, at: at)
+        }
+    }
+
+    /// Each field of `lost` (a patch of this device's) that differs from `server`'s, kept as a
+    /// `field` conflict of the server's definition: restorable, never dropped without a trace.
+    static func keepLostFields(_ db: Database, _ lost: [String: Any], of server: PropertyDefinition, at: Date) throws {
+        let theirs = try FieldPatch.object(PropertyDefinitionUpdate(everyFieldOf: server))
+        let device = try Outbox.deviceId(db)
+        let body = try encode(server)
+        for field in lost.keys.sorted() {
+            let (mine, kept) = (FieldPatch.canonical(lost[field]), FieldPatch.canonical(theirs[field]))
+            guard mine != kept else { continue }
+            try keep(
+                SyncConflict(
+                    id: UUID().uuidString.lowercased(), kind: .field, entityType: .propertyDefinition,
+                    entityId: server.id.description, field: field, keptValue: kept, lostValue: mine,
+                    keptBy: "another device", keptAt: at, lostBy: device, lostAt: at, detectedAt: at, entity: body),
+                db)
         }
     }
 }

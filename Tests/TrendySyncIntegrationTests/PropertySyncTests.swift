@@ -58,4 +58,21 @@ struct PropertySyncTests {
         #expect(try await store.propertyDefinitions(ofType: type.id).first?.value.options == ["oat", "soy"])
         #expect(try await store.outboxCounts().pending == 1, "the restored options are sent as an edit")
     }
+
+    /// A definition's edit the server refused when the server no longer has the definition (its
+    /// delete crossed the edit): it goes here too, with nothing left to send.
+    @Test func aRefusedEditOfADefinitionGoneFromTheServerRemovesItHere() async throws {
+        let store = try MemoryLocalStore.make()
+        let type = EventType(id: ids.next(), name: "Coffee")
+        try await store.createEventType(type)
+        var definition = PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number)
+        try await store.createPropertyDefinition(definition)
+        try await store.complete(try await store.nextWork(now: Date(), batchSize: 50).entries)
+        definition.label = "Shots"
+        try await store.updatePropertyDefinition(definition)
+        let edit = try #require(try await store.nextWork(now: Date(), batchSize: 50).entries.first)
+        try await store.undoRefusedDefinitionEdit(edit, server: nil, reason: "422")
+        #expect(try await store.propertyDefinitions(ofType: nil).isEmpty)
+        #expect(try await store.outboxCounts() == (0, 0))
+    }
 }

@@ -31,7 +31,11 @@ struct PropertyActions {
 
     /// The definition of `key` (any case) in the type.
     func definition(_ key: String, of type: EventType) async throws -> PropertyDefinition {
-        let all = try await definitions(of: type.id)
+        try Self.find(key, in: try await definitions(of: type.id), of: type)
+    }
+
+    /// The definition of `key` (any case) among `all`, the type's.
+    static func find(_ key: String, in all: [PropertyDefinition], of type: EventType) throws -> PropertyDefinition {
         guard let found = all.first(where: { $0.key.lowercased() == key.lowercased() }) else {
             throw UnknownKey(key: key, typeName: type.name, known: all.map(\.key))
         }
@@ -102,12 +106,6 @@ struct PropertyActions {
         of type: EventType, defaults: Bool
     ) async throws -> [String: PropertyValue] {
         let all = try await definitions(of: type.id)
-        func find(_ key: String) throws -> PropertyDefinition {
-            guard let found = all.first(where: { $0.key.lowercased() == key.lowercased() }) else {
-                throw UnknownKey(key: key, typeName: type.name, known: all.map(\.key))
-            }
-            return found
-        }
         var result = properties
         for key in unset {
             // The key as written first, then in another case.
@@ -126,7 +124,7 @@ struct PropertyActions {
         }
         for assignment in assignments {
             let (key, text) = try Self.split(assignment)
-            let definition = try find(key)
+            let definition = try Self.find(key, in: all, of: type)
             result[definition.key] = try definition.parse(text)
         }
         if defaults {

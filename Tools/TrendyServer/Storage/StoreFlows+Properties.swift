@@ -2,24 +2,6 @@ import Foundation
 import TrendyAPI
 import TrendyModels
 
-extension StoreRules {
-    /// The issues of an event's property values that are new or changed against `before`, checked
-    /// against its type's `definitions`. A key no definition has is kept as it is (another
-    /// device's or an older client's value, or one whose definition was deleted): never refused,
-    /// never dropped. A value that did not change is not checked again (its definition may have
-    /// changed kind since), so editing an event's note never fails on an old value.
-    static func propertyIssues(
-        _ properties: [String: PropertyValue], before: [String: PropertyValue], definitions: [PropertyDefinition]
-    ) -> [FieldIssue] {
-        guard !properties.isEmpty, !definitions.isEmpty else { return [] }
-        let byKey = Dictionary(definitions.map { ($0.key.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
-        return properties.sorted { $0.key < $1.key }.flatMap { key, value -> [FieldIssue] in
-            guard before[key] != value, let definition = byKey[key.lowercased()] else { return [] }
-            return definition.issues(for: value, field: "properties.\(key)")
-        }
-    }
-}
-
 extension StoreFlows {
     /// A property definition's create: an idempotent retry answers what is stored; its type must
     /// be the user's (else 404, as the path names it), and its key free in that type (case-insensitively: a conflict, which a

@@ -152,8 +152,8 @@ enum StoreFlows {
                 outcomes.append(.failed(.validation([FieldIssue(field: "geofence_id", reason: "no such geofence")])))
                 continue
             }
-            let propertyIssues = StoreRules.propertyIssues(
-                event.properties, before: [:], definitions: facts.definitions[event.eventTypeId.description] ?? [])
+            let propertyIssues = PropertyDefinition.issues(
+                of: event.properties, before: [:], in: facts.definitions[event.eventTypeId.description] ?? [])
             if !propertyIssues.isEmpty {
                 outcomes.append(.failed(.validation(propertyIssues)))
                 continue

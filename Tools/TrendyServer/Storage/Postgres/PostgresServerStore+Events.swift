@@ -189,9 +189,9 @@ extension PostgresServerStore {
             answers.duplicateId = try await duplicateId(s, userId: userId, of: event)
         }
         if let properties = questions.properties {
-            answers.propertyIssues = StoreRules.propertyIssues(
-                properties.after, before: properties.before,
-                definitions: try await definitions(s, userId: userId, typeId: properties.typeId))
+            answers.propertyIssues = PropertyDefinition.issues(
+                of: properties.after, before: properties.before,
+                in: try await definitions(s, userId: userId, typeId: properties.typeId))
         }
         return answers
     }

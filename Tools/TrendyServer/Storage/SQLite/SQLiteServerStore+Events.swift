@@ -150,9 +150,9 @@ extension SQLiteServerStore {
             answers.duplicateId = try duplicate(db, userId: userId, key: key, column: "id")
         }
         if let properties = questions.properties {
-            answers.propertyIssues = StoreRules.propertyIssues(
-                properties.after, before: properties.before,
-                definitions: try definitions(db, userId: userId, typeId: properties.typeId))
+            answers.propertyIssues = PropertyDefinition.issues(
+                of: properties.after, before: properties.before,
+                in: try definitions(db, userId: userId, typeId: properties.typeId))
         }
         return answers
     }
