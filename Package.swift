@@ -41,6 +41,9 @@ let package = Package(
         .library(name: "TrendyGeofence", targets: ["TrendyGeofence"]),
         .library(name: "TrendyGeofenceLive", targets: ["TrendyGeofenceLive"]),
         .library(name: "TrendyGeofenceTesting", targets: ["TrendyGeofenceTesting"]),
+        .library(name: "TrendyInsights", targets: ["TrendyInsights"]),
+        .library(name: "TrendyInsightsLive", targets: ["TrendyInsightsLive"]),
+        .library(name: "TrendyInsightsTesting", targets: ["TrendyInsightsTesting"]),
         .library(name: "TrendyTestSupport", targets: ["TrendyTestSupport"]),
     ],
     dependencies: [
@@ -262,6 +265,26 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // Insights (issue 34): streaks, weeks, time patterns and honest correlations, pure; the
+        // install database's aggregates in Live; null histories and the baseline in Testing.
+        .target(
+            name: "TrendyInsights",
+            path: "Modules/TrendyInsights",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyInsightsLive",
+            dependencies: ["TrendyInsights", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Modules/TrendyInsightsLive",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "TrendyInsightsTesting",
+            dependencies: ["TrendyInsights"],
+            path: "Modules/TrendyInsightsTesting",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: App
 
         .target(
@@ -283,6 +306,8 @@ let package = Package(
                 "TrendyGeofence",
                 "TrendyGeofenceLive",
                 "TrendyFiles",
+                "TrendyInsights",
+                "TrendyInsightsLive",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -317,6 +342,7 @@ let package = Package(
             name: "TrendyServer",
             dependencies: [
                 "TrendyAPI",
+                "TrendyInsights",
                 "TrendyModels",
                 "TrendyLogging",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -365,6 +391,9 @@ let package = Package(
                 "TrendyOnboardingLive",
                 "TrendyGeofence",
                 "TrendyGeofenceLive",
+                "TrendyInsights",
+                "TrendyInsightsLive",
+                "TrendyInsightsTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -505,11 +534,30 @@ let package = Package(
                 "TrendyServerTestSupport", "TrendyTestSupport", "TrendyAuth", "TrendyAuthTesting", "TrendySync",
                 "TrendySyncTesting", "TrendyRouting", "TrendyOnboarding", "TrendyOnboardingTesting",
                 "TrendyApp", "trendy", "TrendyServer", "TrendyLogging", "TrendyAPI", "TrendyAPITesting", "TrendyModels",
+                "TrendyInsights", "TrendyInsightsLive", "TrendySyncLive",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/TrendyAppTests",
+            swiftSettings: swiftSettings
+        ),
+        // The device's aggregates against a scan of the events, through every write path of
+        // Sync's real store (log, edit, delete, import, pull, type cascade) and settings changes.
+        .testTarget(
+            name: "TrendyInsightsIntegrationTests",
+            dependencies: [
+                "TrendyInsights", "TrendyInsightsLive", "TrendyInsightsTesting", "TrendySync", "TrendySyncLive",
+                "TrendyAPI", "TrendyModels", "TrendyTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TrendyInsightsIntegrationTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TrendyInsightsTests",
+            dependencies: ["TrendyInsights", "TrendyInsightsTesting"],
+            path: "Tests/TrendyInsightsTests",
             swiftSettings: swiftSettings
         ),
     ]

@@ -23,6 +23,8 @@ public struct EventUpdate: Codable, Sendable, Equatable {
     public var locationName: FieldUpdate<String> = .keep
     /// New properties (replaces all; `null` clears).
     public var properties: FieldUpdate<[String: PropertyValue]> = .keep
+    /// New zone it was logged in (nullable).
+    public var timeZone: FieldUpdate<String> = .keep
 
     /// Creates an empty update (changes nothing).
     public init() {}
@@ -38,6 +40,7 @@ public struct EventUpdate: Codable, Sendable, Equatable {
         case location
         case locationName = "location_name"
         case properties
+        case timeZone = "time_zone"
     }
 
     /// Decodes the tri-state fields.
@@ -53,6 +56,7 @@ public struct EventUpdate: Codable, Sendable, Equatable {
         location = try c.decodeUpdate(Coordinate.self, forKey: .location)
         locationName = try c.decodeUpdate(String.self, forKey: .locationName)
         properties = try c.decodeUpdate([String: PropertyValue].self, forKey: .properties)
+        timeZone = try c.decodeUpdate(String.self, forKey: .timeZone)
     }
 
     /// Encodes present fields only, with explicit `null` for cleared ones.
@@ -68,6 +72,7 @@ public struct EventUpdate: Codable, Sendable, Equatable {
         try c.encodeUpdate(location, forKey: .location)
         try c.encodeUpdate(locationName, forKey: .locationName)
         try c.encodeUpdate(properties, forKey: .properties)
+        try c.encodeUpdate(timeZone, forKey: .timeZone)
     }
 
     /// Fields that may not be cleared (`null` is an error for them).
@@ -92,6 +97,7 @@ public struct EventUpdate: Codable, Sendable, Equatable {
         e.location = location.apply(to: e.location)
         e.locationName = locationName.apply(to: e.locationName)
         e.properties = properties.apply(to: e.properties) ?? [:]
+        e.timeZone = timeZone.apply(to: e.timeZone)
         return e
     }
 }

@@ -103,6 +103,7 @@ extension EventUpdate: EntityPatch {
         location = e.location.map { .set($0) } ?? .clear
         locationName = e.locationName.map { .set($0) } ?? .clear
         properties = .set(e.properties)
+        timeZone = e.timeZone.map { .set($0) } ?? .clear
     }
 }
 

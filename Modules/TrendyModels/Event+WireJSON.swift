@@ -60,6 +60,10 @@ extension Event {
         }
         key("source_type")
         string(sourceType.rawValue)
+        if let timeZone {
+            key("time_zone")
+            string(timeZone)
+        }
         key("timestamp")
         string(ISO8601.format(timestamp))
         if let updatedAt {

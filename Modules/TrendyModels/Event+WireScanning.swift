@@ -22,6 +22,7 @@ extension Event {
         var notes: String?
         var externalId: String?
         var locationName: String?
+        var timeZone: String?
         var geofenceId: UUIDv7?
         var isAllDay = false
         var sourceType = SourceType.manual
@@ -64,6 +65,10 @@ extension Event {
                 guard let v = s.optionalString() else { return nil }
                 locationName = v
                 ok = true
+            } else if s.equals(key, "time_zone") {
+                guard let v = s.optionalString() else { return nil }
+                timeZone = v
+                ok = true
             } else if s.equals(key, "is_all_day") {
                 // `null` is refused; the full decoder says why.
                 guard let b = s.bool() else { return nil }
@@ -89,7 +94,7 @@ extension Event {
             event: Event(
                 id: id, eventTypeId: typeId, timestamp: timestamp, endDate: endDate, notes: notes, isAllDay: isAllDay,
                 sourceType: sourceType, externalId: externalId, geofenceId: geofenceId, location: location,
-                locationName: locationName),
+                locationName: locationName, timeZone: timeZone),
             createdAt: createdAt, updatedAt: updatedAt)
     }
 

@@ -26,13 +26,17 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
     public var locationName: String?
     /// Typed values by property name.
     public var properties: [String: PropertyValue]
+    /// The IANA zone the event was logged in (`Europe/Berlin`), so its day is the local date
+    /// where it happened; nil for events from before the field existed and imports without one
+    /// (insights then use the person's zone).
+    public var timeZone: String?
 
     /// Creates an event.
     public init(
         id: UUIDv7, eventTypeId: UUIDv7, timestamp: Date, endDate: Date? = nil, notes: String? = nil,
         isAllDay: Bool = false, sourceType: SourceType = .manual, externalId: String? = nil,
         geofenceId: UUIDv7? = nil, location: Coordinate? = nil, locationName: String? = nil,
-        properties: [String: PropertyValue] = [:]
+        properties: [String: PropertyValue] = [:], timeZone: String? = nil
     ) {
         self.id = id
         self.eventTypeId = eventTypeId
@@ -46,6 +50,7 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
         self.location = location
         self.locationName = locationName
         self.properties = properties
+        self.timeZone = timeZone
     }
 
     /// The length of the event when it has an end.
@@ -64,6 +69,7 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
         case location
         case locationName = "location_name"
         case properties
+        case timeZone = "time_zone"
     }
 
     /// Decodes, defaulting `is_all_day` to false, `source_type` to manual and properties to none.
@@ -81,6 +87,7 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
         location = try c.decodeIfPresent(Coordinate.self, forKey: .location)
         locationName = try c.decodeIfPresent(String.self, forKey: .locationName)
         properties = try c.decodeUnlessNull([String: PropertyValue].self, forKey: .properties) ?? [:]
+        timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
     }
 
     /// Checks every field and reports all problems at once.
@@ -118,6 +125,9 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
             c.check(locationName.count <= 200, "location_name", "must be at most 200 characters")
             c.check(!locationName.hasControlCharacter, "location_name", "must not contain control characters")
         }
+        if let timeZone {
+            c.check(Self.isZoneName(timeZone), "time_zone", "must be an IANA time zone name such as Europe/Berlin")
+        }
         if let location {
             do throws(ValidationError) { try location.validate() } catch { c.merge(error, prefix: "location") }
         }
@@ -136,5 +146,18 @@ public struct Event: Hashable, Sendable, Codable, Identifiable, Validating {
             c.issues += properties[key]!.issues(field: "properties.\(key)")
         }
         try c.finish()
+    }
+
+    /// Whether `name` has the shape of an IANA zone name (`UTC`, `Europe/Berlin`,
+    /// `America/Argentina/Buenos_Aires`, `Etc/GMT+5`). The shape only: a zone newer than this
+    /// device's time-zone data is still kept (insights then use the person's zone for it).
+    public static func isZoneName(_ name: String) -> Bool {
+        guard (1...64).contains(name.utf8.count), let first = name.utf8.first, first != UInt8(ascii: "/"),
+            name.utf8.last != UInt8(ascii: "/"), !name.contains("//"), !name.contains("..")
+        else { return false }
+        return name.utf8.allSatisfy { b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
+                || b == UInt8(ascii: "/") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: "+")
+        }
     }
 }

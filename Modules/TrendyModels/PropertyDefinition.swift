@@ -77,7 +77,7 @@ public struct PropertyDefinition: Hashable, Sendable, Identifiable, Validating {
     /// never says two things in one column.
     public static let reservedKeys: Set<String> = [
         "id", "type", "timestamp", "end_date", "notes", "all_day", "external_id", "source", "location_name",
-        "latitude", "longitude", "properties",
+        "latitude", "longitude", "properties", "time_zone",
     ]
 
     /// Whether `key` is a well-formed key: a letter, then letters, digits or `_`, at most 64.

@@ -38,6 +38,8 @@ public enum EventImporter {
         public var locationName: String?
         /// The place's position (`latitude` and `longitude`, both or neither).
         public var location: Coordinate?
+        /// The zone it was logged in (`time_zone`).
+        public var timeZone: String?
     }
 
     /// The columns every event has; any other names a property.
@@ -162,6 +164,7 @@ public enum EventImporter {
         let notes = value("notes")
         let externalId = value("external_id")
         let locationName = value("location_name")
+        let timeZone = value("time_zone")
         var location: Coordinate?
         switch (value("latitude"), value("longitude")) {
         case (nil, nil): break
@@ -185,7 +188,7 @@ public enum EventImporter {
             try Event(
                 id: probeId, eventTypeId: probeId, timestamp: timestamp, endDate: end, notes: notes,
                 isAllDay: allDay, sourceType: .imported, externalId: externalId, location: location,
-                locationName: locationName
+                locationName: locationName, timeZone: timeZone
             ).validate()
         } catch {
             return failure(error.issues.map(\.description).joined(separator: "; "))
@@ -196,6 +199,7 @@ public enum EventImporter {
         row.unit = unit
         row.locationName = locationName
         row.location = location
+        row.timeZone = timeZone
         for (column, text) in fields
         where !PropertyDefinition.reservedKeys.contains(column.lowercased())
             && !text.trimmingCharacters(in: .whitespaces).isEmpty

@@ -56,7 +56,7 @@ public struct ImportEvents: Sendable {
                 var event = Event(
                     id: ids.next(), eventTypeId: type.id, timestamp: row.timestamp, endDate: row.endDate,
                     notes: row.notes, isAllDay: row.isAllDay, sourceType: .imported, externalId: row.externalId,
-                    location: row.location, locationName: row.locationName)
+                    location: row.location, locationName: row.locationName, timeZone: row.timeZone)
                 if !row.propertyTexts.isEmpty || !row.properties.isEmpty {
                     if definitions[type.id] == nil {
                         definitions[type.id] = try await store.propertyDefinitions(ofType: type.id).map(\.value)

@@ -6,6 +6,8 @@ import TrendySync
 /// ``LocalTransaction`` over one GRDB transaction of the install database.
 struct SQLiteLocalTransaction: LocalTransaction {
     let db: Database
+    /// The zone a new event without one is stamped with.
+    var zone: String? = nil
 
     static func databaseValue(_ value: LocalValue) -> DatabaseValue {
         switch value {
@@ -45,13 +47,18 @@ struct SQLiteLocalTransaction: LocalTransaction {
     func geofence(_ id: UUIDv7) throws -> Geofence? { try SQLiteLocalStore.storedGeofence(db, id: id) }
     func event(_ id: UUIDv7) throws -> Event? { try SQLiteLocalStore.storedEvent(db, id: id) }
     func eventTypeExists(_ id: UUIDv7) throws -> Bool { try SQLiteLocalStore.eventTypeExists(db, id: id) }
-    func insertEvent(_ event: Event, now: Date) throws { try SQLiteLocalStore.insertEvent(db, event, now: now) }
+    func insertEvent(_ event: Event, now: Date) throws {
+        var event = event
+        if event.timeZone == nil, let zone, Event.isZoneName(zone) { event.timeZone = zone }
+        try SQLiteLocalStore.insertEvent(db, event, now: now)
+    }
     func replaceEvent(_ event: Event, now: Date) throws { try SQLiteLocalStore.replaceEvent(db, event, now: now) }
 }
 
 extension SQLiteLocalStore: LocalUnitOfWork {
     public func write<T: Sendable>(_ body: @Sendable (any LocalTransaction) throws -> T) async throws -> T {
-        try await db.write { db in try body(SQLiteLocalTransaction(db: db)) }
+        let zone = zone()
+        return try await db.write { db in try body(SQLiteLocalTransaction(db: db, zone: zone)) }
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any LocalTransaction) throws -> T) async throws -> T {

@@ -12,11 +12,18 @@ public final class SQLiteLocalStore: LocalStore {
     let db: any DatabaseWriter
     let now: @Sendable () -> Date
     let logger: Logger
+    /// The zone the device is in now: a new event logged here without one is stamped with it
+    /// (its day is then the local date where it happened; nil stamps nothing).
+    let zone: @Sendable () -> String?
 
     /// Uses an open, migrated database (see ``SyncSchema``).
-    public init(database: any DatabaseWriter, now: @escaping @Sendable () -> Date = Date.init, logger: Logger) {
+    public init(
+        database: any DatabaseWriter, now: @escaping @Sendable () -> Date = Date.init,
+        zone: @escaping @Sendable () -> String? = { nil }, logger: Logger
+    ) {
         db = database
         self.now = now
+        self.zone = zone
         self.logger = logger
     }
 
@@ -198,6 +205,9 @@ public final class SQLiteLocalStore: LocalStore {
     }
 
     public func createEvent(_ event: Event) async throws {
+        var stamped = event
+        if stamped.timeZone == nil, let zone = zone(), Event.isZoneName(zone) { stamped.timeZone = zone }
+        let event = stamped
         try validate { () throws(ValidationError) in try event.validate() }
         let at = now()
         try await db.write { db in

@@ -10,7 +10,7 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export", abstract: "Write every event (or a filtered part) as CSV or JSON that imports back.",
         discussion: """
-            Columns: type,timestamp,end_date,notes,all_day,external_id,location_name,latitude,longitude, then one per property (each value as \
+            Columns: type,timestamp,end_date,notes,all_day,external_id,location_name,latitude,longitude,time_zone, then one per property (each value as \
             `trendy log --prop` takes it) — the ones `trendy import` reads, so \
             importing an export into the same account adds nothing and into another makes the same events. \
             Newest first, as `trendy events list` shows them. Without -o, to standard output; with -o, the file is written beside its place and \
@@ -88,7 +88,7 @@ struct ExportCommand: AsyncParsableCommand {
         let header =
             [
                 "type", "timestamp", "end_date", "notes", "all_day", "external_id", "location_name", "latitude",
-                "longitude",
+                "longitude", "time_zone",
             ]
             + properties
         sink.write(json ? "[" : header.map(csvField).joined(separator: ",") + "\n")
@@ -115,7 +115,7 @@ struct ExportCommand: AsyncParsableCommand {
             names[e.eventTypeId] ?? e.eventTypeId.description, TrendyJSON.formatDate(e.timestamp),
             e.endDate.map(TrendyJSON.formatDate) ?? "", e.notes ?? "", e.isAllDay ? "true" : "false",
             e.externalId ?? "", e.locationName ?? "", e.location.map { String($0.latitude) } ?? "",
-            e.location.map { String($0.longitude) } ?? "",
+            e.location.map { String($0.longitude) } ?? "", e.timeZone ?? "",
         ]
             + properties.map { key in
                 (e.properties[key] ?? e.properties.first { $0.key.lowercased() == key.lowercased() }?.value)?.text ?? ""
@@ -141,6 +141,7 @@ struct ExportCommand: AsyncParsableCommand {
             item["latitude"] = at.latitude
             item["longitude"] = at.longitude
         }
+        if let zone = e.timeZone { item["time_zone"] = zone }
         if !e.properties.isEmpty, let wire = try? FieldPatch.object(e.properties) { item["properties"] = wire }
         let data = (try? JSONSerialization.data(withJSONObject: item, options: [.sortedKeys])) ?? Data("{}".utf8)
         return "  " + String(decoding: data, as: UTF8.self)

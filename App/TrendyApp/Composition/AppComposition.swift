@@ -101,7 +101,8 @@ public enum AppComposition {
         let api = LiveTrendyAPIClient(
             configuration: .init(endpoint: apiEndpoint, budget: backend.budget, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
-        let store = SQLiteLocalStore(database: database, logger: logs.logger(.data))
+        let zone = deviceZone()
+        let store = SQLiteLocalStore(database: database, zone: { zone }, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let reachability = HealthCheckProbe(
@@ -112,12 +113,12 @@ public enum AppComposition {
             identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
             logger: logs.logger(.sync))
         let platform = AppPlatform(
-            paths: paths, logs: logs, ids: UUIDv7Generator(), auth: auth, remote: api, store: store, engine: engine,
-            reachability: reachability, budget: backend.budget, afterSync: SyncHooks())
+            paths: paths, logs: logs, ids: UUIDv7Generator(), auth: auth, remote: api, database: database, store: store,
+            engine: engine, reachability: reachability, budget: backend.budget, afterSync: SyncHooks(), timeZone: zone)
         var app = AppAssembly(platform: platform)
         for plugin in plugins { plugin.install(into: &app) }
         let onClose = app.onClose
-        return AppEnvironment(
+        var environment = AppEnvironment(
             paths: paths, logs: logs, ids: platform.ids, now: Date.init, plugins: plugins, modules: app.modules,
             auth: auth, api: api, store: store, sync: engine, reachability: reachability, onboarding: app.onboarding,
             routing: RouteCoordinator(
@@ -129,6 +130,17 @@ public enum AppComposition {
                 await embedded?.stop()
                 install.release()
             })
+        environment.insights = app.insights
+        environment.timeZone = zone
+        return environment
+    }
+
+    /// The zone the device is in: `TRENDY_TIME_ZONE` when it names one, else the system's.
+    static func deviceZone(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let named = environment["TRENDY_TIME_ZONE"], Event.isZoneName(named), TimeZone(identifier: named) != nil {
+            return named
+        }
+        return TimeZone.current.identifier
     }
 
     /// The server the install talks to: the one at the given URL, or without one a backend a

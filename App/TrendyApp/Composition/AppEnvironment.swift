@@ -4,6 +4,7 @@ import TrendyAPI
 import TrendyAPILive
 import TrendyAuth
 import TrendyGeofence
+import TrendyInsights
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -50,6 +51,10 @@ public struct AppEnvironment: Sendable {
     /// The simulated platform location and region monitor (what `trendy location` drives; nil
     /// without the geofence plugin).
     public var location: (any LocationSimulator)?
+    /// Insights' settings and data (nil without its plugin).
+    public var insights: (any InsightStore)?
+    /// The zone the device is in now (`TRENDY_TIME_ZONE`, else the system's).
+    public var timeZone: String = TimeZone.current.identifier
     /// Runs after every sync pass the app starts (geofences follow what the pass pulled).
     public var syncFinished: @Sendable (SyncRun) async -> Void
     /// Releases what the environment holds (HTTP connections, the embedded backend).

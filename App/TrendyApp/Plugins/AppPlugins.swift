@@ -13,6 +13,7 @@ public enum AppPlugins {
         AuthPlugin(),
         SyncPlugin(),
         OnboardingPlugin(),
+        InsightsPlugin(),
     ]
 
     /// The plugins of the program running now: the executable's list, set by
@@ -30,7 +31,7 @@ public enum AppPlugins {
     ]
 
     /// The order help lists features in (a person's order, not the lifecycle's); others follow.
-    static let helpOrder = ["auth", "sync", "geofence", "onboarding", "logging", "dev-backend"]
+    static let helpOrder = ["auth", "sync", "insights", "geofence", "onboarding", "logging", "dev-backend"]
 
     /// The `trendy` subcommands for `plugins`: `version`, each plugin's (in ``helpOrder``), then
     /// the program's own.

@@ -6,6 +6,7 @@ import TrendyAPILive
 import TrendyAuth
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyInsights
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -97,6 +98,8 @@ public struct AppPlatform: Sendable {
     public var auth: any AuthService
     /// The live HTTP client: it serves every remote port (``TrendyAPIClient``, ``OnboardingRemote``).
     public var remote: LiveTrendyAPIClient
+    /// The install database (features that keep tables of their own read them through it).
+    public var database: any DatabaseWriter
     /// The local store; also the unit of work features write through.
     public var store: SQLiteLocalStore
     /// The sync engine.
@@ -107,6 +110,8 @@ public struct AppPlatform: Sendable {
     public var budget: NetworkBudget
     /// Work to run after every sync pass the app starts; features add to it.
     public var afterSync: SyncHooks
+    /// The zone the device is in now.
+    public var timeZone: String
 }
 
 /// What the plugins built, assembled into an ``AppEnvironment`` once the last one installed.
@@ -121,6 +126,8 @@ public struct AppAssembly: Sendable {
     public var geofence: (any GeofenceService)?
     /// The simulated device location (nil without the geofence plugin).
     public var location: (any LocationSimulator)?
+    /// Insights (nil without its plugin).
+    public var insights: (any InsightStore)?
     /// Releases what plugins hold, in reverse order, before the platform closes.
     public var onClose: [@Sendable () async -> Void] = []
 

@@ -1,0 +1,53 @@
+import Foundation
+import TrendyInsights
+
+/// Insights as the CLI and the app ask for them: one copy of "the report now" and "explain one".
+enum InsightActions {
+    /// The report at `now` for a person in the device's zone; `zone` (another IANA zone) counts
+    /// every day in it instead, from the events (the aggregates are kept in the saved settings').
+    static func report(_ env: AppEnvironment, zone: String? = nil, now: Date? = nil) async throws -> InsightReport {
+        let store = try env.requireInsights()
+        var settings = try await store.settings()
+        let at = now ?? env.now()
+        let data: InsightData
+        if let zone, zone != settings.timeZone {
+            settings.timeZone = zone
+            data = try await store.scan(now: at, zone: zone, settings: settings)
+        } else {
+            data = try await store.data(now: at, zone: env.timeZone)
+        }
+        return Insights.report(data, settings: settings)
+    }
+
+    /// The insight `id` recomputed twice, from the aggregates and from the events one by one.
+    static func explain(_ env: AppEnvironment, id: String, now: Date? = nil) async throws -> Explained? {
+        let store = try env.requireInsights()
+        let settings = try await store.settings()
+        let at = now ?? env.now()
+        let fast = Insights.report(try await store.data(now: at, zone: env.timeZone), settings: settings)
+        let slow = Insights.report(try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings)
+        guard let a = fast.explanation(of: id) else { return nil }
+        let b = slow.explanation(of: id)
+        return Explained(id: id, sentence: a.sentence, explanation: a.explanation, agrees: b?.explanation == a.explanation && b?.sentence == a.sentence)
+    }
+
+    /// One insight's working.
+    struct Explained: Encodable {
+        /// Its id.
+        var id: String
+        /// What it says.
+        var sentence: String
+        /// How it was computed.
+        var explanation: Explanation
+        /// Whether recomputing it from the events one by one gave the same.
+        var agrees: Bool
+    }
+}
+
+extension AppEnvironment {
+    /// Insights, or a clear error when this program is built without them.
+    func requireInsights() throws(CLIError) -> any InsightStore {
+        guard let insights else { throw .featureUnavailable("this program is built without insights") }
+        return insights
+    }
+}

@@ -1,0 +1,104 @@
+/// A person's day: a local date counted from 1970-01-01 (day 0), in the zone where its events
+/// were logged and after the person's "day starts at" hour. Pure arithmetic on the proleptic
+/// Gregorian calendar (no `Calendar`), so every platform and the server count the same days.
+public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// Days since 1970-01-01.
+    public var number: Int
+
+    /// The day `number` days after 1970-01-01.
+    public init(_ number: Int) { self.number = number }
+
+    /// The day of a date given as year, month (1–12) and day of month.
+    public init(year: Int, month: Int, day: Int) {
+        // Howard Hinnant's days_from_civil.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        number = era * 146_097 + doe - 719_468
+    }
+
+    /// The day an ISO date (`2026-11-26`) names; nil when it is not one.
+    public init?(iso text: some StringProtocol) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), (1...12).contains(m), d >= 1,
+            d <= Self.daysIn(month: m, year: y)
+        else { return nil }
+        self.init(year: y, month: m, day: d)
+    }
+
+    /// Year, month (1–12) and day of month.
+    public var civil: (year: Int, month: Int, day: Int) {
+        // Howard Hinnant's civil_from_days.
+        let z = number + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// The ISO date, `2026-11-26`.
+    public var iso: String {
+        let (y, m, d) = civil
+        return "\(y)-\(m < 10 ? "0" : "")\(m)-\(d < 10 ? "0" : "")\(d)"
+    }
+
+    /// The weekday, 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday).
+    public var weekday: Int { ((number % 7) + 7 + 3) % 7 }
+
+    /// The Monday that starts this day's week.
+    public var monday: Day { Day(number - weekday) }
+
+    /// The first day of this day's month.
+    public var firstOfMonth: Day {
+        let (y, m, _) = civil
+        return Day(year: y, month: m, day: 1)
+    }
+
+    /// The day `n` days later (earlier for negative `n`).
+    public func adding(_ n: Int) -> Day { Day(number + n) }
+
+    /// Whole days from `self` to `other`.
+    public func distance(to other: Day) -> Int { other.number - number }
+
+    /// The ISO date.
+    public var description: String { iso }
+
+    /// Orders days by date.
+    public static func < (a: Day, b: Day) -> Bool { a.number < b.number }
+
+    /// The weekday names, Monday first.
+    public static let weekdayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    /// Days in a month of a year.
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Encodes as the ISO date.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(iso)
+    }
+
+    /// Decodes an ISO date.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let text = try c.decode(String.self)
+        guard let day = Day(iso: text) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "not an ISO date: \(text)")
+        }
+        self = day
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// What insights read and keep on a device: the person's settings and the data they are computed
+/// from. The Insights feature owns this port; the install database implements it
+/// (`SQLiteInsightStore`, from aggregates), and a scan of events does the same for tests
+/// (`InMemoryInsightStore`).
+public protocol InsightStore: Sendable {
+    /// The person's settings (first use: the device's zone, days starting at midnight).
+    func settings() async throws -> InsightSettings
+    /// Keeps new settings and counts every day again with them. Throws
+    /// ``InsightSettingsError`` for settings that are not possible.
+    func save(_ settings: InsightSettings) async throws
+    /// The data insights are computed from, at `now`, for a person now in `zone`.
+    func data(now: Date, zone: String) async throws -> InsightData
+    /// The same data read from the events one by one with `settings` (the saved ones or others
+    /// tried for once), not from aggregates (`insights explain` shows both agree).
+    func scan(now: Date, zone: String, settings: InsightSettings) async throws -> InsightData
+}
+
+/// Settings that cannot be kept, with every reason.
+public struct InsightSettingsError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reasons.
+    public var issues: [String]
+
+    /// Creates one.
+    public init(issues: [String]) { self.issues = issues }
+
+    /// The reasons in one line.
+    public var description: String { issues.joined(separator: "; ") }
+}

@@ -1,0 +1,171 @@
+import GRDB
+
+/// The insights plugin's tables in the install database: the person's settings, zone offsets, and
+/// the daily aggregates that triggers on Sync's `local_events` keep in the same transaction as
+/// every write (a log, an edit, a delete, an import, a pull, an adoption, a repair's copy), so
+/// insights never scan the events.
+///
+/// A day is computed in SQL exactly as ``DayClock`` computes it: the event's zone (its
+/// `time_zone`, else the home zone) gives the offset in force at its time from
+/// `insight_zone_offsets` (the same periods ``ZoneOffsets`` reads), the wall-clock time less the
+/// day-start hour is floored to a day. Property sums are integers in thousandths (``ValueSum``).
+/// An `INSERT OR REPLACE` (a pulled page) deletes the row it replaces without delete triggers, so
+/// a `BEFORE INSERT` trigger takes that row out first.
+public enum InsightSchema {
+    /// Adds the migrations (after Sync's: the triggers are on its table).
+    public static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("insights.v1", migrate: migrate)
+    }
+
+    /// Far enough back that every event's day is floored correctly by integer division.
+    static let shift: Int64 = 86_400_000 * 1_000_000
+
+    /// A column of the `row` event: `new.body`, or for the row an `INSERT OR REPLACE` is about
+    /// to replace (`replaced`), the stored row with the new row's id.
+    static func column(_ row: String, _ name: String) -> String {
+        row == "replaced" ? "(SELECT \(name) FROM local_events WHERE id = new.id)" : "\(row).\(name)"
+    }
+
+    /// The offset (seconds) in force for the `row`'s event.
+    static func offset(_ row: String) -> String {
+        """
+        coalesce(
+          (SELECT offset_s FROM insight_zone_offsets WHERE zone = json_extract(\(column(row, "body")), '$.time_zone')
+             AND from_ms <= \(column(row, "timestamp_ms")) ORDER BY from_ms DESC LIMIT 1),
+          (SELECT z.offset_s FROM insight_zone_offsets AS z WHERE z.zone = (SELECT zone FROM insight_settings WHERE id = 1)
+             AND z.from_ms <= \(column(row, "timestamp_ms")) ORDER BY z.from_ms DESC LIMIT 1),
+          0)
+        """
+    }
+
+    /// `(wall, ds)` for the row: its wall-clock milliseconds and the day start in milliseconds.
+    static func clock(_ row: String) -> String {
+        """
+        (SELECT \(column(row, "timestamp_ms")) + 1000 * \(offset(row)) AS wall,
+                coalesce((SELECT day_start FROM insight_settings WHERE id = 1), 0) * 3600000 AS ds)
+        """
+    }
+
+    /// The day, from `wall` and `ds`.
+    static let day = "((wall - ds + \(shift)) / 86400000 - \(shift / 86_400_000))"
+    /// The weekday-and-hour slot, from `wall` and `ds`.
+    static let slot = "(((\(day) % 7) + 10) % 7) * 24 + ((wall + \(shift)) % 86400000) / 3600000"
+    /// The event's zone name ('' for none).
+    static func zone(_ row: String) -> String { "coalesce(json_extract(\(column(row, "body")), '$.time_zone'), '')" }
+
+    /// Adds the `row` event to every aggregate.
+    static func add(_ row: String) -> String {
+        """
+        INSERT INTO insight_daily (type_id, day, count)
+          SELECT \(column(row, "event_type_id")), \(day), 1 FROM \(clock(row)) WHERE 1
+          ON CONFLICT (type_id, day) DO UPDATE SET count = count + 1;
+        INSERT INTO insight_slots (type_id, slot, count)
+          SELECT \(column(row, "event_type_id")), \(slot), 1 FROM \(clock(row)) WHERE 1
+          ON CONFLICT (type_id, slot) DO UPDATE SET count = count + 1;
+        INSERT INTO insight_day_zones (day, zone, count)
+          SELECT \(day), \(zone(row)), 1 FROM \(clock(row)) WHERE 1
+          ON CONFLICT (day, zone) DO UPDATE SET count = count + 1;
+        INSERT INTO insight_values (type_id, key, day, n, milli)
+          SELECT \(column(row, "event_type_id")), p.key, \(day), 1, CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER)
+          FROM \(clock(row)), json_each(\(column(row, "body")), '$.properties') AS p
+          WHERE json_extract(p.value, '$.type') IN ('number', 'duration')
+          ON CONFLICT (type_id, key, day) DO UPDATE SET n = n + 1, milli = milli + excluded.milli;
+        """
+    }
+
+    /// Takes the `row` event out of every aggregate (rows left at zero are skipped by reads and
+    /// dropped by a rebuild).
+    static func remove(_ row: String) -> String {
+        let d = "(SELECT \(day) FROM \(clock(row)))"
+        return """
+            UPDATE insight_daily SET count = count - 1 WHERE type_id = \(column(row, "event_type_id")) AND day = \(d);
+            UPDATE insight_slots SET count = count - 1
+              WHERE type_id = \(column(row, "event_type_id")) AND slot = (SELECT \(slot) FROM \(clock(row)));
+            UPDATE insight_day_zones SET count = count - 1 WHERE day = \(d) AND zone = \(zone(row));
+            UPDATE insight_values SET n = n - 1,
+              milli = milli - (SELECT CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER)
+                               FROM json_each(\(column(row, "body")), '$.properties') AS p WHERE p.key = insight_values.key)
+              WHERE type_id = \(column(row, "event_type_id")) AND day = \(d)
+                AND key IN (SELECT p.key FROM json_each(\(column(row, "body")), '$.properties') AS p
+                            WHERE json_extract(p.value, '$.type') IN ('number', 'duration'));
+            """
+    }
+
+    /// Every event with its wall-clock time and the day start, for the rebuild.
+    static let clocked = """
+        (SELECT r.event_type_id AS event_type_id, r.body AS body, r.timestamp_ms + 1000 * \(offset("r")) AS wall,
+                coalesce((SELECT day_start FROM insight_settings WHERE id = 1), 0) * 3600000 AS ds
+         FROM local_events AS r) AS r
+        """
+
+    /// Every aggregate built again from the events (after the settings or the zones changed).
+    static let rebuild = """
+        DELETE FROM insight_daily;
+        DELETE FROM insight_slots;
+        DELETE FROM insight_day_zones;
+        DELETE FROM insight_values;
+        INSERT INTO insight_daily (type_id, day, count)
+          SELECT r.event_type_id, \(day) AS d, count(*) FROM \(clocked) GROUP BY r.event_type_id, d;
+        INSERT INTO insight_slots (type_id, slot, count)
+          SELECT r.event_type_id, \(slot) AS s, count(*) FROM \(clocked) GROUP BY r.event_type_id, s;
+        INSERT INTO insight_day_zones (day, zone, count)
+          SELECT \(day) AS d, \(zone("r")) AS z, count(*) FROM \(clocked) GROUP BY d, z;
+        INSERT INTO insight_values (type_id, key, day, n, milli)
+          SELECT r.event_type_id, p.key, \(day) AS d, count(*),
+                 sum(CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER))
+          FROM \(clocked), json_each(r.body, '$.properties') AS p
+          WHERE json_extract(p.value, '$.type') IN ('number', 'duration')
+          GROUP BY r.event_type_id, p.key, d;
+        """
+
+    static func migrate(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE insight_settings (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    zone TEXT NOT NULL,
+                    day_start INTEGER NOT NULL,
+                    body TEXT NOT NULL
+                );
+                CREATE TABLE insight_zone_offsets (
+                    zone TEXT NOT NULL, from_ms INTEGER NOT NULL, offset_s INTEGER NOT NULL,
+                    PRIMARY KEY (zone, from_ms)
+                ) WITHOUT ROWID;
+                CREATE TABLE insight_zones (zone TEXT PRIMARY KEY, known INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE insight_daily (
+                    type_id TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (type_id, day)
+                ) WITHOUT ROWID;
+                CREATE TABLE insight_slots (
+                    type_id TEXT NOT NULL, slot INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (type_id, slot)
+                ) WITHOUT ROWID;
+                CREATE TABLE insight_day_zones (
+                    day INTEGER NOT NULL, zone TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (day, zone)
+                ) WITHOUT ROWID;
+                CREATE TABLE insight_values (
+                    type_id TEXT NOT NULL, key TEXT NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,
+                    milli INTEGER NOT NULL, PRIMARY KEY (type_id, key, day)
+                ) WITHOUT ROWID;
+                CREATE TRIGGER insight_events_insert AFTER INSERT ON local_events BEGIN
+                  \(add("new"))
+                END;
+                CREATE TRIGGER insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events BEGIN
+                  \(remove("old"))
+                  \(add("new"))
+                END;
+                CREATE TRIGGER insight_events_replace BEFORE INSERT ON local_events
+                WHEN EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
+                  \(remove("replaced"))
+                END;
+                CREATE TRIGGER insight_events_delete AFTER DELETE ON local_events BEGIN
+                  \(remove("old"))
+                END;
+                \(rebuild)
+                """)
+    }
+
+    /// The tables this plugin keeps (a repair leaves them to be rebuilt).
+    public static let tables: Set<String> = [
+        "insight_settings", "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots",
+        "insight_day_zones", "insight_values",
+    ]
+}

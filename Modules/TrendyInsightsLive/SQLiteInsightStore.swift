@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+import TrendyInsights
+
+/// ``InsightStore`` on the install database: settings in `insight_settings`, data from the
+/// aggregates ``InsightSchema`` keeps. Reads Sync's tables for the types, the numeric property
+/// definitions and the few events of today and a week ago (partial days).
+public final class SQLiteInsightStore: InsightStore {
+    let db: any DatabaseWriter
+    let defaultZone: @Sendable () -> String
+
+    /// A store on `database`; `defaultZone` is the zone of a first use (the device's).
+    public init(database: any DatabaseWriter, defaultZone: @escaping @Sendable () -> String) {
+        db = database
+        self.defaultZone = defaultZone
+    }
+
+    /// The settings; the first use keeps the default and counts every day with it.
+    public func settings() async throws -> InsightSettings {
+        if let settings = try await db.read({ db in try Self.stored(db) }) { return settings }
+        let fresh = InsightSettings(timeZone: ZoneOffsets(zone: defaultZone()) == nil ? "UTC" : defaultZone())
+        try await save(fresh)
+        return fresh
+    }
+
+    /// Keeps `settings` and rebuilds the aggregates with them.
+    public func save(_ settings: InsightSettings) async throws {
+        var issues = settings.issues
+        if ZoneOffsets(zone: settings.timeZone) == nil && settings.timeZone != "UTC" {
+            issues.append("'\(settings.timeZone)' is not a time zone this device knows (try Europe/Berlin)")
+        }
+        guard issues.isEmpty else { throw InsightSettingsError(issues: issues) }
+        let body = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+        try await db.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO insight_settings (id, zone, day_start, body) VALUES (1, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET zone = excluded.zone, day_start = excluded.day_start, body = excluded.body
+                    """, arguments: [settings.timeZone, settings.dayStartHour, body])
+            _ = try Self.learnZones(db, also: [settings.timeZone])
+            try db.execute(sql: InsightSchema.rebuild)
+        }
+    }
+
+    /// The data from the aggregates.
+    public func data(now: Date, zone: String) async throws -> InsightData {
+        let settings = try await settings()
+        return try await db.write { db in
+            if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
+            let clock = settings.clock()
+            var builder = try Self.builder(db, clock: clock, now: now, zone: zone)
+            var data = builder.data
+            for row in try Row.fetchAll(db, sql: "SELECT type_id, day, count FROM insight_daily WHERE count > 0") {
+                data.daily[row[0], default: [:]][row[1]] = row[2]
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT type_id, slot, count FROM insight_slots WHERE count > 0") {
+                let slot: Int = row[1]
+                guard (0..<168).contains(slot) else { continue }
+                data.hours[row[0], default: Array(repeating: 0, count: 168)][slot] = row[2]
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT day, zone FROM insight_day_zones WHERE count > 0") {
+                data.dayZones[row[0], default: []].insert(row[1])
+            }
+            for row in try Row.fetchAll(
+                db, sql: "SELECT type_id, key, day, n, milli FROM insight_values WHERE n > 0")
+            {
+                let type: String = row[0]
+                let key: String = row[1]
+                data.propertyDaily["prop:\(type):\(key)", default: [:]][row[2]] = ValueSum(milli: row[4], n: row[3])
+            }
+            // Today and the same day last week, up to now: the few events of those days, by time
+            // (a day where an event was logged can end up to 50 hours before now).
+            let day: Int64 = 86_400_000
+            let nowMs = InsightData.Builder.milliseconds(now)
+            for (from, to) in [(nowMs - 3 * day, nowMs), (nowMs - 10 * day, nowMs - 7 * day)] {
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone') FROM local_events
+                        WHERE timestamp_ms BETWEEN ? AND ?
+                        """, arguments: [from, to])
+                for row in rows {
+                    let ms: Int64 = row[1]
+                    builder.addPartial(typeId: row[0], milliseconds: ms, day: clock.day(ms, zone: row[2]))
+                }
+            }
+            data.partial = builder.data.partial
+            return data
+        }
+    }
+
+    /// The data from every event, one at a time.
+    public func scan(now: Date, zone: String, settings: InsightSettings) async throws -> InsightData {
+        try await db.read { db in
+            var builder = try Self.builder(db, clock: settings.clock(), now: now, zone: zone)
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone'), json_extract(body, '$.properties')
+                    FROM local_events
+                    """)
+            while let row = try cursor.next() {
+                var values: [String: Double] = [:]
+                if let text: String = row[3], text != "{}",
+                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+                {
+                    for (key, value) in object {
+                        guard let typed = value as? [String: Any], let kind = typed["type"] as? String,
+                            kind == "number" || kind == "duration", let number = typed["value"] as? NSNumber
+                        else { continue }
+                        values[key] = number.doubleValue
+                    }
+                }
+                builder.add(typeId: row[0], milliseconds: row[1], zone: row[2], values: values)
+            }
+            return builder.data
+        }
+    }
+
+    static func builder(_ db: Database, clock: DayClock, now: Date, zone: String) throws -> InsightData.Builder {
+        // Sorted as the server sorts them (by name in any case, then id), so both list alike.
+        let types = try Row.fetchAll(db, sql: "SELECT id, name FROM local_event_types")
+            .map { InsightType(id: $0[0], name: $0[1]) }
+            .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+        let properties = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT event_type_id, json_extract(body, '$.key'), json_extract(body, '$.label'),
+                       json_extract(body, '$.property_type')
+                FROM local_property_definitions
+                WHERE json_extract(body, '$.property_type') IN ('number', 'duration')
+                ORDER BY event_type_id, json_extract(body, '$.display_order'), json_extract(body, '$.key')
+                """
+        ).map { InsightProperty(typeId: $0[0], key: $0[1], label: $0[2], kind: $0[3]) }
+        return InsightData.Builder(
+            types: types, properties: properties, clock: clock, now: InsightData.Builder.milliseconds(now),
+            nowZone: zone)
+    }
+
+    static func stored(_ db: Database) throws -> InsightSettings? {
+        guard let body = try String.fetchOne(db, sql: "SELECT body FROM insight_settings WHERE id = 1") else {
+            return nil
+        }
+        return try JSONDecoder().decode(InsightSettings.self, from: Data(body.utf8))
+    }
+
+    /// Looks up the offsets of zones seen in events (and `also`) that were never looked up;
+    /// whether events had a zone learnt now (their days were counted in the home zone until now).
+    static func learnZones(_ db: Database, also: [String]) throws -> Bool {
+        let seen = try String.fetchAll(
+            db,
+            sql: """
+                SELECT DISTINCT zone FROM insight_day_zones
+                WHERE zone != '' AND count > 0 AND zone NOT IN (SELECT zone FROM insight_zones)
+                """)
+        var learnt = false
+        for zone in Set(seen + also) {
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM insight_zones WHERE zone = ?", arguments: [zone]) != true
+            else { continue }
+            let offsets = ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
+            try db.execute(
+                sql: "INSERT INTO insight_zones (zone, known) VALUES (?, ?)", arguments: [zone, offsets != nil])
+            for period in offsets?.periods ?? [] {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO insight_zone_offsets (zone, from_ms, offset_s) VALUES (?, ?, ?)",
+                    arguments: [zone, period.fromMilliseconds, period.offsetSeconds])
+            }
+            if offsets != nil, seen.contains(zone) { learnt = true }
+        }
+        return learnt
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+import Testing
+import TrendyAPI
+import TrendyInsights
+import TrendyInsightsLive
+import TrendyModels
+import TrendySync
+import TrendySyncLive
+
+/// The daily aggregates the install database keeps are what a scan of the events gives, after
+/// any sequence of writes through Sync's real store — logs, edits of time, type, zone and values,
+/// deletes, imports, pulled creates, updates and deletes, a type's cascade — and settings changes
+/// (day start, home zone). Seeded and replayable: `TRENDY_INSIGHT_SEEDS`, `TRENDY_INSIGHT_FIRST_SEED`.
+struct AggregateTests {
+    static let zones: [String?] = [
+        nil, "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Pacific/Kiritimati", "Pacific/Pago_Pago",
+        "Asia/Kathmandu", "Australia/Lord_Howe", "Mars/Olympus_Mons",
+    ]
+
+    struct Rng {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49EB_133D_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
+    }
+
+    static var seeds: ClosedRange<UInt64> {
+        let env = ProcessInfo.processInfo.environment
+        let count = env["TRENDY_INSIGHT_SEEDS"].flatMap(UInt64.init) ?? 12
+        let first = env["TRENDY_INSIGHT_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+        return first...(first + count - 1)
+    }
+
+    @Test func aggregatesAreAScanOfTheEventsAfterAnyWrites() async throws {
+        for seed in Self.seeds { try await run(seed: seed) }
+    }
+
+    func run(seed: UInt64) async throws {
+        var rng = Rng(state: seed)
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        InsightSchema.register(in: &migrator)
+        let db = try DatabaseQueue()
+        try migrator.migrate(db)
+        let deviceZone = Mutex<String?>("Europe/Berlin")
+        let store = SQLiteLocalStore(
+            database: db, zone: { deviceZone.withLock { $0 } }, logger: Logger(label: "test"))
+        let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
+        let ids = UUIDv7Generator()
+        var types: [UUIDv7] = []
+        var made = 0
+        func addType() async throws {
+            made += 1
+            let type = EventType(id: ids.next(), name: "T\(made)")
+            try await store.createEventType(type)
+            try await store.createPropertyDefinition(
+                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number))
+            try await store.createPropertyDefinition(
+                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "slept", propertyType: .duration))
+            types.append(type.id)
+        }
+        for _ in 0..<4 { try await addType() }
+        let now = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-17
+        var events: [UUIDv7] = []
+        var cursor: Int64 = 0
+        func randomEvent(_ rng: inout Rng, id: UUIDv7? = nil) -> Event {
+            // Within a year before now and a little after, at any minute; DST changes included.
+            let at = now.addingTimeInterval(Double(rng.int(400 * 24 * 60) - 390 * 24 * 60) * 60)
+            var properties: [String: PropertyValue] = [:]
+            if rng.int(2) == 0 { properties["shots"] = .number(Double(rng.int(900)) / 100) }
+            if rng.int(3) == 0 { properties["slept"] = .duration(Double(rng.int(40_000))) }
+            if rng.int(4) == 0 { properties["mood"] = .text("ok") }
+            return Event(
+                id: id ?? ids.next(), eventTypeId: rng.pick(types), timestamp: at, properties: properties,
+                timeZone: rng.pick(Self.zones))
+        }
+        for step in 0..<240 {
+            switch rng.int(20) {
+            case 0...5:
+                let e = randomEvent(&rng)
+                if (try? await store.createEvent(e)) != nil { events.append(e.id) }
+            case 6...8:
+                guard !events.isEmpty, var e = try await store.event(id: rng.pick(events))?.value else { break }
+                let other = randomEvent(&rng)
+                switch rng.int(4) {
+                case 0: e.timestamp = other.timestamp
+                case 1: e.eventTypeId = other.eventTypeId
+                case 2: e.properties = other.properties
+                default: e.timeZone = other.timeZone
+                }
+                try? await store.updateEvent(e)
+            case 9, 10:
+                guard !events.isEmpty else { break }
+                let id = events.remove(at: rng.int(events.count))
+                try? await store.deleteEvent(id: id)
+            case 11, 12:
+                var batch: [Event] = []
+                for _ in 0..<5 {
+                    var e = randomEvent(&rng)
+                    e.sourceType = .imported
+                    batch.append(e)
+                }
+                if (try? await store.insertEvents(batch)) != nil { events += batch.map(\.id) }
+            case 13...15:
+                var changes: [Change] = []
+                for _ in 0..<4 {
+                    cursor += 1
+                    let kind = rng.int(3)
+                    if kind == 2, !events.isEmpty {
+                        let id = events.remove(at: rng.int(events.count))
+                        changes.append(
+                            Change(
+                                cursor: cursor, entityType: .event, entityId: id.description, operation: .delete,
+                                data: nil, createdAt: now))
+                    } else {
+                        let existing = kind == 1 && !events.isEmpty ? rng.pick(events) : nil
+                        let e = randomEvent(&rng, id: existing)
+                        if existing == nil { events.append(e.id) }
+                        changes.append(
+                            Change(
+                                cursor: cursor, entityType: .event, entityId: e.id.description,
+                                operation: existing == nil ? .create : .update,
+                                data: .event(Timestamped(e, createdAt: now, updatedAt: now)), createdAt: now))
+                    }
+                }
+                _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: false))
+            case 16:
+                var s = try await insights.settings()
+                s.dayStartHour = rng.int(7)
+                s.timeZone = rng.pick(["Europe/Berlin", "UTC", "Asia/Tokyo", "America/Los_Angeles"])
+                try await insights.save(s)
+            case 17:
+                deviceZone.withLock { $0 = rng.pick(Self.zones) }
+            case 18 where types.count > 2:
+                let id = types.remove(at: rng.int(types.count))
+                try await store.deleteEventType(id: id)
+                try await addType()
+            default:
+                break
+            }
+            if step % 40 == 39 {
+                let zone = rng.pick(["Europe/Berlin", "Pacific/Kiritimati", "Pacific/Pago_Pago"])
+                let fast = try await insights.data(now: now, zone: zone)
+                let slow = try await insights.scan(now: now, zone: zone, settings: try await insights.settings())
+                let differences = Self.differences(fast, slow)
+                #expect(differences.isEmpty, "seed \(seed), step \(step): \(differences.prefix(6))")
+                if !differences.isEmpty { return }
+            }
+        }
+        // The stamp: a log without a zone took the device's.
+        deviceZone.withLock { $0 = "Asia/Tokyo" }
+        let e = Event(id: ids.next(), eventTypeId: types[0], timestamp: now)
+        try await store.createEvent(e)
+        #expect(try await store.event(id: e.id)?.value.timeZone == "Asia/Tokyo")
+    }
+
+    /// What differs between two data, briefly (the values are large).
+    static func differences(_ a: InsightData, _ b: InsightData) -> [String] {
+        var out: [String] = []
+        func compare<K: Hashable, V: Equatable>(_ name: String, _ x: [K: V], _ y: [K: V]) {
+            for key in Set(x.keys).union(y.keys) where x[key] != y[key] {
+                out.append("\(name)[\(key)]: \(String(describing: x[key])) vs \(String(describing: y[key]))")
+            }
+        }
+        for type in Set(a.daily.keys).union(b.daily.keys) {
+            compare("daily \(type.suffix(4))", a.daily[type] ?? [:], b.daily[type] ?? [:])
+        }
+        compare("hours", a.hours, b.hours)
+        compare("zones", a.dayZones, b.dayZones)
+        for key in Set(a.propertyDaily.keys).union(b.propertyDaily.keys) {
+            compare("values \(key.suffix(10))", a.propertyDaily[key] ?? [:], b.propertyDaily[key] ?? [:])
+        }
+        compare("partial", a.partial, b.partial)
+        if a.today != b.today { out.append("today \(a.today) vs \(b.today)") }
+        if a.types != b.types { out.append("types") }
+        if a.properties != b.properties { out.append("properties") }
+        return out
+    }
+}
