@@ -61,15 +61,14 @@ public struct WeekComparison: Sendable, Hashable, Codable, Identifiable {
         guard this + last > 0 else { return nil }
         let p = CountTests.binomialTwoSided(this, of: this + last)
         let direction: Direction = p < level ? (this > last ? .up : .down) : .same
-        let span = monday == today ? "today so far" : "\(Day.weekdayNames[0]) to now"
         let words: String
         switch direction {
         case .up: words = "up"
         case .down: words = "down"
-        case .same: words = "about the same — a difference this size is common by chance"
+        case .same: words = "about the same"
         }
         let sentence =
-            "\(type.name): \(this) this week (\(span)), \(last) by the same time last week — \(words) (p = \(InsightFormat.p(p)))."
+            "\(type.name): \(this) this week, \(last) by this time last week — \(words) (p = \(InsightFormat.p(p)))."
         return WeekComparison(
             id: "week:\(type.id)", typeId: type.id, typeName: type.name, thisWeek: this, lastWeek: last,
             days: monday.distance(to: today) + 1, ratio: last == 0 ? nil : Double(this) / Double(last), p: p,

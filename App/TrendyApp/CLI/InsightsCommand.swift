@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TrendyInsights
+import TrendyModels
 
 /// `trendy insights`: streaks, this week against last, time patterns and correlations, computed
 /// on this device (offline too); `explain` shows one insight's working; `settings` sets the zone,
@@ -22,16 +23,20 @@ struct InsightsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Every insight, in words.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Count days in this IANA zone instead of the saved one (e.g. Asia/Tokyo).") var timeZone: String?
+        @Option(help: "As at this moment (ISO-8601) instead of now.") var at: String?
 
         func validate() throws {
             if let timeZone, ZoneOffsets(zone: timeZone) == nil, timeZone != "UTC" {
                 throw ValidationError("'\(timeZone)' is not a time zone this device knows (try Europe/Berlin)")
             }
+            if let at, TrendyJSON.parseDate(at) == nil {
+                throw ValidationError("'\(at)' is not an ISO-8601 time (2026-11-26T09:30:00Z)")
+            }
         }
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                let report = try await InsightActions.report(env, zone: timeZone)
+                let report = try await InsightActions.report(env, zone: timeZone, now: at.flatMap(TrendyJSON.parseDate))
                 for line in InsightsCommand.lines(report) { out.line(line) }
                 out.document(report)
             }

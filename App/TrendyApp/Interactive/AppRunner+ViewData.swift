@@ -70,6 +70,7 @@ extension AppRunner {
         switch ui.tab {
         case .dashboard:
             data.recent = try await ScreenCounts.recent(store, now: now, limit: 5)
+            data.insights = try await insightReport(sink: sink)
         case .events:
             // Newest first, one page and one more row (is there a next page?), from the index.
             let offset = ui.page * AppUI.pageSize
@@ -113,6 +114,7 @@ extension AppRunner {
                 let (x, y) = (a.value.reduce(0, +), b.value.reduce(0, +))
                 return x != y ? x > y : a.key < b.key
             }.map { (name: $0.key, counts: $0.value) }
+            data.insights = try await insightReport(sink: sink)
         }
     }
 }

@@ -6,6 +6,7 @@ import TrendyAuth
 import TrendyFiles
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyInsights
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -43,6 +44,8 @@ final class AppRunner: Sendable {
     /// The events per type, last counted, and what they were counted at: the events list's
     /// total ("page 2 of 14") and the types tab's counts are read from it.
     let counts = Mutex<(key: CountKey, byType: [UUIDv7: Int])?>(nil)
+    /// The last insights (dashboard banner, analytics tab) and what they were computed at.
+    let insights = Mutex<(key: InsightKey, report: InsightReport)?>(nil)
 
     /// What the counts depend on: a local write moves the change mark, a pass its time.
     struct CountKey: Equatable {

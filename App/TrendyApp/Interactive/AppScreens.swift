@@ -1,5 +1,6 @@
 import Foundation
 import TrendyAPI
+import TrendyInsights
 import TrendyModels
 import TrendyOnboarding
 import TrendyRouting
@@ -26,6 +27,8 @@ struct AppViewData: Sendable {
     /// The weeks shown (their Mondays) and, per type name, the count per week (analytics tab).
     var weeks: [Date] = []
     var perWeek: [(name: String, counts: [Int])] = []
+    /// Insights (the dashboard's banner and the analytics tab); nil while computed or without them.
+    var insights: InsightReport?
     /// Events per type (types tab), by the type's id.
     var typeCounts: [String: Int]?
     /// The places and the latest visits (places tab).
@@ -227,6 +230,10 @@ enum AppScreens {
         switch ui.tab {
         case .dashboard:
             var lines = ["Today: \(data.today) event(s) · \(data.types.count) type(s)", ""]
+            // The strongest insight, one line, only when there is one.
+            if let headline = data.insights?.headline {
+                lines += [(screen.plain ? "Insight: " : "★ ") + headline.sentence, ""]
+            }
             lines.append(data.recent.isEmpty ? "No events yet: press l to log one." : "Recent")
             lines += data.recent.prefix(5).map { Screen.row($0, facts, timeZone) }
             return (lines, [])
@@ -281,10 +288,11 @@ enum AppScreens {
                 for row in data.perWeek {
                     lines.append(
                         "  " + row.name.prefix(13).padding(toLength: 14, withPad: " ", startingAt: 0)
-                            + row.counts.map { String($0).padding(toLength: 8, withPad: " ", startingAt: 0) }.joined())
+                            + row.counts.map { String($0).padding(toLength: 8, withPad: " ", startingAt: 0) }.joined()
+                            + AppInsightViews.bars(row.counts))
                 }
             }
-            return (lines, [])
+            return (lines + AppInsightViews.lines(data.insights, plain: screen.plain), [])
         }
     }
 }

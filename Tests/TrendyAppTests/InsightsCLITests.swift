@@ -1,0 +1,143 @@
+import Foundation
+import NIOHTTP1
+import Testing
+import TrendyModels
+import TrendyServer
+import TrendyServerTestSupport
+import TrendyTestSupport
+
+/// Issue 34 through the real binary and the real server: the device's insights (from its
+/// aggregates) and the server's (from the events) are the same for the same account; they work
+/// offline; `explain` recomputes from the events; bad settings are refused and change nothing.
+@Suite(.timeLimit(.minutes(5)))
+struct InsightsCLITests {
+    let cli = SyncCLITests()
+    static let moment = "2026-11-26T18:00:00Z"
+
+    /// 150 days: Coffee 0–4 a day, a headache the day after 3+ coffees more often, sleep hours
+    /// nightly; some rows logged in Tokyo or New York, the rest with no zone (the home zone).
+    static func life() -> String {
+        var seed: UInt64 = 34
+        func next(_ n: Int) -> Int {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        var rows = ["type,timestamp,time_zone,hours"]
+        let start = Date(timeIntervalSince1970: 1_751_328_000)  // 2025-07-01
+        var previous = 0
+        for d in 0..<150 {
+            let day = start.addingTimeInterval(Double(d) * 86_400)
+            let zone = d % 30 < 5 ? "Asia/Tokyo" : d % 30 < 8 ? "America/New_York" : ""
+            let coffees = [0, 1, 1, 2, 2, 3, 4][next(7)]
+            for i in 0..<coffees {
+                rows.append("Coffee,\(TrendyJSON.formatDate(day.addingTimeInterval(Double(7 + 2 * i) * 3600))),\(zone),")
+            }
+            if next(100) < (previous >= 3 ? 70 : 10) {
+                rows.append("Headache,\(TrendyJSON.formatDate(day.addingTimeInterval(15 * 3600))),\(zone),")
+            }
+            rows.append("Sleep,\(TrendyJSON.formatDate(day.addingTimeInterval(22 * 3600))),\(zone),\(5 + next(40) / 10)")
+            previous = coffees
+        }
+        return rows.joined(separator: "\n") + "\n"
+    }
+
+    /// A JSON value as sorted, compact text (to compare two documents).
+    static func canonical(_ value: Any?) -> String {
+        guard let value, let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+        else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func theDeviceAndTheServerGiveTheSameInsightsOnlineAndOff() async throws {
+        let dir = TemporaryDirectory("trendy-insights")
+        let zone = ["TRENDY_TIME_ZONE": "Europe/Berlin"]
+        let file = dir.url.appendingPathComponent("life.csv")
+        try Self.life().write(to: file, atomically: true, encoding: .utf8)
+        var deviceReport: [String: Any] = [:]
+        try await RunningTestServer.with(.testing()) { server in
+            let api = ["--api-url", server.baseURL.absoluteString, "--data-dir", dir.path]
+            func trendy(_ args: [String], stdin: String? = nil) async throws -> TrendyProcess.Result {
+                try await TrendyProcess.runAsync(args + api, environment: zone, stdin: stdin)
+            }
+            #expect(try await trendy(["signup", "--email", "ins@example.com", "--password-stdin"], stdin: "password-1\n").status == 0)
+            #expect(try await trendy(["types", "add", "Sleep"]).status == 0)
+            #expect(try await trendy(["types", "props", "add", "Sleep", "hours", "--type", "number"]).status == 0)
+            let imported = try await trendy(["import", file.path])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(try await trendy(["log", "Coffee", "--at", "2025-11-27T08:00:00Z"]).status == 0)
+            let sync = try await trendy(["sync"])
+            #expect(sync.status == 0, "\(sync.stderr)")
+            let device = try await trendy(["insights", "--json", "--at", Self.moment])
+            #expect(device.status == 0, "\(device.stderr)")
+            deviceReport = (try? JSONSerialization.jsonObject(with: Data(device.stdout.utf8)) as? [String: Any]) ?? [:]
+            let token = try #require(
+                (try? JSONSerialization.jsonObject(
+                    with: Data(contentsOf: dir.url.appendingPathComponent("session.json"))) as? [String: Any])
+                    .flatMap { ($0["session"] as? [String: Any])?["access_token"] as? String })
+            let answer = try await server.raw(
+                .GET, "/api/v1/insights?time_zone=Europe/Berlin&now=\(Self.moment)",
+                headers: [("Authorization", "Bearer \(token)")])
+            #expect(answer.status == 200)
+            let serverReport = answer.json
+            for key in ["today", "streaks", "weeks", "patterns", "correlations", "headline"] {
+                #expect(
+                    Self.canonical(deviceReport[key]) == Self.canonical(serverReport[key]),
+                    "\(key) differs: device \(String(describing: deviceReport[key]).prefix(300)) server \(String(describing: serverReport[key]).prefix(300))")
+            }
+            // The planted effect is the headline, in the person's units.
+            let headline = (deviceReport["headline"] as? [String: Any])?["sentence"] as? String ?? ""
+            #expect(headline.contains("Headache on") && headline.contains("after"), "\(headline)")
+            // The other routes answer from the same report; bad parameters are 400.
+            for path in ["insights/streaks", "insights/weekly-summary", "insights/correlations", "analytics/summary", "analytics/trends?weeks=8"] {
+                let r = try await server.raw(.GET, "/api/v1/\(path)", headers: [("Authorization", "Bearer \(token)")])
+                #expect(r.status == 200, "\(path): \(r.status)")
+            }
+            for path in ["insights?time_zone=Mars/Base", "insights?day_start=13", "insights?now=yesterday", "analytics/trends?weeks=0"] {
+                let r = try await server.raw(.GET, "/api/v1/\(path)", headers: [("Authorization", "Bearer \(token)")])
+                #expect(r.status == 400, "\(path): \(r.status)")
+            }
+            #expect(try await server.raw(.GET, "/api/v1/insights").status == 401)
+        }
+        // The server is gone: the device still answers, the same.
+        let offline = try await TrendyProcess.runAsync(
+            ["insights", "--json", "--at", Self.moment, "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"],
+            environment: zone)
+        #expect(offline.status == 0, "\(offline.stderr)")
+        let again = (try? JSONSerialization.jsonObject(with: Data(offline.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(Self.canonical(again["correlations"]) == Self.canonical(deviceReport["correlations"]))
+        let id = try #require((deviceReport["headline"] as? [String: Any])?["id"] as? String)
+        let explained = try await TrendyProcess.runAsync(
+            ["insights", "explain", id, "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"], environment: zone)
+        #expect(explained.status == 0, "\(explained.stderr)")
+        #expect(explained.stdout.contains("Recomputed from the events one by one: the same."))
+        #expect(explained.stdout.contains("Tests run:"))
+    }
+
+    @Test func badSettingsAreRefusedAndChangeNothing() async throws {
+        let (dir, d) = try await PropertyCLITests.signedUp()
+        defer { withExtendedLifetime(dir) {} }
+        for (args, status) in [
+            (["--day-start", "13"], 64), (["--home-zone", "Mars/Olympus"], 64), (["--skip-weekdays", "funday"], 64),
+            (["--skip-day", "2026-13-01"], 64), (["--grace", "40"], 64), (["--skip-weekdays", "mon,tue,wed,thu,fri,sat,sun"], 64),
+        ] {
+            let r = try await TrendyProcess.runAsync(["insights", "settings"] + args + d)
+            #expect(r.status == Int32(status), "\(args): \(r.stderr)")
+            #expect(!r.stderr.isEmpty)
+        }
+        let shown = try await TrendyProcess.runAsync(["insights", "settings", "--json"] + d)
+        let settings = (try? JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(settings["day_start_hour"] as? Int == 0)
+        #expect((settings["skip_weekdays"] as? [Int])?.isEmpty == true)
+        let changed = try await TrendyProcess.runAsync(
+            ["insights", "settings", "--day-start", "4", "--skip-weekdays", "sat,sun", "--grace", "2", "--skip-day", "2026-12-25", "--json"] + d)
+        #expect(changed.status == 0, "\(changed.stderr)")
+        let after = (try? JSONSerialization.jsonObject(with: Data(changed.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect(after["day_start_hour"] as? Int == 4)
+        #expect(after["skip_weekdays"] as? [Int] == [5, 6])
+        #expect(after["skip_days"] as? [String] == ["2026-12-25"])
+        for (args, status) in [(["explain", "streak:nothing"], 65), (["--time-zone", "Nowhere/Land"], 64), (["--at", "soon"], 64)] {
+            let r = try await TrendyProcess.runAsync(["insights"] + args + d)
+            #expect(r.status == Int32(status), "\(args): \(r.stderr)")
+        }
+    }
+}
