@@ -58,10 +58,10 @@ public enum Insights {
     /// Correlations look at no more than this many recent days.
     public static let correlationWindow = 365
 
-    /// The report for `data` under `settings`.
+    /// The report for `data` under `settings` (without correlations when `correlate` is false).
     public static func report(
         _ data: InsightData, settings: InsightSettings, correlation: CorrelationSettings = .standard,
-        cache: ZoneOffsetCache = ZoneOffsetCache()
+        correlate: Bool = true, cache: ZoneOffsetCache = ZoneOffsetCache()
     ) -> InsightReport {
         let clock = settings.clock(cache: cache)
         let today = data.today
@@ -86,7 +86,7 @@ public enum Insights {
                 patterns.append(p)
             }
         }
-        let (series, first) = correlationSeries(data)
+        let (series, first) = correlate ? correlationSeries(data) : ([], today)
         let correlations = Correlations.run(series, firstDay: first, settings: correlation)
         let report = InsightReport(
             today: today, settings: settings, streaks: streaks, weeks: weeks, patterns: patterns,

@@ -10,8 +10,9 @@ public protocol InsightStore: Sendable {
     /// Keeps new settings and counts every day again with them. Throws
     /// ``InsightSettingsError`` for settings that are not possible.
     func save(_ settings: InsightSettings) async throws
-    /// The data insights are computed from, at `now`, for a person now in `zone`.
-    func data(now: Date, zone: String) async throws -> InsightData
+    /// The data insights are computed from, at `now`, for a person now in `zone`; only the type
+    /// `typeId`'s days when one is given (what one new event changes: its streak and week).
+    func data(now: Date, zone: String, typeId: String?) async throws -> InsightData
     /// The same data read from the events one by one with `settings` (the saved ones or others
     /// tried for once), not from aggregates (`insights explain` shows both agree).
     func scan(now: Date, zone: String, settings: InsightSettings) async throws -> InsightData

@@ -43,15 +43,28 @@ public final class SQLiteInsightStore: InsightStore {
     }
 
     /// The data from the aggregates.
-    public func data(now: Date, zone: String) async throws -> InsightData {
+    public func data(now: Date, zone: String, typeId: String? = nil) async throws -> InsightData {
         let settings = try await settings()
         return try await db.write { db in
             if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
             let clock = settings.clock()
             var builder = try Self.builder(db, clock: clock, now: now, zone: zone)
             var data = builder.data
-            for row in try Row.fetchAll(db, sql: "SELECT type_id, day, count FROM insight_daily WHERE count > 0") {
+            let only = typeId.map { _ in " AND type_id = ?" } ?? ""
+            let arguments: StatementArguments = typeId.map { [$0] } ?? []
+            if let typeId { data.types = data.types.filter { $0.id == typeId } }
+            for row in try Row.fetchAll(
+                db, sql: "SELECT type_id, day, count FROM insight_daily WHERE count > 0\(only)", arguments: arguments)
+            {
                 data.daily[row[0], default: [:]][row[1]] = row[2]
+            }
+            guard typeId == nil else {
+                for row in try Row.fetchAll(db, sql: "SELECT day, zone FROM insight_day_zones WHERE count > 0") {
+                    data.dayZones[row[0], default: []].insert(row[1])
+                }
+                try Self.partial(db, &builder, clock: clock, now: now, typeId: typeId)
+                data.partial = builder.data.partial
+                return data
             }
             for row in try Row.fetchAll(db, sql: "SELECT type_id, slot, count FROM insight_slots WHERE count > 0") {
                 let slot: Int = row[1]
@@ -68,24 +81,32 @@ public final class SQLiteInsightStore: InsightStore {
                 let key: String = row[1]
                 data.propertyDaily["prop:\(type):\(key)", default: [:]][row[2]] = ValueSum(milli: row[4], n: row[3])
             }
-            // Today and the same day last week, up to now: the few events of those days, by time
-            // (a day where an event was logged can end up to 50 hours before now).
-            let day: Int64 = 86_400_000
-            let nowMs = InsightData.Builder.milliseconds(now)
-            for (from, to) in [(nowMs - 3 * day, nowMs), (nowMs - 10 * day, nowMs - 7 * day)] {
-                let rows = try Row.fetchAll(
-                    db,
+            try Self.partial(db, &builder, clock: clock, now: now, typeId: nil)
+            data.partial = builder.data.partial
+            return data
+        }
+    }
+
+    /// Today and the same day last week, up to now: the few events of those days, by time (a day
+    /// where an event was logged can end up to 50 hours before now).
+    static func partial(
+        _ db: Database, _ builder: inout InsightData.Builder, clock: DayClock, now: Date, typeId: String?
+    ) throws {
+        let day: Int64 = 86_400_000
+        let nowMs = InsightData.Builder.milliseconds(now)
+        for (from, to) in [(nowMs - 3 * day, nowMs), (nowMs - 10 * day, nowMs - 7 * day)] {
+            let rows = try Row.fetchAll(
+                db.cachedStatement(
                     sql: """
                         SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone') FROM local_events
                         WHERE timestamp_ms BETWEEN ? AND ?
-                        """, arguments: [from, to])
-                for row in rows {
-                    let ms: Int64 = row[1]
-                    builder.addPartial(typeId: row[0], milliseconds: ms, day: clock.day(ms, zone: row[2]))
-                }
+                        """), arguments: [from, to])
+            for row in rows {
+                let type: String = row[0]
+                guard typeId == nil || typeId == type else { continue }
+                let ms: Int64 = row[1]
+                builder.addPartial(typeId: type, milliseconds: ms, day: clock.day(ms, zone: row[2]))
             }
-            data.partial = builder.data.partial
-            return data
         }
     }
 

@@ -39,7 +39,7 @@ struct TrendyBench: AsyncParsableCommand {
 
     static let suites = [
         "logging", "auth", "server", "sync", "updates", "launch", "app", "offline", "geofence", "memory", "load",
-        "search", "export",
+        "search", "export", "insights",
     ]
 
     func validate() throws {
@@ -75,6 +75,7 @@ struct TrendyBench: AsyncParsableCommand {
             case "memory": r = try await MemoryBenchmarks.run(smoke: smoke, size: size)
             case "search": r = try await SearchBenchmarks.run(smoke: smoke, size: size)
             case "export": r = try await ExportBenchmarks.run(smoke: smoke, size: size)
+            case "insights": r = try await InsightBenchmarks.run(smoke: smoke, size: size)
             case "load":
                 r = try await LoadBenchmarks.run(smoke: smoke, clients: clients, stores: stores, instances: counts)
             default: r = []

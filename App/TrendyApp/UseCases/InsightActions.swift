@@ -14,7 +14,7 @@ enum InsightActions {
             settings.timeZone = zone
             data = try await store.scan(now: at, zone: zone, settings: settings)
         } else {
-            data = try await store.data(now: at, zone: env.timeZone)
+            data = try await store.data(now: at, zone: env.timeZone, typeId: nil)
         }
         return Insights.report(data, settings: settings)
     }
@@ -24,7 +24,7 @@ enum InsightActions {
         let store = try env.requireInsights()
         let settings = try await store.settings()
         let at = now ?? env.now()
-        let fast = Insights.report(try await store.data(now: at, zone: env.timeZone), settings: settings)
+        let fast = Insights.report(try await store.data(now: at, zone: env.timeZone, typeId: nil), settings: settings)
         let slow = Insights.report(try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings)
         guard let a = fast.explanation(of: id) else { return nil }
         let b = slow.explanation(of: id)
