@@ -5,6 +5,9 @@ import Foundation
 /// (`SQLiteInsightStore`, from aggregates), and a scan of events does the same for tests
 /// (`InMemoryInsightStore`).
 public protocol InsightStore: Sendable {
+    /// The zone offsets the store counts days with (pass them to ``Insights/report(_:settings:correlation:correlate:cache:)``:
+    /// reading a zone's history from the platform takes milliseconds).
+    var zones: ZoneOffsetCache { get }
     /// The person's settings (first use: the device's zone, days starting at midnight).
     func settings() async throws -> InsightSettings
     /// Keeps new settings and counts every day again with them. Throws

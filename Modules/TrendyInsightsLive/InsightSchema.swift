@@ -1,7 +1,8 @@
 import GRDB
 
 /// The insights plugin's tables in the install database: the person's settings, zone offsets, and
-/// the daily aggregates that triggers on Sync's `local_events` keep in the same transaction as
+/// the daily aggregates (per type, day and zone logged in; per type and weekday-hour slot; per type,
+/// property and day) that triggers on Sync's `local_events` keep in the same transaction as
 /// every write (a log, an edit, a delete, an import, a pull, an adoption, a repair's copy), so
 /// insights never scan the events.
 ///
@@ -50,25 +51,28 @@ public enum InsightSchema {
     static let day = "((wall - ds + \(shift)) / 86400000 - \(shift / 86_400_000))"
     /// The weekday-and-hour slot, from `wall` and `ds`.
     static let slot = "(((\(day) % 7) + 10) % 7) * 24 + ((wall + \(shift)) % 86400000) / 3600000"
+    /// Whether the `row` event may have a number or a duration (the values' statements skip
+    /// reading its properties otherwise).
+    static func numeric(_ row: String) -> String {
+        "(instr(\(column(row, "body")), '\"type\":\"number\"') > 0 OR instr(\(column(row, "body")), '\"type\":\"duration\"') > 0)"
+    }
+
     /// The event's zone name ('' for none).
     static func zone(_ row: String) -> String { "coalesce(json_extract(\(column(row, "body")), '$.time_zone'), '')" }
 
     /// Adds the `row` event to every aggregate.
     static func add(_ row: String) -> String {
         """
-        INSERT INTO insight_daily (type_id, day, count)
-          SELECT \(column(row, "event_type_id")), \(day), 1 FROM \(clock(row)) WHERE 1
-          ON CONFLICT (type_id, day) DO UPDATE SET count = count + 1;
+        INSERT INTO insight_daily (type_id, day, zone, count)
+          SELECT \(column(row, "event_type_id")), \(day), \(zone(row)), 1 FROM \(clock(row)) WHERE 1
+          ON CONFLICT (type_id, day, zone) DO UPDATE SET count = count + 1;
         INSERT INTO insight_slots (type_id, slot, count)
           SELECT \(column(row, "event_type_id")), \(slot), 1 FROM \(clock(row)) WHERE 1
           ON CONFLICT (type_id, slot) DO UPDATE SET count = count + 1;
-        INSERT INTO insight_day_zones (day, zone, count)
-          SELECT \(day), \(zone(row)), 1 FROM \(clock(row)) WHERE 1
-          ON CONFLICT (day, zone) DO UPDATE SET count = count + 1;
         INSERT INTO insight_values (type_id, key, day, n, milli)
           SELECT \(column(row, "event_type_id")), p.key, \(day), 1, CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER)
           FROM \(clock(row)), json_each(\(column(row, "body")), '$.properties') AS p
-          WHERE json_extract(p.value, '$.type') IN ('number', 'duration')
+          WHERE \(numeric(row)) AND json_extract(p.value, '$.type') IN ('number', 'duration')
           ON CONFLICT (type_id, key, day) DO UPDATE SET n = n + 1, milli = milli + excluded.milli;
         """
     }
@@ -78,14 +82,14 @@ public enum InsightSchema {
     static func remove(_ row: String) -> String {
         let d = "(SELECT \(day) FROM \(clock(row)))"
         return """
-            UPDATE insight_daily SET count = count - 1 WHERE type_id = \(column(row, "event_type_id")) AND day = \(d);
+            UPDATE insight_daily SET count = count - 1
+              WHERE type_id = \(column(row, "event_type_id")) AND day = \(d) AND zone = \(zone(row));
             UPDATE insight_slots SET count = count - 1
               WHERE type_id = \(column(row, "event_type_id")) AND slot = (SELECT \(slot) FROM \(clock(row)));
-            UPDATE insight_day_zones SET count = count - 1 WHERE day = \(d) AND zone = \(zone(row));
             UPDATE insight_values SET n = n - 1,
               milli = milli - (SELECT CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER)
                                FROM json_each(\(column(row, "body")), '$.properties') AS p WHERE p.key = insight_values.key)
-              WHERE type_id = \(column(row, "event_type_id")) AND day = \(d)
+              WHERE \(numeric(row)) AND type_id = \(column(row, "event_type_id")) AND day = \(d)
                 AND key IN (SELECT p.key FROM json_each(\(column(row, "body")), '$.properties') AS p
                             WHERE json_extract(p.value, '$.type') IN ('number', 'duration'));
             """
@@ -102,14 +106,12 @@ public enum InsightSchema {
     static let rebuild = """
         DELETE FROM insight_daily;
         DELETE FROM insight_slots;
-        DELETE FROM insight_day_zones;
         DELETE FROM insight_values;
-        INSERT INTO insight_daily (type_id, day, count)
-          SELECT r.event_type_id, \(day) AS d, count(*) FROM \(clocked) GROUP BY r.event_type_id, d;
+        INSERT INTO insight_daily (type_id, day, zone, count)
+          SELECT r.event_type_id, \(day) AS d, \(zone("r")) AS z, count(*) FROM \(clocked)
+          GROUP BY r.event_type_id, d, z;
         INSERT INTO insight_slots (type_id, slot, count)
           SELECT r.event_type_id, \(slot) AS s, count(*) FROM \(clocked) GROUP BY r.event_type_id, s;
-        INSERT INTO insight_day_zones (day, zone, count)
-          SELECT \(day) AS d, \(zone("r")) AS z, count(*) FROM \(clocked) GROUP BY d, z;
         INSERT INTO insight_values (type_id, key, day, n, milli)
           SELECT r.event_type_id, p.key, \(day) AS d, count(*),
                  sum(CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER))
@@ -133,13 +135,12 @@ public enum InsightSchema {
                 ) WITHOUT ROWID;
                 CREATE TABLE insight_zones (zone TEXT PRIMARY KEY, known INTEGER NOT NULL) WITHOUT ROWID;
                 CREATE TABLE insight_daily (
-                    type_id TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (type_id, day)
+                    type_id TEXT NOT NULL, day INTEGER NOT NULL, zone TEXT NOT NULL, count INTEGER NOT NULL,
+                    PRIMARY KEY (type_id, day, zone)
                 ) WITHOUT ROWID;
+                CREATE INDEX insight_daily_day ON insight_daily (day, zone);
                 CREATE TABLE insight_slots (
                     type_id TEXT NOT NULL, slot INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (type_id, slot)
-                ) WITHOUT ROWID;
-                CREATE TABLE insight_day_zones (
-                    day INTEGER NOT NULL, zone TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (day, zone)
                 ) WITHOUT ROWID;
                 CREATE TABLE insight_values (
                     type_id TEXT NOT NULL, key TEXT NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,
@@ -165,7 +166,6 @@ public enum InsightSchema {
 
     /// The tables this plugin keeps (a repair leaves them to be rebuilt).
     public static let tables: Set<String> = [
-        "insight_settings", "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots",
-        "insight_day_zones", "insight_values",
+        "insight_settings", "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values",
     ]
 }

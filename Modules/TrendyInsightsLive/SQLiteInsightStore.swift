@@ -8,6 +8,8 @@ import TrendyInsights
 public final class SQLiteInsightStore: InsightStore {
     let db: any DatabaseWriter
     let defaultZone: @Sendable () -> String
+    /// Zone offsets, read from the platform once per zone for the store's life.
+    public let zones = ZoneOffsetCache()
 
     /// A store on `database`; `defaultZone` is the zone of a first use (the device's).
     public init(database: any DatabaseWriter, defaultZone: @escaping @Sendable () -> String) {
@@ -45,23 +47,31 @@ public final class SQLiteInsightStore: InsightStore {
     /// The data from the aggregates.
     public func data(now: Date, zone: String, typeId: String? = nil) async throws -> InsightData {
         let settings = try await settings()
-        return try await db.write { db in
-            if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
-            let clock = settings.clock()
+        // A zone seen for the first time (an event logged elsewhere, or from another device) is
+        // looked up, and the days counted again; otherwise a read, beside any writer.
+        if try await db.read({ db in try Self.unknownZones(db, also: [zone]) }).isEmpty == false {
+            try await db.write { db in
+                if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
+            }
+        }
+        return try await db.read { db in
+            let clock = settings.clock(cache: zones)
             var builder = try Self.builder(db, clock: clock, now: now, zone: zone)
             var data = builder.data
             let only = typeId.map { _ in " AND type_id = ?" } ?? ""
             let arguments: StatementArguments = typeId.map { [$0] } ?? []
             if let typeId { data.types = data.types.filter { $0.id == typeId } }
             for row in try Row.fetchAll(
-                db, sql: "SELECT type_id, day, count FROM insight_daily WHERE count > 0\(only)", arguments: arguments)
+                db,
+                sql: "SELECT type_id, day, sum(count) FROM insight_daily WHERE count > 0\(only) GROUP BY type_id, day",
+                arguments: arguments)
             {
                 data.daily[row[0], default: [:]][row[1]] = row[2]
             }
+            for row in try Row.fetchAll(db, sql: "SELECT DISTINCT day, zone FROM insight_daily WHERE count > 0") {
+                data.dayZones[row[0], default: []].insert(row[1])
+            }
             guard typeId == nil else {
-                for row in try Row.fetchAll(db, sql: "SELECT day, zone FROM insight_day_zones WHERE count > 0") {
-                    data.dayZones[row[0], default: []].insert(row[1])
-                }
                 try Self.partial(db, &builder, clock: clock, now: now, typeId: typeId)
                 data.partial = builder.data.partial
                 return data
@@ -70,9 +80,6 @@ public final class SQLiteInsightStore: InsightStore {
                 let slot: Int = row[1]
                 guard (0..<168).contains(slot) else { continue }
                 data.hours[row[0], default: Array(repeating: 0, count: 168)][slot] = row[2]
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT day, zone FROM insight_day_zones WHERE count > 0") {
-                data.dayZones[row[0], default: []].insert(row[1])
             }
             for row in try Row.fetchAll(
                 db, sql: "SELECT type_id, key, day, n, milli FROM insight_values WHERE n > 0")
@@ -113,7 +120,7 @@ public final class SQLiteInsightStore: InsightStore {
     /// The data from every event, one at a time.
     public func scan(now: Date, zone: String, settings: InsightSettings) async throws -> InsightData {
         try await db.read { db in
-            var builder = try Self.builder(db, clock: settings.clock(), now: now, zone: zone)
+            var builder = try Self.builder(db, clock: settings.clock(cache: zones), now: now, zone: zone)
             let cursor = try Row.fetchCursor(
                 db,
                 sql: """
@@ -158,6 +165,23 @@ public final class SQLiteInsightStore: InsightStore {
             nowZone: zone)
     }
 
+    /// Zones events were logged in (and `also`) never looked up.
+    static func unknownZones(_ db: Database, also: [String]) throws -> Set<String> {
+        var zones = Set(
+            try String.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT DISTINCT zone FROM insight_daily
+                        WHERE zone != '' AND count > 0 AND zone NOT IN (SELECT zone FROM insight_zones)
+                        """)))
+        for zone in also
+        where try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM insight_zones WHERE zone = ?"), arguments: [zone]) != true {
+            zones.insert(zone)
+        }
+        return zones
+    }
+
     static func stored(_ db: Database) throws -> InsightSettings? {
         guard let body = try String.fetchOne(db, sql: "SELECT body FROM insight_settings WHERE id = 1") else {
             return nil
@@ -168,16 +192,9 @@ public final class SQLiteInsightStore: InsightStore {
     /// Looks up the offsets of zones seen in events (and `also`) that were never looked up;
     /// whether events had a zone learnt now (their days were counted in the home zone until now).
     static func learnZones(_ db: Database, also: [String]) throws -> Bool {
-        let seen = try String.fetchAll(
-            db,
-            sql: """
-                SELECT DISTINCT zone FROM insight_day_zones
-                WHERE zone != '' AND count > 0 AND zone NOT IN (SELECT zone FROM insight_zones)
-                """)
+        let seen = try unknownZones(db, also: [])
         var learnt = false
-        for zone in Set(seen + also) {
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM insight_zones WHERE zone = ?", arguments: [zone]) != true
-            else { continue }
+        for zone in try unknownZones(db, also: also) {
             let offsets = ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
             try db.execute(
                 sql: "INSERT INTO insight_zones (zone, known) VALUES (?, ?)", arguments: [zone, offsets != nil])

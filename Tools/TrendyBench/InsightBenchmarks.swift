@@ -59,12 +59,12 @@ enum InsightBenchmarks {
         for round in 0..<(smoke ? 2 : 7) {
             let t0 = clock.now
             let data = try await insights.data(now: now, zone: zone, typeId: nil)
-            _ = Insights.report(data, settings: settings, correlate: false)
+            _ = Insights.report(data, settings: settings, correlate: false, cache: insights.zones)
             fast.append(BenchHarness.seconds(clock.now - t0) * 1000)
             if round < (smoke ? 1 : 3) {
                 let t1 = clock.now
                 let scanned = try await insights.scan(now: now, zone: zone, settings: settings)
-                _ = Insights.report(scanned, settings: settings, correlate: false)
+                _ = Insights.report(scanned, settings: settings, correlate: false, cache: insights.zones)
                 slow.append(BenchHarness.seconds(clock.now - t1) * 1000)
             }
         }
@@ -98,7 +98,7 @@ enum InsightBenchmarks {
             let data = try await insights.data(now: now, zone: zone, typeId: type.id)
             _ = Streaks.streak(
                 type, daily: data.daily[type.id] ?? [:], dayZones: data.dayZones, today: data.today, settings: settings,
-                clock: settings.clock())
+                clock: settings.clock(cache: insights.zones))
             _ = WeekComparison.compare(
                 type, daily: data.daily[type.id] ?? [:], partial: data.partial[type.id] ?? PartialDays(), today: data.today)
             incremental.append(BenchHarness.seconds(clock.now - t0) * 1000)

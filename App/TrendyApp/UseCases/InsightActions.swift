@@ -16,7 +16,7 @@ enum InsightActions {
         } else {
             data = try await store.data(now: at, zone: env.timeZone, typeId: nil)
         }
-        return Insights.report(data, settings: settings)
+        return Insights.report(data, settings: settings, cache: store.zones)
     }
 
     /// The insight `id` recomputed twice, from the aggregates and from the events one by one.
@@ -24,8 +24,10 @@ enum InsightActions {
         let store = try env.requireInsights()
         let settings = try await store.settings()
         let at = now ?? env.now()
-        let fast = Insights.report(try await store.data(now: at, zone: env.timeZone, typeId: nil), settings: settings)
-        let slow = Insights.report(try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings)
+        let fast = Insights.report(
+            try await store.data(now: at, zone: env.timeZone, typeId: nil), settings: settings, cache: store.zones)
+        let slow = Insights.report(
+            try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings, cache: store.zones)
         guard let a = fast.explanation(of: id) else { return nil }
         let b = slow.explanation(of: id)
         return Explained(id: id, sentence: a.sentence, explanation: a.explanation, agrees: b?.explanation == a.explanation && b?.sentence == a.sentence)

@@ -36,7 +36,7 @@ extension APIRoutes {
                 typeId: type.id, name: type.name, count: active.values.reduce(0, +),
                 firstDay: active.keys.min().map(Day.init), lastDay: active.keys.max().map(Day.init))
         }
-        let report = Insights.report(data, settings: settings)
+        let report = Insights.report(data, settings: settings, cache: insightZones)
         return try JSONIO.response(
             AnalyticsSummary(
                 today: data.today, totalEvents: types.map(\.count).reduce(0, +), types: types,
@@ -58,7 +58,7 @@ extension APIRoutes {
 
     func insightReport(_ request: Request) async throws -> InsightReport {
         let (data, settings) = try await insightData(request)
-        return Insights.report(data, settings: settings)
+        return Insights.report(data, settings: settings, cache: insightZones)
     }
 
     /// The user's data from every event, with the request's settings.
@@ -70,7 +70,7 @@ extension APIRoutes {
             throw ProblemError.malformed("time_zone must be an IANA time zone such as Europe/Berlin")
         }
         let dayStart = try Self.intParameter(request, "day_start", in: 0...12) ?? 0
-        var now = Date()
+        var now = self.now()
         if let text = query.get("now") {
             guard let date = TrendyJSON.parseDate(String(text)) else {
                 throw ProblemError.malformed("invalid now format, use RFC 3339 (2026-03-14T09:30:00Z)")
@@ -87,7 +87,7 @@ extension APIRoutes {
                 InsightProperty(typeId: $0.eventTypeId.description, key: $0.key, label: $0.label, kind: $0.propertyType.rawValue)
             }
         var builder = InsightData.Builder(
-            types: types, properties: properties, clock: settings.clock(),
+            types: types, properties: properties, clock: settings.clock(cache: insightZones),
             now: InsightData.Builder.milliseconds(now), nowZone: zone)
         let decoder = TrendyJSON.decoder()
         var key: EventPageKey?

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOFoundationEssentialsCompat
 import TrendyAPI
+import TrendyInsights
 import TrendyModels
 
 /// The Trendy API v1 handlers.
@@ -18,6 +19,8 @@ struct APIRoutes: Sendable {
     let ids: UUIDv7Generator
     /// Batch sizes and feed pages are recorded here.
     let metrics: ServerMetrics
+    /// Zone offsets for insights, read from the platform once per zone for the server's life.
+    var insightZones = ZoneOffsetCache()
 
     /// An id from the path; anything that is not a UUIDv7 cannot exist, so it is a 404.
     func pathId(_ context: ServerRequestContext, _ what: String) throws -> String {
