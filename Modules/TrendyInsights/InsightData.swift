@@ -97,8 +97,9 @@ public struct InsightData: Sendable, Hashable {
     public var hours: [String: [Int]] = [:]
     /// Per property series id, per day number: the day's values.
     public var propertyDaily: [String: [Int: ValueSum]] = [:]
-    /// Per day number: the zones events were logged in (`""` for the home zone).
-    public var dayZones: [Int: Set<String>] = [:]
+    /// Per type id, per day number: the zones its events were logged in (`""` for the home
+    /// zone): a streak's gap is a clock jump by the zones of its own logs on either side.
+    public var dayZones: [String: [Int: Set<String>]] = [:]
     /// Per type id: today's and last week's counts up to the same time.
     public var partial: [String: PartialDays] = [:]
     /// The person's day now.
@@ -137,7 +138,7 @@ public struct InsightData: Sendable, Hashable {
             data.daily[typeId, default: [:]][day.number, default: 0] += 1
             let slot = clock.slot(milliseconds, zone: zoneName)
             data.hours[typeId, default: Array(repeating: 0, count: 168)][slot] += 1
-            data.dayZones[day.number, default: []].insert(zoneName ?? "")
+            data.dayZones[typeId, default: [:]][day.number, default: []].insert(zoneName ?? "")
             // Every number and duration, defined or not (as the device's aggregates keep them);
             // only defined properties become series.
             for (key, value) in values {

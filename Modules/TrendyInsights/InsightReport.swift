@@ -71,7 +71,7 @@ public enum Insights {
         for type in data.types {
             let daily = data.daily[type.id] ?? [:]
             if let s = Streaks.streak(
-                type, daily: daily, dayZones: data.dayZones, today: today, settings: settings, clock: clock)
+                type, daily: daily, dayZones: data.dayZones[type.id] ?? [:], today: today, settings: settings, clock: clock)
             {
                 streaks.append(s)
             }

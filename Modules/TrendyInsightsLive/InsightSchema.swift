@@ -138,7 +138,7 @@ public enum InsightSchema {
                     type_id TEXT NOT NULL, day INTEGER NOT NULL, zone TEXT NOT NULL, count INTEGER NOT NULL,
                     PRIMARY KEY (type_id, day, zone)
                 ) WITHOUT ROWID;
-                CREATE INDEX insight_daily_day ON insight_daily (day, zone);
+                CREATE INDEX insight_daily_zone ON insight_daily (zone);
                 CREATE TABLE insight_slots (
                     type_id TEXT NOT NULL, slot INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (type_id, slot)
                 ) WITHOUT ROWID;

@@ -48,12 +48,14 @@ public final class SQLiteInsightStore: InsightStore {
     public func data(now: Date, zone: String, typeId: String? = nil) async throws -> InsightData {
         let settings = try await settings()
         // A zone seen for the first time (an event logged elsewhere, or from another device) is
-        // looked up, and the days counted again; otherwise a read, beside any writer.
-        if try await db.read({ db in try Self.unknownZones(db, also: [zone]) }).isEmpty == false {
+        // looked up, and the days counted again; otherwise a read, beside any writer. (One type's
+        // data, after a log, leaves that to the next whole read.)
+        if typeId == nil, try await db.read({ db in try Self.unknownZones(db, also: [zone]) }).isEmpty == false {
             try await db.write { db in
                 if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
             }
         }
+        let zones = zones
         return try await db.read { db in
             let clock = settings.clock(cache: zones)
             var builder = try Self.builder(db, clock: clock, now: now, zone: zone)
@@ -61,34 +63,33 @@ public final class SQLiteInsightStore: InsightStore {
             let only = typeId.map { _ in " AND type_id = ?" } ?? ""
             let arguments: StatementArguments = typeId.map { [$0] } ?? []
             if let typeId { data.types = data.types.filter { $0.id == typeId } }
-            for row in try Row.fetchAll(
-                db,
-                sql: "SELECT type_id, day, sum(count) FROM insight_daily WHERE count > 0\(only) GROUP BY type_id, day",
+            let days = try Row.fetchCursor(
+                db.cachedStatement(sql: "SELECT type_id, day, zone, count FROM insight_daily WHERE count > 0\(only)"),
                 arguments: arguments)
-            {
-                data.daily[row[0], default: [:]][row[1]] = row[2]
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT DISTINCT day, zone FROM insight_daily WHERE count > 0") {
-                data.dayZones[row[0], default: []].insert(row[1])
-            }
-            guard typeId == nil else {
-                try Self.partial(db, &builder, clock: clock, now: now, typeId: typeId)
-                data.partial = builder.data.partial
-                return data
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT type_id, slot, count FROM insight_slots WHERE count > 0") {
-                let slot: Int = row[1]
-                guard (0..<168).contains(slot) else { continue }
-                data.hours[row[0], default: Array(repeating: 0, count: 168)][slot] = row[2]
-            }
-            for row in try Row.fetchAll(
-                db, sql: "SELECT type_id, key, day, n, milli FROM insight_values WHERE n > 0")
-            {
+            while let row = try days.next() {
                 let type: String = row[0]
-                let key: String = row[1]
-                data.propertyDaily["prop:\(type):\(key)", default: [:]][row[2]] = ValueSum(milli: row[4], n: row[3])
+                let day: Int = row[1]
+                let count: Int = row[3]
+                data.daily[type, default: [:]][day, default: 0] += count
+                data.dayZones[type, default: [:]][day, default: []].insert(row[2])
             }
-            try Self.partial(db, &builder, clock: clock, now: now, typeId: nil)
+            if typeId == nil {
+                let slots = try Row.fetchCursor(
+                    db.cachedStatement(sql: "SELECT type_id, slot, count FROM insight_slots WHERE count > 0"))
+                while let row = try slots.next() {
+                    let slot: Int = row[1]
+                    guard (0..<168).contains(slot) else { continue }
+                    data.hours[row[0], default: Array(repeating: 0, count: 168)][slot] = row[2]
+                }
+                let values = try Row.fetchCursor(
+                    db.cachedStatement(sql: "SELECT type_id, key, day, n, milli FROM insight_values WHERE n > 0"))
+                while let row = try values.next() {
+                    let type: String = row[0]
+                    let key: String = row[1]
+                    data.propertyDaily["prop:\(type):\(key)", default: [:]][row[2]] = ValueSum(milli: row[4], n: row[3])
+                }
+            }
+            try Self.partial(db, &builder, clock: clock, now: now, typeId: typeId)
             data.partial = builder.data.partial
             return data
         }
@@ -172,7 +173,7 @@ public final class SQLiteInsightStore: InsightStore {
                 db.cachedStatement(
                     sql: """
                         SELECT DISTINCT zone FROM insight_daily
-                        WHERE zone != '' AND count > 0 AND zone NOT IN (SELECT zone FROM insight_zones)
+                        WHERE zone != '' AND zone NOT IN (SELECT zone FROM insight_zones)
                         """)))
         for zone in also
         where try Bool.fetchOne(

@@ -175,7 +175,9 @@ struct AggregateTests {
             compare("daily \(type.suffix(4))", a.daily[type] ?? [:], b.daily[type] ?? [:])
         }
         compare("hours", a.hours, b.hours)
-        compare("zones", a.dayZones, b.dayZones)
+        for type in Set(a.dayZones.keys).union(b.dayZones.keys) {
+            compare("zones \(type.suffix(4))", a.dayZones[type] ?? [:], b.dayZones[type] ?? [:])
+        }
         for key in Set(a.propertyDaily.keys).union(b.propertyDaily.keys) {
             compare("values \(key.suffix(10))", a.propertyDaily[key] ?? [:], b.propertyDaily[key] ?? [:])
         }

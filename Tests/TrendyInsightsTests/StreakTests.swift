@@ -76,7 +76,7 @@ struct StreakTests {
             let data = builder.data
             let s = try #require(
                 Streaks.streak(
-                    Self.type, daily: data.daily["t"] ?? [:], dayZones: data.dayZones, today: data.today,
+                    Self.type, daily: data.daily["t"] ?? [:], dayZones: data.dayZones["t"] ?? [:], today: data.today,
                     settings: settings, clock: clock))
             #expect(s.current != nil, "seed \(seed): the streak broke")
             #expect(s.current?.logged == data.daily["t"]?.count, "seed \(seed)")

@@ -97,7 +97,7 @@ enum InsightBenchmarks {
                 Event(id: ids.next(), eventTypeId: types[0].id, timestamp: now.addingTimeInterval(Double(-i))))
             let data = try await insights.data(now: now, zone: zone, typeId: type.id)
             _ = Streaks.streak(
-                type, daily: data.daily[type.id] ?? [:], dayZones: data.dayZones, today: data.today, settings: settings,
+                type, daily: data.daily[type.id] ?? [:], dayZones: data.dayZones[type.id] ?? [:], today: data.today, settings: settings,
                 clock: settings.clock(cache: insights.zones))
             _ = WeekComparison.compare(
                 type, daily: data.daily[type.id] ?? [:], partial: data.partial[type.id] ?? PartialDays(), today: data.today)
