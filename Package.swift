@@ -274,7 +274,10 @@ let package = Package(
         ),
         .target(
             name: "TrendyInsightsLive",
-            dependencies: ["TrendyInsights", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TrendyInsights", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             path: "Modules/TrendyInsightsLive",
             swiftSettings: swiftSettings
         ),

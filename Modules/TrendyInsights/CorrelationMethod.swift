@@ -11,6 +11,10 @@ enum CorrelationMethod {
         var excluded: Int
         var collapsedGroups: Int
         var settings: CorrelationSettings
+        /// How many tests had their shuffled spread widened (dependence factor above 1).
+        var widened: Int = 0
+        /// The largest dependence factor of the run (1 when none was widened).
+        var largestSpread: Double = 1
     }
 
     /// The paragraph.
@@ -58,8 +62,21 @@ enum CorrelationMethod {
         parts.append(
             "Each p-value is two-sided, from a permutation test that moves whole weeks of one series against "
                 + "the other (\(f.blocks) blocks of 7 days, weekday positions kept, the incomplete last week "
-                + "dropped), all tests sharing one sequence of shuffles seeded with \(s.seed). A test stopped "
-                + "as soon as \(s.exceedancesToStop) shuffles reached its |r| (Besag–Clifford: p = "
+                + "dropped), all tests sharing one sequence of shuffles seeded with \(s.seed).")
+        parts.append(
+            "Moving whole weeks keeps each series' day-to-day dependence within a week but breaks it across "
+                + "weeks, and one AR(1) step does not remove all of it (the counts of a persistent habit stay a "
+                + "little autocorrelated for weeks), so shuffles alone would show the chance spread of r too "
+                + "narrow and call some coincidences rare. Each test therefore took both residual series' own "
+                + "autocorrelations ρ(k) up to \(Statistics.dependenceLags) days apart and Bartlett's "
+                + "variance factor f = (1 + 2·Σ ρx(k)·ρy(k) over those lags) / "
+                + "(1 + 2·Σ (1 − k/7)·ρx(k)·ρy(k) over lags 1 to 6, the part the shuffles keep), "
+                + "never below 1 because less would be "
+                + "estimation noise; a shuffle counts as reaching the test when its |r| × √f reaches the "
+                + "observed |r|. \(f.widened) of the \(f.tests) tests were widened this way"
+                + (f.widened > 0 ? ", the most by f = \(Effect.decimal(f.largestSpread, places: 2))." : "."))
+        parts.append(
+            "A test stopped as soon as \(s.exceedancesToStop) shuffles reached its |r| (Besag–Clifford: p = "
                 + "\(s.exceedancesToStop) / shuffles drawn); otherwise it drew \(f.limit) shuffles and p = "
                 + "(shuffles reaching it + 1) / \(f.limit + 1). That limit is "
                 + "max(\(s.minimumPermutations), \(Effect.decimal(s.resolution, places: 0)) × m / q) for the "

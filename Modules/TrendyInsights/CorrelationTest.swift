@@ -14,7 +14,8 @@ public struct CorrelationTest: Sendable, Codable, Hashable, Identifiable {
     public var r: Double
     /// Pearson r of the raw values over every paired day, for reference.
     public var rawR: Double
-    /// The two-sided permutation p-value.
+    /// The two-sided whole-week permutation p-value, its shuffles widened by the pair's dependence factor
+    /// (see the report's `method`).
     public var p: Double
     /// The Benjamini–Hochberg q-value within the run's family.
     public var q: Double

@@ -1,5 +1,6 @@
 /// Honest correlations between a person's daily series: a declared family of tests on weekday-adjusted,
-/// pre-whitened series, whole-week permutation p-values and one Benjamini–Hochberg correction.
+/// pre-whitened series, whole-week permutation p-values widened for the dependence a week shuffle
+/// cannot keep, and one Benjamini–Hochberg correction.
 ///
 /// ```swift
 /// let report = Correlations.run(series, firstDay: Day(year: 2026, month: 1, day: 5))
@@ -30,11 +31,15 @@ public enum Correlations {
         let whitened = kept.map {
             Statistics.whitened($0.values, firstWeekday: firstDay.weekday, phiLimit: settings.phiLimit).residuals
         }
+        // Each residual series' own autocorrelation, for the dependence the week shuffle cannot keep.
+        let autocorrelations = whitened.map { Statistics.autocorrelations($0) }
         let runner = PermutationRunner(
             blocks: blocks, limit: limit, stopAfter: max(1, settings.exceedancesToStop), seed: settings.seed)
+        let spreads = planned.map { Statistics.dependenceFactor(autocorrelations[$0.x], autocorrelations[$0.y]) }
         let outcomes = runner.run(count: planned.count) { i in
             let test = planned[i]
-            return BlockStatistic(x: whitened[test.x], y: whitened[test.y], lag: test.lag, start: 1, blocks: blocks)
+            return BlockStatistic(
+                x: whitened[test.x], y: whitened[test.y], lag: test.lag, start: 1, blocks: blocks, spread: spreads[i])
         }
         let qValues = BenjaminiHochberg.qValues(outcomes.map(\.p))
 
@@ -56,7 +61,7 @@ public enum Correlations {
         let facts = CorrelationMethod.Facts(
             firstDay: firstDay, days: days, tests: planned.count, blocks: blocks, limit: limit,
             findings: findings.count, excluded: excluded.count, collapsedGroups: inputs.collapsed.count,
-            settings: settings)
+            settings: settings, widened: spreads.count(where: { $0 > 1 }), largestSpread: spreads.max() ?? 1)
         return CorrelationReport(
             firstDay: firstDay, days: days, testsRun: planned.count, tests: tests, findings: findings,
             excluded: excluded, collapsed: inputs.collapsed, permutationLimit: planned.isEmpty ? 0 : limit,

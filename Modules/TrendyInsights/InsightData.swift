@@ -98,7 +98,9 @@ public struct InsightData: Sendable, Hashable {
     /// Per property series id, per day number: the day's values.
     public var propertyDaily: [String: [Int: ValueSum]] = [:]
     /// Per type id, per day number: the zones its events were logged in (`""` for the home
-    /// zone): a streak's gap is a clock jump by the zones of its own logs on either side.
+    /// zone), only for days with an event logged in a zone of its own (a day missing here was
+    /// logged in the home zone only): a streak's gap is a clock jump by the zones of its own
+    /// logs on either side.
     public var dayZones: [String: [Int: Set<String>]] = [:]
     /// Per type id: today's and last week's counts up to the same time.
     public var partial: [String: PartialDays] = [:]
@@ -111,7 +113,27 @@ public struct InsightData: Sendable, Hashable {
     /// Builds ``InsightData`` from events, one at a time, with a ``DayClock``: the scan path.
     public struct Builder: Sendable {
         /// The data so far.
-        public private(set) var data: InsightData
+        var raw: InsightData
+
+        /// The data so far, of the types it was started with (an event whose type is not here —
+        /// deleted on another device, say — counts for nothing, as on the device).
+        public var data: InsightData {
+            var data = raw
+            let known = Set(raw.types.map(\.id))
+            data.daily = raw.daily.filter { known.contains($0.key) }
+            data.hours = raw.hours.filter { known.contains($0.key) }
+            data.partial = raw.partial.filter { known.contains($0.key) }
+            data.propertyDaily = raw.propertyDaily.filter { entry in
+                known.contains(where: { entry.key.hasPrefix("prop:\($0):") })
+            }
+            data.dayZones = [:]
+            for (type, days) in raw.dayZones where known.contains(type) {
+                let kept = days.filter { $0.value != [""] }
+                if !kept.isEmpty { data.dayZones[type] = kept }
+            }
+            return data
+        }
+
         /// The clock days are counted with.
         public let clock: DayClock
         let now: Int64
@@ -126,23 +148,23 @@ public struct InsightData: Sendable, Hashable {
         ) {
             self.clock = clock
             self.now = now
-            data = InsightData(today: clock.day(now, zone: nowZone))
-            data.types = types
-            data.properties = properties
+            raw = InsightData(today: clock.day(now, zone: nowZone))
+            raw.types = types
+            raw.properties = properties
         }
 
         /// Adds one event: its type, time, zone and numeric property values by key.
         public mutating func add(typeId: String, milliseconds: Int64, zone: String?, values: [String: Double] = [:]) {
             let zoneName = zone.flatMap { $0.isEmpty ? nil : $0 }
             let day = clock.day(milliseconds, zone: zoneName)
-            data.daily[typeId, default: [:]][day.number, default: 0] += 1
+            raw.daily[typeId, default: [:]][day.number, default: 0] += 1
             let slot = clock.slot(milliseconds, zone: zoneName)
-            data.hours[typeId, default: Array(repeating: 0, count: 168)][slot] += 1
-            data.dayZones[typeId, default: [:]][day.number, default: []].insert(zoneName ?? "")
+            raw.hours[typeId, default: Array(repeating: 0, count: 168)][slot] += 1
+            raw.dayZones[typeId, default: [:]][day.number, default: []].insert(zoneName ?? "")
             // Every number and duration, defined or not (as the device's aggregates keep them);
             // only defined properties become series.
             for (key, value) in values {
-                data.propertyDaily["prop:\(typeId):\(key)", default: [:]][day.number, default: ValueSum(milli: 0, n: 0)]
+                raw.propertyDaily["prop:\(typeId):\(key)", default: [:]][day.number, default: ValueSum(milli: 0, n: 0)]
                     .add(value)
             }
             addPartial(typeId: typeId, milliseconds: milliseconds, day: day)
@@ -152,10 +174,10 @@ public struct InsightData: Sendable, Hashable {
         /// reads those few events itself and calls this).
         public mutating func addPartial(typeId: String, milliseconds: Int64, day: Day) {
             let week: Int64 = 7 * 86_400_000
-            if day == data.today, milliseconds <= now {
-                data.partial[typeId, default: PartialDays()].today += 1
-            } else if day == data.today.adding(-7), milliseconds <= now - week {
-                data.partial[typeId, default: PartialDays()].lastWeek += 1
+            if day == raw.today, milliseconds <= now {
+                raw.partial[typeId, default: PartialDays()].today += 1
+            } else if day == raw.today.adding(-7), milliseconds <= now - week {
+                raw.partial[typeId, default: PartialDays()].lastWeek += 1
             }
         }
     }

@@ -101,8 +101,8 @@ public enum Insights {
     public static func correlationSeries(_ data: InsightData) -> (series: [DailySeries], firstDay: Day) {
         var firstDay = Int.max
         var lastDay = Int.min
-        for (_, days) in data.daily {
-            for (d, c) in days where c > 0 && d <= data.today.number {
+        for type in data.types {
+            for (d, c) in data.daily[type.id] ?? [:] where c > 0 && d <= data.today.number {
                 firstDay = min(firstDay, d)
                 lastDay = max(lastDay, d)
             }

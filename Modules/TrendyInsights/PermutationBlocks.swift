@@ -9,6 +9,11 @@
 /// n, Σx and Σx² do not change under a permutation of whole blocks. When days are missing
 /// ("sparse"), a permutation changes which days pair up, so the table holds six sums per block
 /// pair (n, Σx, Σy, Σx², Σy², Σxy over the days both present) and r is recomputed from them.
+///
+/// `spread` widens the shuffled distribution for dependence the shuffle cannot keep (see
+/// `Statistics.dependenceFactor`): a shuffle reaches the test when its |Σ C| (dense) or |r| (sparse)
+/// reaches the observed one divided by √spread, which is the same as comparing the observed value with
+/// shuffled values scaled up by √spread. With `spread` = 1 this is the plain permutation test.
 struct BlockStatistic: Sendable {
     /// Number of 7-day blocks.
     let blocks: Int
@@ -21,7 +26,7 @@ struct BlockStatistic: Sendable {
     /// True when r is undefined (no spread, or too few pairs): the test is reported with p = 1.
     let degenerate: Bool
     private let table: [Double]
-    /// Dense: the |Σ C| a permutation must reach; sparse: the |r| it must reach.
+    /// Dense: the |Σ C| a permutation must reach; sparse: the |r| it must reach (both over √spread).
     private let bar: Double
     /// Dense: √(Σx²·Σy²), the fixed denominator.
     private let scale: Double
@@ -29,8 +34,9 @@ struct BlockStatistic: Sendable {
     /// Sums per block pair in the sparse table.
     static let sparseWidth = 6
 
-    /// Builds the table for x on day t against y on day t + lag.
-    init(x: [Double], y: [Double], lag: Int, start: Int, blocks: Int) {
+    /// Builds the table for x on day t against y on day t + lag; `spread` (at least 1) as above.
+    init(x: [Double], y: [Double], lag: Int, start: Int, blocks: Int, spread: Double = 1) {
+        let shrink = 1 / max(1, spread).squareRoot()
         self.blocks = blocks
         let length = 7 * blocks
         var xs = [Double](repeating: .nan, count: length)
@@ -71,7 +77,7 @@ struct BlockStatistic: Sendable {
             n = length
             degenerate = length < 3 || !(scale > 1e-12)
             r = degenerate ? 0 : Statistics.correlation(sxy: diagonal, sxx: sxx, syy: syy)
-            bar = abs(diagonal) - 1e-12 * scale
+            bar = abs(diagonal) * shrink - 1e-12 * scale
         } else {
             // Standardise over the present days so the six sums stay well conditioned.
             let (xz, yz) = (Self.standardised(xs), Self.standardised(ys))
@@ -108,7 +114,7 @@ struct BlockStatistic: Sendable {
             let observed = Self.sparseR(identity)
             degenerate = observed == nil
             r = observed ?? 0
-            bar = abs(r) - 1e-12
+            bar = abs(r) * shrink - 1e-12
         }
     }
 

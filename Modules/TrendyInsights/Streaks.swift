@@ -75,9 +75,8 @@ public enum Streaks {
         _ type: InsightType, daily: [Int: Int], dayZones: [Int: Set<String>], today: Day, settings: InsightSettings,
         clock: DayClock
     ) -> Streak? {
-        let active = daily.filter { $0.value > 0 && $0.key <= today.number }.keys.sorted()
+        let active = daily.compactMap { $0.value > 0 && $0.key <= today.number ? $0.key : nil }.sorted()
         guard let first = active.first else { return nil }
-        let activeSet = Set(active)
         let skipWeekdays = Set(settings.skipWeekdays)
         let skipDays = Set(settings.skipDays.map(\.number))
         var graceUsed: [Int: Int] = [:]
@@ -88,7 +87,7 @@ public enum Streaks {
         var nextActiveIndex = 0
         for n in first...today.number {
             let day = Day(n)
-            if activeSet.contains(n) {
+            if daily[n, default: 0] > 0 {
                 nextActiveIndex += 1
                 if var r = run {
                     r.kept += pending
@@ -114,7 +113,7 @@ public enum Streaks {
                 reason = .clockJump
             } else if skipWeekdays.contains(day.weekday) || skipDays.contains(n) {
                 reason = .skip
-            } else if graceUsed[day.firstOfMonth.number, default: 0] < settings.gracePerMonth {
+            } else if settings.gracePerMonth > 0, graceUsed[day.firstOfMonth.number, default: 0] < settings.gracePerMonth {
                 reason = .grace
             } else {
                 reason = nil
@@ -137,7 +136,7 @@ public enum Streaks {
             runs.append(r)
         }
         let longest = runs.max { a, b in a.logged != b.logged ? a.logged < b.logged : a.end < b.end }
-        let loggedToday = activeSet.contains(today.number)
+        let loggedToday = daily[today.number, default: 0] > 0
         let days = Array(active.suffix(60)).map(Day.init)
         let explanation = Explanation(
             firstDay: Day(first), lastDay: today, n: active.count,

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TrendyInsights
 
 /// ``InsightStore`` on the install database: settings in `insight_settings`, data from the
@@ -10,6 +11,8 @@ public final class SQLiteInsightStore: InsightStore {
     let defaultZone: @Sendable () -> String
     /// Zone offsets, read from the platform once per zone for the store's life.
     public let zones = ZoneOffsetCache()
+    /// The last settings read, by their stored text (decoding them is most of a small read).
+    let decoded = DecodedSettings()
 
     /// A store on `database`; `defaultZone` is the zone of a first use (the device's).
     public init(database: any DatabaseWriter, defaultZone: @escaping @Sendable () -> String) {
@@ -19,7 +22,8 @@ public final class SQLiteInsightStore: InsightStore {
 
     /// The settings; the first use keeps the default and counts every day with it.
     public func settings() async throws -> InsightSettings {
-        if let settings = try await db.read({ db in try Self.stored(db) }) { return settings }
+        let decoded = decoded
+        if let settings = try await db.read({ db in try Self.stored(db, decoded) }) { return settings }
         let fresh = InsightSettings(timeZone: ZoneOffsets(zone: defaultZone()) == nil ? "UTC" : defaultZone())
         try await save(fresh)
         return fresh
@@ -46,7 +50,6 @@ public final class SQLiteInsightStore: InsightStore {
 
     /// The data from the aggregates.
     public func data(now: Date, zone: String, typeId: String? = nil) async throws -> InsightData {
-        let settings = try await settings()
         // A zone seen for the first time (an event logged elsewhere, or from another device) is
         // looked up, and the days counted again; otherwise a read, beside any writer. (One type's
         // data, after a log, leaves that to the next whole read.)
@@ -55,44 +58,63 @@ public final class SQLiteInsightStore: InsightStore {
                 if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
             }
         }
-        let zones = zones
-        return try await db.read { db in
-            let clock = settings.clock(cache: zones)
-            var builder = try Self.builder(db, clock: clock, now: now, zone: zone)
-            var data = builder.data
-            let only = typeId.map { _ in " AND type_id = ?" } ?? ""
-            let arguments: StatementArguments = typeId.map { [$0] } ?? []
-            if let typeId { data.types = data.types.filter { $0.id == typeId } }
-            let days = try Row.fetchCursor(
-                db.cachedStatement(sql: "SELECT type_id, day, zone, count FROM insight_daily WHERE count > 0\(only)"),
-                arguments: arguments)
-            while let row = try days.next() {
-                let type: String = row[0]
-                let day: Int = row[1]
-                let count: Int = row[3]
-                data.daily[type, default: [:]][day, default: 0] += count
-                data.dayZones[type, default: [:]][day, default: []].insert(row[2])
-            }
-            if typeId == nil {
-                let slots = try Row.fetchCursor(
-                    db.cachedStatement(sql: "SELECT type_id, slot, count FROM insight_slots WHERE count > 0"))
-                while let row = try slots.next() {
-                    let slot: Int = row[1]
-                    guard (0..<168).contains(slot) else { continue }
-                    data.hours[row[0], default: Array(repeating: 0, count: 168)][slot] = row[2]
-                }
-                let values = try Row.fetchCursor(
-                    db.cachedStatement(sql: "SELECT type_id, key, day, n, milli FROM insight_values WHERE n > 0"))
-                while let row = try values.next() {
-                    let type: String = row[0]
-                    let key: String = row[1]
-                    data.propertyDaily["prop:\(type):\(key)", default: [:]][row[2]] = ValueSum(milli: row[4], n: row[3])
-                }
-            }
-            try Self.partial(db, &builder, clock: clock, now: now, typeId: typeId)
-            data.partial = builder.data.partial
-            return data
+        let (zones, decoded) = (zones, decoded)
+        let read = try await db.read { db -> InsightData? in
+            guard let settings = try Self.stored(db, decoded) else { return nil }
+            return try Self.data(db, settings: settings, zones: zones, now: now, zone: zone, typeId: typeId)
         }
+        if let read { return read }
+        // First use: settings are made (and every day counted) first.
+        let settings = try await settings()
+        return try await db.read { db in
+            try Self.data(db, settings: settings, zones: zones, now: now, zone: zone, typeId: typeId)
+        }
+    }
+
+    static func data(
+        _ db: Database, settings: InsightSettings, zones: ZoneOffsetCache, now: Date, zone: String, typeId: String?
+    ) throws -> InsightData {
+        let clock = settings.clock(cache: zones)
+        var builder = try builder(db, clock: clock, now: now, zone: zone, typeId: typeId)
+        var data = builder.data
+        // One type at a time, read through SQLite's C API (GRDB's rows cost a microsecond each,
+        // most of a whole read). Rows come by day, the home zone ('') first.
+        let days = try db.cachedStatement(sql: "SELECT day, zone, count FROM insight_daily WHERE type_id = ? AND count > 0")
+        let slots = try db.cachedStatement(sql: "SELECT slot, count FROM insight_slots WHERE type_id = ? AND count > 0")
+        let values = try db.cachedStatement(sql: "SELECT key, day, n, milli FROM insight_values WHERE type_id = ? AND n > 0")
+        for type in data.types.map(\.id) {
+            var daily: [Int: Int] = [:]
+            daily.reserveCapacity(2_048)
+            var zonesOf: [Int: Set<String>] = [:]
+            var homeDay = Int.min
+            try RawRows.each(days, [type]) { row in
+                let day = row.int(0)
+                daily[day, default: 0] += row.int(2)
+                if row.isEmpty(1) {
+                    homeDay = day
+                } else {
+                    zonesOf[day, default: homeDay == day ? [""] : []].insert(row.text(1))
+                }
+            }
+            if !daily.isEmpty { data.daily[type] = daily }
+            if !zonesOf.isEmpty { data.dayZones[type] = zonesOf }
+            guard typeId == nil else { continue }
+            var hours: [Int]?
+            try RawRows.each(slots, [type]) { row in
+                let slot = row.int(0)
+                guard (0..<168).contains(slot) else { return }
+                hours = hours ?? Array(repeating: 0, count: 168)
+                hours?[slot] = row.int(1)
+            }
+            if let hours { data.hours[type] = hours }
+            try RawRows.each(values, [type]) { row in
+                data.propertyDaily["prop:\(type):\(row.text(0))", default: [:]][row.int(1)] = ValueSum(
+                    milli: Int64(row.int(3)), n: row.int(2))
+            }
+        }
+        try partial(db, &builder, clock: clock, now: now, typeId: typeId)
+        data.partial = builder.data.partial
+        return data
     }
 
     /// Today and the same day last week, up to now: the few events of those days, by time (a day
@@ -102,16 +124,16 @@ public final class SQLiteInsightStore: InsightStore {
     ) throws {
         let day: Int64 = 86_400_000
         let nowMs = InsightData.Builder.milliseconds(now)
+        let only = typeId == nil ? "" : " AND event_type_id = ?"
         for (from, to) in [(nowMs - 3 * day, nowMs), (nowMs - 10 * day, nowMs - 7 * day)] {
-            let rows = try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone') FROM local_events
-                        WHERE timestamp_ms BETWEEN ? AND ?
-                        """), arguments: [from, to])
-            for row in rows {
+                        WHERE timestamp_ms BETWEEN ? AND ?\(only)
+                        """), arguments: typeId.map { [from, to, $0] } ?? [from, to])
+            while let row = try rows.next() {
                 let type: String = row[0]
-                guard typeId == nil || typeId == type else { continue }
                 let ms: Int64 = row[1]
                 builder.addPartial(typeId: type, milliseconds: ms, day: clock.day(ms, zone: row[2]))
             }
@@ -146,7 +168,17 @@ public final class SQLiteInsightStore: InsightStore {
         }
     }
 
-    static func builder(_ db: Database, clock: DayClock, now: Date, zone: String) throws -> InsightData.Builder {
+    static func builder(_ db: Database, clock: DayClock, now: Date, zone: String, typeId: String? = nil) throws
+        -> InsightData.Builder
+    {
+        if let typeId {
+            // One type (what a new event changes): its name, no properties.
+            let name = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT name FROM local_event_types WHERE id = ?"), arguments: [typeId])
+            return InsightData.Builder(
+                types: name.map { [InsightType(id: typeId, name: $0)] } ?? [], properties: [], clock: clock,
+                now: InsightData.Builder.milliseconds(now), nowZone: zone)
+        }
         // Sorted as the server sorts them (by name in any case, then id), so both list alike.
         let types = try Row.fetchAll(db, sql: "SELECT id, name FROM local_event_types")
             .map { InsightType(id: $0[0], name: $0[1]) }
@@ -183,11 +215,12 @@ public final class SQLiteInsightStore: InsightStore {
         return zones
     }
 
-    static func stored(_ db: Database) throws -> InsightSettings? {
-        guard let body = try String.fetchOne(db, sql: "SELECT body FROM insight_settings WHERE id = 1") else {
-            return nil
-        }
-        return try JSONDecoder().decode(InsightSettings.self, from: Data(body.utf8))
+    static func stored(_ db: Database, _ decoded: DecodedSettings) throws -> InsightSettings? {
+        guard
+            let body = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM insight_settings WHERE id = 1"))
+        else { return nil }
+        return try decoded.settings(body)
     }
 
     /// Looks up the offsets of zones seen in events (and `also`) that were never looked up;
@@ -207,5 +240,18 @@ public final class SQLiteInsightStore: InsightStore {
             if offsets != nil, seen.contains(zone) { learnt = true }
         }
         return learnt
+    }
+}
+
+/// The last settings decoded, by their text.
+final class DecodedSettings: Sendable {
+    private let last = Mutex<(text: String, settings: InsightSettings)?>(nil)
+
+    /// `text` decoded, or the settings it was decoded to last time.
+    func settings(_ text: String) throws -> InsightSettings {
+        if let known = last.withLock({ $0 }), known.text == text { return known.settings }
+        let settings = try JSONDecoder().decode(InsightSettings.self, from: Data(text.utf8))
+        last.withLock { $0 = (text, settings) }
+        return settings
     }
 }

@@ -4,7 +4,8 @@ import TrendyInsightsTesting
 @testable import TrendyInsights
 
 /// The statistical pieces against references: Benjamini–Hochberg against its paper's worked example,
-/// the block-permutation statistic and p-value against brute force, the pre-whitening arithmetic.
+/// the block-permutation statistic and p-value against brute force, the pre-whitening arithmetic, and
+/// Bartlett's dependence factor against its formula.
 struct CorrelationStatisticsTests {
     /// Benjamini & Hochberg (1995), section 4: fifteen p-values from a study of myocardial infarction;
     /// at q = 0.05 the procedure rejects the four smallest.
@@ -126,6 +127,65 @@ struct CorrelationStatisticsTests {
         let gz = Statistics.weekdayAdjusted(gappy, firstWeekday: 0)
         #expect(g.residuals[1].isNaN && g.residuals[4].isNaN)
         #expect(abs(g.residuals[2] - gz[2]) < 1e-12)
+    }
+
+    /// base^exponent by repeated multiplication.
+    static func power(_ base: Double, _ exponent: Int) -> Double {
+        (0..<exponent).reduce(1) { product, _ in product * base }
+    }
+
+    @Test func dependenceFactorFollowsBartlettAndNeverNarrows() {
+        // ρ(k) = 0.5^k on both sides: the full sum is 1 + 2·Σ 0.25^k, the shuffles keep the first six
+        // lags at weight (1 − k/7).
+        let geometric = [1] + (1...Statistics.dependenceLags).map { Self.power(0.5, $0) }
+        var full = 1.0
+        var kept = 1.0
+        for k in 1...Statistics.dependenceLags {
+            full += 2 * Self.power(0.25, k)
+            if k < 7 { kept += 2 * (1 - Double(k) / 7) * Self.power(0.25, k) }
+        }
+        let factor = Statistics.dependenceFactor(geometric, geometric)
+        #expect(abs(factor - full / kept) < 1e-12)
+        #expect(factor > 1)
+        // Opposite signs would claim the shuffles are too wide: the factor stays at 1.
+        let alternating = [1] + (1...Statistics.dependenceLags).map { Self.power(-0.5, $0) }
+        #expect(Statistics.dependenceFactor(geometric, alternating) == 1)
+        // White noise on one side leaves nothing to widen.
+        let white = [1] + [Double](repeating: 0, count: Statistics.dependenceLags)
+        #expect(Statistics.dependenceFactor(geometric, white) == 1)
+    }
+
+    @Test func autocorrelationsHandleGapsAndConstants() {
+        // An alternating series: ρ(1) = −(n − 1)/n, ρ(2) = (n − 2)/n over the present days.
+        let alternating = (0..<20).map { $0 % 2 == 0 ? 1.0 : -1.0 }
+        let rho = Statistics.autocorrelations(alternating, lags: 3)
+        #expect(rho.count == 4 && rho[0] == 1)
+        #expect(abs(rho[1] + 19.0 / 20) < 1e-12 && abs(rho[2] - 18.0 / 20) < 1e-12)
+        // A gap removes the products that touch it; a constant series has no autocorrelation.
+        var gappy = alternating
+        gappy[5] = .nan
+        let g = Statistics.autocorrelations(gappy, lags: 1)
+        let mean = gappy.filter { !$0.isNaN }.reduce(0, +) / 19
+        let z = gappy.map { $0 - mean }
+        var lagged = 0.0
+        for t in 1..<20 where !z[t].isNaN && !z[t - 1].isNaN { lagged += z[t] * z[t - 1] }
+        let square = z.filter { !$0.isNaN }.reduce(0) { $0 + $1 * $1 }
+        #expect(abs(g[1] - lagged / square) < 1e-12)
+        #expect(Statistics.autocorrelations([Double](repeating: 3, count: 10), lags: 2) == [1, 0, 0])
+    }
+
+    @Test func widenedSpreadOnlyRaisesTheBarFromTheObserved() {
+        // spread f compares the observed |r| / √f with the shuffles: p can only grow, and f = 1 is unchanged.
+        let (x, y) = Self.tinyCase(gaps: false, blocks: 20)
+        let noise = (0..<y.count).map { Double(($0 * 7919) % 13) + 0.3 * y[$0] }
+        let runner = PermutationRunner(blocks: 20, limit: 20_000, stopAfter: .max, seed: 3)
+        let plain = BlockStatistic(x: x, y: noise, lag: 1, start: 1, blocks: 20)
+        let same = BlockStatistic(x: x, y: noise, lag: 1, start: 1, blocks: 20, spread: 1)
+        let wide = BlockStatistic(x: x, y: noise, lag: 1, start: 1, blocks: 20, spread: 1.5)
+        let outcomes = runner.run(count: 3) { [plain, same, wide][$0] }
+        #expect(outcomes[0] == outcomes[1])
+        #expect(outcomes[2].p >= outcomes[0].p)
+        #expect(outcomes[2].r == outcomes[0].r)
     }
 
     @Test func seededGeneratorReplaysAndDrawsInRange() {
