@@ -1,5 +1,18 @@
 /// What a correlation run found, what it tested, what it left out and how it decided.
 public struct CorrelationReport: Sendable, Codable, Hashable {
+    enum CodingKeys: String, CodingKey {
+        case firstDay = "first_day"
+        case days
+        case testsRun = "tests_run"
+        case tests
+        case findings
+        case excluded
+        case collapsed
+        case permutationLimit = "permutation_limit"
+        case settings
+        case method
+    }
+
     /// The first day of the window (index 0 of every series).
     public var firstDay: Day
     /// The window's length in days.
@@ -43,7 +56,7 @@ public struct CorrelationReport: Sendable, Codable, Hashable {
 /// A series that was not tested, with the reason as a value and in words.
 public struct Exclusion: Sendable, Codable, Hashable {
     /// Why a series was left out.
-    public enum Reason: Sendable, Codable, Hashable {
+    public enum Reason: Sendable, Hashable {
         /// The whole window is shorter than the minimum; nothing was tested.
         case historyTooShort(days: Int, needed: Int)
         /// A type logged on too few days.
@@ -94,6 +107,70 @@ public struct Exclusion: Sendable, Codable, Hashable {
             "moves with \(keptAs) (same-day r = \(Effect.decimal(r, places: 2))); tested as \(keptAs)"
         case .duplicateId:
             "another series has the same id; the first was used"
+        }
+    }
+}
+
+extension Exclusion.Reason: Codable {
+    enum CodingKeys: String, CodingKey {
+        case code, days, needed, logged, unlogged, values
+        case keptAs = "kept_as"
+        case r
+    }
+
+    /// The reason's stable code (`too_few_logged_days`).
+    public var code: String {
+        switch self {
+        case .historyTooShort: "history_too_short"
+        case .tooFewLoggedDays: "too_few_logged_days"
+        case .tooFewUnloggedDays: "too_few_unlogged_days"
+        case .tooFewValues: "too_few_values"
+        case .noVariation: "no_variation"
+        case .redundant: "redundant"
+        case .duplicateId: "duplicate_id"
+        }
+    }
+
+    /// Encodes as `{"code": …, …its numbers}`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(code, forKey: .code)
+        switch self {
+        case .historyTooShort(let days, let needed):
+            try c.encode(days, forKey: .days)
+            try c.encode(needed, forKey: .needed)
+        case .tooFewLoggedDays(let logged, let needed):
+            try c.encode(logged, forKey: .logged)
+            try c.encode(needed, forKey: .needed)
+        case .tooFewUnloggedDays(let unlogged, let needed):
+            try c.encode(unlogged, forKey: .unlogged)
+            try c.encode(needed, forKey: .needed)
+        case .tooFewValues(let values, let needed):
+            try c.encode(values, forKey: .values)
+            try c.encode(needed, forKey: .needed)
+        case .redundant(let keptAs, let r):
+            try c.encode(keptAs, forKey: .keptAs)
+            try c.encode(r, forKey: .r)
+        case .noVariation, .duplicateId: break
+        }
+    }
+
+    /// Decodes what ``encode(to:)`` writes.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func int(_ key: CodingKeys) throws -> Int { try c.decode(Int.self, forKey: key) }
+        switch try c.decode(String.self, forKey: .code) {
+        case "history_too_short": self = .historyTooShort(days: try int(.days), needed: try int(.needed))
+        case "too_few_logged_days": self = .tooFewLoggedDays(logged: try int(.logged), needed: try int(.needed))
+        case "too_few_unlogged_days": self = .tooFewUnloggedDays(unlogged: try int(.unlogged), needed: try int(.needed))
+        case "too_few_values": self = .tooFewValues(values: try int(.values), needed: try int(.needed))
+        case "no_variation": self = .noVariation
+        case "redundant":
+            self = .redundant(
+                keptAs: try c.decode(String.self, forKey: .keptAs), r: try c.decode(Double.self, forKey: .r))
+        case "duplicate_id": self = .duplicateId
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .code, in: c, debugDescription: "unknown reason \(other)")
         }
     }
 }

@@ -1,5 +1,20 @@
 /// The knobs of a correlation run. `standard` is what Trendy ships; tests may tighten or loosen.
 public struct CorrelationSettings: Sendable, Hashable, Codable {
+    enum CodingKeys: String, CodingKey {
+        case q
+        case lags
+        case minimumDays = "minimum_days"
+        case minimumActiveDays = "minimum_active_days"
+        case minimumValues = "minimum_values"
+        case minimumPermutations = "minimum_permutations"
+        case maximumPermutations = "maximum_permutations"
+        case resolution
+        case exceedancesToStop = "exceedances_to_stop"
+        case redundancy
+        case phiLimit = "phi_limit"
+        case seed
+    }
+
     /// The Benjamini–Hochberg false discovery rate: a finding needs q ≤ this.
     public var q: Double
     /// The declared lags, in days: 0 compares the same day, k > 0 compares x's day with y's day

@@ -1,5 +1,20 @@
 /// One declared test: does x on day t go with y on day t + lag?
 public struct CorrelationTest: Sendable, Codable, Hashable, Identifiable {
+    enum CodingKeys: String, CodingKey {
+        case id
+        case x
+        case y
+        case lag
+        case n
+        case r
+        case rawR = "raw_r"
+        case p
+        case q
+        case permutations
+        case effect
+        case days
+    }
+
     /// `"corr:<xId>:<yId>:lag<k>"`, deterministic.
     public var id: String
     /// The id of the series on the earlier (or same) day.
@@ -51,6 +66,17 @@ public struct CorrelationTest: Sendable, Codable, Hashable, Identifiable {
 
 /// A test's effect in the person's units: y on x's "high" days against y on the other days.
 public struct Effect: Sendable, Codable, Hashable {
+    enum CodingKeys: String, CodingKey {
+        case sentence
+        case threshold
+        case highDays = "high_days"
+        case highHits = "high_hits"
+        case highMean = "high_mean"
+        case otherDays = "other_days"
+        case otherHits = "other_hits"
+        case otherMean = "other_mean"
+    }
+
     /// The effect in one sentence: `"Headache on 9 of 14 days after 3+ Coffee, against 6 of 61 other days"`.
     public var sentence: String
     /// x's high-day bar: a count for a type (high = count ≥ threshold), a value for a property.

@@ -32,7 +32,8 @@ public enum CountTests {
         let z = nn * r * r
         let p =
             exp(-z)
-            * (1 + (2 * z - z * z) / (4 * nn) - (24 * z - 132 * z * z + 76 * z * z * z - 9 * z * z * z * z) / (288 * nn * nn))
+            * (1 + (2 * z - z * z) / (4 * nn) - (24 * z - 132 * z * z + 76 * z * z * z - 9 * z * z * z * z)
+                / (288 * nn * nn))
         return min(1, max(0, p))
     }
 

@@ -38,7 +38,8 @@ public struct InsightReport: Sendable, Hashable, Codable {
             return (
                 c.effect.sentence,
                 Explanation(
-                    firstDay: correlations.firstDay, lastDay: correlations.firstDay.adding(max(0, correlations.days - 1)),
+                    firstDay: correlations.firstDay,
+                    lastDay: correlations.firstDay.adding(max(0, correlations.days - 1)),
                     n: c.n, method: correlations.method,
                     statistic: "r = \(InsightFormat.decimal(c.r, 3)) (raw r = \(InsightFormat.decimal(c.rawR, 3)))",
                     p: c.p, q: c.q, testsRun: correlations.testsRun, days: c.days)
@@ -71,7 +72,8 @@ public enum Insights {
         for type in data.types {
             let daily = data.daily[type.id] ?? [:]
             if let s = Streaks.streak(
-                type, daily: daily, dayZones: data.dayZones[type.id] ?? [:], today: today, settings: settings, clock: clock)
+                type, daily: daily, dayZones: data.dayZones[type.id] ?? [:], today: today, settings: settings,
+                clock: clock)
             {
                 streaks.append(s)
             }
@@ -115,11 +117,14 @@ public enum Insights {
             let days = data.daily[type.id] ?? [:]
             let values = (0..<count).map { Double(days[firstDay + $0] ?? 0) }
             series.append(
-                DailySeries(id: "type:\(type.id)", label: type.name, unit: nil, kind: .type(typeId: type.id), values: values))
+                DailySeries(
+                    id: "type:\(type.id)", label: type.name, unit: nil, kind: .type(typeId: type.id), values: values))
         }
         let names = Dictionary(data.types.map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         for property in data.properties {
-            guard let days = data.propertyDaily[property.seriesId], let typeName = names[property.typeId] else { continue }
+            guard let days = data.propertyDaily[property.seriesId], let typeName = names[property.typeId] else {
+                continue
+            }
             let hours = property.kind == "duration"
             let values = (0..<count).map { i -> Double in
                 guard let v = days[firstDay + i], v.n > 0 else { return .nan }

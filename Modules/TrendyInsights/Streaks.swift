@@ -113,7 +113,9 @@ public enum Streaks {
                 reason = .clockJump
             } else if skipWeekdays.contains(day.weekday) || skipDays.contains(n) {
                 reason = .skip
-            } else if settings.gracePerMonth > 0, graceUsed[day.firstOfMonth.number, default: 0] < settings.gracePerMonth {
+            } else if settings.gracePerMonth > 0,
+                graceUsed[day.firstOfMonth.number, default: 0] < settings.gracePerMonth
+            {
                 reason = .grace
             } else {
                 reason = nil
@@ -151,7 +153,8 @@ public enum Streaks {
         return Streak(
             id: "streak:\(type.id)", typeId: type.id, typeName: type.name, current: current, longest: longest,
             loggedToday: loggedToday, strength: score,
-            sentence: sentence(type.name, current: current, longest: longest, loggedToday: loggedToday, strength: score),
+            sentence: sentence(
+                type.name, current: current, longest: longest, loggedToday: loggedToday, strength: score),
             explanation: explanation)
     }
 

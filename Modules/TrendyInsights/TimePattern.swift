@@ -103,7 +103,8 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
             words.append("at no particular time of day")
         }
         if weekdayP < level {
-            words.append("most on \(Day.weekdayNames[peakWeekday])s (\(InsightFormat.decimal(rates[peakWeekday], 1)) a day)")
+            words.append(
+                "most on \(Day.weekdayNames[peakWeekday])s (\(InsightFormat.decimal(rates[peakWeekday], 1)) a day)")
         }
         return TimePattern(
             id: "pattern:\(type.id)", typeId: type.id, typeName: type.name, n: n, slots: slots, partsOfDay: parts,
@@ -118,7 +119,8 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
                     yesterday with a chi-square test (6 degrees of freedom). A pattern is named only at \
                     p < \(level) with at least \(minimumEvents) events.
                     """,
-                statistic: "consistency = \(InsightFormat.decimal(r, 2)), weekday chi-square = \(InsightFormat.decimal(chi, 1))",
+                statistic:
+                    "consistency = \(InsightFormat.decimal(r, 2)), weekday chi-square = \(InsightFormat.decimal(chi, 1))",
                 p: min(hourP, weekdayP)))
     }
 }

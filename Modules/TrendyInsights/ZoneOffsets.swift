@@ -30,7 +30,9 @@ public struct ZoneOffsets: Sendable, Hashable {
         while let next = tz.nextDaylightSavingTimeTransition(after: at), next < end, next > at {
             let offset = tz.secondsFromGMT(for: next)
             if offset != periods[periods.count - 1].offsetSeconds {
-                periods.append(Period(fromMilliseconds: Int64((next.timeIntervalSince1970 * 1000).rounded()), offsetSeconds: offset))
+                periods.append(
+                    Period(
+                        fromMilliseconds: Int64((next.timeIntervalSince1970 * 1000).rounded()), offsetSeconds: offset))
             }
             at = next
         }
@@ -104,7 +106,9 @@ public struct DayClock: Sendable {
 
     /// The person's day of a moment.
     public func day(_ milliseconds: Int64, zone: String?) -> Day {
-        Day(Int(Self.floorDiv(wallMilliseconds(milliseconds, zone: zone) - Int64(dayStartHour) * 3_600_000, 86_400_000)))
+        Day(
+            Int(Self.floorDiv(wallMilliseconds(milliseconds, zone: zone) - Int64(dayStartHour) * 3_600_000, 86_400_000))
+        )
     }
 
     /// The weekday-and-hour slot (weekday of the person's day × 24 + wall-clock hour, 0–167).

@@ -75,13 +75,14 @@ public final class SQLiteInsightStore: InsightStore {
         _ db: Database, settings: InsightSettings, zones: ZoneOffsetCache, now: Date, zone: String, typeId: String?
     ) throws -> InsightData {
         let clock = settings.clock(cache: zones)
-        var builder = try builder(db, clock: clock, now: now, zone: zone, typeId: typeId)
-        var data = builder.data
+        var data = try builder(db, clock: clock, now: now, zone: zone, typeId: typeId).data
         // One type at a time, read through SQLite's C API (GRDB's rows cost a microsecond each,
         // most of a whole read). Rows come by day, the home zone ('') first.
-        let days = try db.cachedStatement(sql: "SELECT day, zone, count FROM insight_daily WHERE type_id = ? AND count > 0")
+        let days = try db.cachedStatement(
+            sql: "SELECT day, zone, count FROM insight_daily WHERE type_id = ? AND count > 0")
         let slots = try db.cachedStatement(sql: "SELECT slot, count FROM insight_slots WHERE type_id = ? AND count > 0")
-        let values = try db.cachedStatement(sql: "SELECT key, day, n, milli FROM insight_values WHERE type_id = ? AND n > 0")
+        let values = try db.cachedStatement(
+            sql: "SELECT key, day, n, milli FROM insight_values WHERE type_id = ? AND n > 0")
         for type in data.types.map(\.id) {
             var daily: [Int: Int] = [:]
             daily.reserveCapacity(2_048)
@@ -112,30 +113,41 @@ public final class SQLiteInsightStore: InsightStore {
                     milli: Int64(row.int(3)), n: row.int(2))
             }
         }
-        try partial(db, &builder, clock: clock, now: now, typeId: typeId)
-        data.partial = builder.data.partial
+        try partial(db, &data, clock: clock, now: now, typeId: typeId)
         return data
     }
 
-    /// Today and the same day last week, up to now: the few events of those days, by time (a day
-    /// where an event was logged can end up to 50 hours before now).
+    /// Today and the same day last week, each up to the same time of day: the day's count less
+    /// its events after that moment (future-dated ones today; last week, those after the same
+    /// moment a week ago). Only the events of the 50 hours after each moment are read one by one
+    /// (a day where an event was logged can end up to 50 hours after any moment in it).
     static func partial(
-        _ db: Database, _ builder: inout InsightData.Builder, clock: DayClock, now: Date, typeId: String?
+        _ db: Database, _ data: inout InsightData, clock: DayClock, now: Date, typeId: String?
     ) throws {
-        let day: Int64 = 86_400_000
+        let hour: Int64 = 3_600_000
         let nowMs = InsightData.Builder.milliseconds(now)
+        let today = data.today
+        for type in data.types.map(\.id) {
+            let days = data.daily[type] ?? [:]
+            let counts = PartialDays(today: days[today.number] ?? 0, lastWeek: days[today.number - 7] ?? 0)
+            if counts != PartialDays() { data.partial[type] = counts }
+        }
         let only = typeId == nil ? "" : " AND event_type_id = ?"
-        for (from, to) in [(nowMs - 3 * day, nowMs), (nowMs - 10 * day, nowMs - 7 * day)] {
+        let index = typeId == nil ? "local_events_time" : "local_events_type_time"
+        for (moment, day) in [(nowMs, today), (nowMs - 168 * hour, today.adding(-7))] {
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone') FROM local_events
-                        WHERE timestamp_ms BETWEEN ? AND ?\(only)
-                        """), arguments: typeId.map { [from, to, $0] } ?? [from, to])
+                        SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone')
+                        FROM local_events INDEXED BY \(index)
+                        WHERE timestamp_ms > ? AND timestamp_ms <= ?\(only)
+                        """), arguments: typeId.map { [moment, moment + 50 * hour, $0] } ?? [moment, moment + 50 * hour])
             while let row = try rows.next() {
                 let type: String = row[0]
                 let ms: Int64 = row[1]
-                builder.addPartial(typeId: type, milliseconds: ms, day: clock.day(ms, zone: row[2]))
+                guard clock.day(ms, zone: row[2]) == day, var counts = data.partial[type] else { continue }
+                if day == today { counts.today -= 1 } else { counts.lastWeek -= 1 }
+                data.partial[type] = counts == PartialDays() ? nil : counts
             }
         }
     }
@@ -209,7 +221,8 @@ public final class SQLiteInsightStore: InsightStore {
                         """)))
         for zone in also
         where try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM insight_zones WHERE zone = ?"), arguments: [zone]) != true {
+            db.cachedStatement(sql: "SELECT 1 FROM insight_zones WHERE zone = ?"), arguments: [zone]) != true
+        {
             zones.insert(zone)
         }
         return zones
@@ -229,7 +242,8 @@ public final class SQLiteInsightStore: InsightStore {
         let seen = try unknownZones(db, also: [])
         var learnt = false
         for zone in try unknownZones(db, also: also) {
-            let offsets = ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
+            let offsets =
+                ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
             try db.execute(
                 sql: "INSERT INTO insight_zones (zone, known) VALUES (?, ?)", arguments: [zone, offsets != nil])
             for period in offsets?.periods ?? [] {

@@ -30,12 +30,14 @@ struct InsightsCLITests {
             let zone = d % 30 < 5 ? "Asia/Tokyo" : d % 30 < 8 ? "America/New_York" : ""
             let coffees = [0, 1, 1, 2, 2, 3, 4][next(7)]
             for i in 0..<coffees {
-                rows.append("Coffee,\(TrendyJSON.formatDate(day.addingTimeInterval(Double(7 + 2 * i) * 3600))),\(zone),")
+                rows.append(
+                    "Coffee,\(TrendyJSON.formatDate(day.addingTimeInterval(Double(7 + 2 * i) * 3600))),\(zone),")
             }
             if next(100) < (previous >= 3 ? 70 : 10) {
                 rows.append("Headache,\(TrendyJSON.formatDate(day.addingTimeInterval(15 * 3600))),\(zone),")
             }
-            rows.append("Sleep,\(TrendyJSON.formatDate(day.addingTimeInterval(22 * 3600))),\(zone),\(5 + next(40) / 10)")
+            rows.append(
+                "Sleep,\(TrendyJSON.formatDate(day.addingTimeInterval(22 * 3600))),\(zone),\(5 + next(40) / 10)")
             previous = coffees
         }
         return rows.joined(separator: "\n") + "\n"
@@ -43,7 +45,8 @@ struct InsightsCLITests {
 
     /// A JSON value as sorted, compact text (to compare two documents).
     static func canonical(_ value: Any?) -> String {
-        guard let value, let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
+        guard let value,
+            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed])
         else { return "null" }
         return String(decoding: data, as: UTF8.self)
     }
@@ -59,7 +62,9 @@ struct InsightsCLITests {
             func trendy(_ args: [String], stdin: String? = nil) async throws -> TrendyProcess.Result {
                 try await TrendyProcess.runAsync(args + api, environment: zone, stdin: stdin)
             }
-            #expect(try await trendy(["signup", "--email", "ins@example.com", "--password-stdin"], stdin: "password-1\n").status == 0)
+            #expect(
+                try await trendy(["signup", "--email", "ins@example.com", "--password-stdin"], stdin: "password-1\n")
+                    .status == 0)
             #expect(try await trendy(["types", "add", "Sleep"]).status == 0)
             #expect(try await trendy(["types", "props", "add", "Sleep", "hours", "--type", "number"]).status == 0)
             let imported = try await trendy(["import", file.path])
@@ -82,17 +87,24 @@ struct InsightsCLITests {
             for key in ["today", "streaks", "weeks", "patterns", "correlations", "headline"] {
                 #expect(
                     Self.canonical(deviceReport[key]) == Self.canonical(serverReport[key]),
-                    "\(key) differs: device \(String(describing: deviceReport[key]).prefix(300)) server \(String(describing: serverReport[key]).prefix(300))")
+                    "\(key) differs: device \(String(describing: deviceReport[key]).prefix(300)) server \(String(describing: serverReport[key]).prefix(300))"
+                )
             }
             // The planted effect is the headline, in the person's units.
             let headline = (deviceReport["headline"] as? [String: Any])?["sentence"] as? String ?? ""
             #expect(headline.contains("Headache on") && headline.contains("after"), "\(headline)")
             // The other routes answer from the same report; bad parameters are 400.
-            for path in ["insights/streaks", "insights/weekly-summary", "insights/correlations", "analytics/summary", "analytics/trends?weeks=8"] {
+            for path in [
+                "insights/streaks", "insights/weekly-summary", "insights/correlations", "analytics/summary",
+                "analytics/trends?weeks=8",
+            ] {
                 let r = try await server.raw(.GET, "/api/v1/\(path)", headers: [("Authorization", "Bearer \(token)")])
                 #expect(r.status == 200, "\(path): \(r.status)")
             }
-            for path in ["insights?time_zone=Mars/Base", "insights?day_start=13", "insights?now=yesterday", "analytics/trends?weeks=0"] {
+            for path in [
+                "insights?time_zone=Mars/Base", "insights?day_start=13", "insights?now=yesterday",
+                "analytics/trends?weeks=0",
+            ] {
                 let r = try await server.raw(.GET, "/api/v1/\(path)", headers: [("Authorization", "Bearer \(token)")])
                 #expect(r.status == 400, "\(path): \(r.status)")
             }
@@ -118,7 +130,8 @@ struct InsightsCLITests {
         defer { withExtendedLifetime(dir) {} }
         for (args, status) in [
             (["--day-start", "13"], 64), (["--home-zone", "Mars/Olympus"], 64), (["--skip-weekdays", "funday"], 64),
-            (["--skip-day", "2026-13-01"], 64), (["--grace", "40"], 64), (["--skip-weekdays", "mon,tue,wed,thu,fri,sat,sun"], 64),
+            (["--skip-day", "2026-13-01"], 64), (["--grace", "40"], 64),
+            (["--skip-weekdays", "mon,tue,wed,thu,fri,sat,sun"], 64),
         ] {
             let r = try await TrendyProcess.runAsync(["insights", "settings"] + args + d)
             #expect(r.status == Int32(status), "\(args): \(r.stderr)")
@@ -129,13 +142,18 @@ struct InsightsCLITests {
         #expect(settings["day_start_hour"] as? Int == 0)
         #expect((settings["skip_weekdays"] as? [Int])?.isEmpty == true)
         let changed = try await TrendyProcess.runAsync(
-            ["insights", "settings", "--day-start", "4", "--skip-weekdays", "sat,sun", "--grace", "2", "--skip-day", "2026-12-25", "--json"] + d)
+            [
+                "insights", "settings", "--day-start", "4", "--skip-weekdays", "sat,sun", "--grace", "2", "--skip-day",
+                "2026-12-25", "--json",
+            ] + d)
         #expect(changed.status == 0, "\(changed.stderr)")
         let after = (try? JSONSerialization.jsonObject(with: Data(changed.stdout.utf8)) as? [String: Any]) ?? [:]
         #expect(after["day_start_hour"] as? Int == 4)
         #expect(after["skip_weekdays"] as? [Int] == [5, 6])
         #expect(after["skip_days"] as? [String] == ["2026-12-25"])
-        for (args, status) in [(["explain", "streak:nothing"], 65), (["--time-zone", "Nowhere/Land"], 64), (["--at", "soon"], 64)] {
+        for (args, status) in [
+            (["explain", "streak:nothing"], 65), (["--time-zone", "Nowhere/Land"], 64), (["--at", "soon"], 64),
+        ] {
             let r = try await TrendyProcess.runAsync(["insights"] + args + d)
             #expect(r.status == Int32(status), "\(args): \(r.stderr)")
         }

@@ -121,7 +121,8 @@ struct WeekComparisonTests {
         #expect(w.direction == .up)
         #expect(w.p < 0.05)
         let same = try #require(
-            WeekComparison.compare(Self.type, daily: [today.number: 3], partial: PartialDays(today: 3, lastWeek: 2), today: today))
+            WeekComparison.compare(
+                Self.type, daily: [today.number: 3], partial: PartialDays(today: 3, lastWeek: 2), today: today))
         #expect(same.direction == .same)
         #expect(same.thisWeek == 3)  // today's complete count is not used: only up to now
         #expect(WeekComparison.compare(Self.type, daily: [:], partial: PartialDays(), today: today) == nil)
@@ -140,8 +141,11 @@ struct TimePatternTests {
         #expect(p.consistency > 0.99)
         #expect(p.sentence.contains("morning"))
         let spread = (0..<168).map { _ in 1 }
-        let q = try #require(TimePattern.pattern(.init(id: "t", name: "Run"), slots: spread, daily: daily, today: today))
+        let q = try #require(
+            TimePattern.pattern(.init(id: "t", name: "Run"), slots: spread, daily: daily, today: today))
         #expect(q.sentence.contains("no particular time"))
-        #expect(TimePattern.pattern(.init(id: "t", name: "Run"), slots: Array(repeating: 0, count: 168), daily: [:], today: today) == nil)
+        #expect(
+            TimePattern.pattern(
+                .init(id: "t", name: "Run"), slots: Array(repeating: 0, count: 168), daily: [:], today: today) == nil)
     }
 }

@@ -101,7 +101,8 @@ enum InsightBenchmarks {
                 type, daily: data.daily[type.id] ?? [:], dayZones: data.dayZones[type.id] ?? [:], today: data.today,
                 settings: settings, clock: settings.clock(cache: insights.zones))
             _ = WeekComparison.compare(
-                type, daily: data.daily[type.id] ?? [:], partial: data.partial[type.id] ?? PartialDays(), today: data.today)
+                type, daily: data.daily[type.id] ?? [:], partial: data.partial[type.id] ?? PartialDays(),
+                today: data.today)
             incremental.append(BenchHarness.seconds(clock.now - t0) * 1000)
         }
         if ProcessInfo.processInfo.environment["TRENDY_BENCH_PROFILE"] != nil {
@@ -113,7 +114,8 @@ enum InsightBenchmarks {
                     t = clock.now
                 }
                 try await store.createEvent(
-                    Event(id: ids.next(), eventTypeId: types[0].id, timestamp: now.addingTimeInterval(Double(-1000 - i))))
+                    Event(
+                        id: ids.next(), eventTypeId: types[0].id, timestamp: now.addingTimeInterval(Double(-1000 - i))))
                 lap("create")
                 _ = try await insights.settings()
                 lap("settings")
@@ -139,7 +141,8 @@ enum InsightBenchmarks {
         results.append(
             BenchResult(
                 suite: "insights", name: "one_new_event_to_its_streak_and_week_p95 (after the write)",
-                value: incrementalP95, unit: "ms", baseline: nil, ratio: nil, target: "≤ 1 ms", met: incrementalP95 <= 1))
+                value: incrementalP95, unit: "ms", baseline: nil, ratio: nil, target: "≤ 1 ms", met: incrementalP95 <= 1
+            ))
         results.append(try await writes(dir, ids: ids, now: now, smoke: smoke))
         return results
     }
@@ -191,7 +194,8 @@ enum InsightBenchmarks {
                     id: ids.next(), eventTypeId: type, timestamp: at, sourceType: .imported,
                     timeZone: rng.next() % 10 == 0 ? "Asia/Tokyo" : nil)
                 if types.prefix(5).contains(type) { event.properties = ["dose": .number(Double(rng.next() % 40) / 4)] }
-                rows.append((event.id.description, type.description, Int64(at.timeIntervalSince1970 * 1000), event.wireJSON()))
+                rows.append(
+                    (event.id.description, type.description, Int64(at.timeIntervalSince1970 * 1000), event.wireJSON()))
             }
             let batch = rows
             try await pool.write { db in

@@ -84,7 +84,8 @@ struct InsightsCommand: AsyncParsableCommand {
             try await CommandRunner(global).run { env, out in
                 let store = try env.requireInsights()
                 var settings = try await store.settings()
-                let changes = homeZone != nil || dayStart != nil || skipWeekdays != nil || !skipDay.isEmpty
+                let changes =
+                    homeZone != nil || dayStart != nil || skipWeekdays != nil || !skipDay.isEmpty
                     || clearSkipDays || grace != nil
                 if let homeZone { settings.timeZone = homeZone }
                 if let dayStart { settings.dayStartHour = dayStart }
@@ -92,7 +93,8 @@ struct InsightsCommand: AsyncParsableCommand {
                 if clearSkipDays { settings.skipDays = [] }
                 for text in skipDay {
                     guard let day = Day(iso: text) else {
-                        throw CLIError(code: .invalid, message: "'\(text)' is not a date (YYYY-MM-DD)", exitCode: .usage)
+                        throw CLIError(
+                            code: .invalid, message: "'\(text)' is not a date (YYYY-MM-DD)", exitCode: .usage)
                     }
                     if !settings.skipDays.contains(day) { settings.skipDays.append(day) }
                 }
@@ -108,7 +110,9 @@ struct InsightsCommand: AsyncParsableCommand {
                 out.line("Day starts at: \(settings.dayStartHour):00")
                 let names = settings.skipWeekdays.sorted().map { Day.weekdayNames[$0] }
                 out.line("Days off:      \(names.isEmpty ? "none" : names.joined(separator: ", "))")
-                out.line("Dates off:     \(settings.skipDays.isEmpty ? "none" : settings.skipDays.map(\.iso).joined(separator: ", "))")
+                out.line(
+                    "Dates off:     \(settings.skipDays.isEmpty ? "none" : settings.skipDays.map(\.iso).joined(separator: ", "))"
+                )
                 out.line("Grace days:    \(settings.gracePerMonth) a month")
                 out.line("Device zone:   \(env.timeZone) (new events are stamped with it)")
                 out.document(settings)
@@ -121,7 +125,8 @@ struct InsightsCommand: AsyncParsableCommand {
         let words = text.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if words == ["none"] || words.isEmpty { return [] }
         return try words.map { word throws(CLIError) -> Int in
-            guard word.count >= 2, let i = Day.weekdayNames.firstIndex(where: { $0.lowercased().hasPrefix(word) }) else {
+            guard word.count >= 2, let i = Day.weekdayNames.firstIndex(where: { $0.lowercased().hasPrefix(word) })
+            else {
                 throw CLIError(code: .invalid, message: "'\(word)' is not a weekday (mon … sun)", exitCode: .usage)
             }
             return i
@@ -149,7 +154,9 @@ struct InsightsCommand: AsyncParsableCommand {
             empty: c.testsRun == 0
                 ? (c.excluded.first.map { "none tested: \($0.text)" } ?? "none tested yet")
                 : "none passed the correction; that is the usual answer")
-        out.append("Days are local dates from \(report.settings.dayStartHour):00; `trendy insights explain <id>` shows the working.")
+        out.append(
+            "Days are local dates from \(report.settings.dayStartHour):00; `trendy insights explain <id>` shows the working."
+        )
         return out
     }
 
@@ -167,7 +174,9 @@ struct InsightsCommand: AsyncParsableCommand {
         if let tests = e.testsRun { out.append("Tests run:  \(tests), one family") }
         out.append("Method:     \(e.method)")
         if !e.days.isEmpty {
-            out.append("Days:       " + e.days.suffix(30).map(\.iso).joined(separator: " ") + (e.days.count > 30 ? " (last 30 of \(e.days.count))" : ""))
+            out.append(
+                "Days:       " + e.days.suffix(30).map(\.iso).joined(separator: " ")
+                    + (e.days.count > 30 ? " (last 30 of \(e.days.count))" : ""))
         }
         out.append(
             x.agrees

@@ -46,7 +46,9 @@ enum AppInsightViews {
     static func lines(_ report: InsightReport?, plain: Bool) -> [String] {
         guard let report else { return ["", "Insights: counting…"] }
         var out: [String] = ["", "Streaks"]
-        let streaks = report.streaks.sorted { ($0.current?.logged ?? 0, $0.strength) > ($1.current?.logged ?? 0, $1.strength) }
+        let streaks = report.streaks.sorted {
+            ($0.current?.logged ?? 0, $0.strength) > ($1.current?.logged ?? 0, $1.strength)
+        }
         out += streaks.prefix(5).map { "  " + $0.sentence }
         if streaks.isEmpty { out.append("  nothing logged yet") }
         out += ["", "This week (Monday to now) against the same span last week"]

@@ -27,10 +27,13 @@ enum InsightActions {
         let fast = Insights.report(
             try await store.data(now: at, zone: env.timeZone, typeId: nil), settings: settings, cache: store.zones)
         let slow = Insights.report(
-            try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings, cache: store.zones)
+            try await store.scan(now: at, zone: env.timeZone, settings: settings), settings: settings,
+            cache: store.zones)
         guard let a = fast.explanation(of: id) else { return nil }
         let b = slow.explanation(of: id)
-        return Explained(id: id, sentence: a.sentence, explanation: a.explanation, agrees: b?.explanation == a.explanation && b?.sentence == a.sentence)
+        return Explained(
+            id: id, sentence: a.sentence, explanation: a.explanation,
+            agrees: b?.explanation == a.explanation && b?.sentence == a.sentence)
     }
 
     /// One insight's working.

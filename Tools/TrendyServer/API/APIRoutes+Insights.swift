@@ -78,13 +78,20 @@ extension APIRoutes {
             now = date
         }
         let settings = InsightSettings(timeZone: zone, dayStartHour: dayStart)
-        let types = try await store.listEventTypes(userId: user).map { InsightType(id: $0.value.id.description, name: $0.value.name) }
-            .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+        let types = try await store.listEventTypes(userId: user).map {
+            InsightType(id: $0.value.id.description, name: $0.value.name)
+        }
+        .sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
         let properties = try await store.listPropertyDefinitions(userId: user, typeId: nil).map(\.value)
             .filter { $0.propertyType == .number || $0.propertyType == .duration }
-            .sorted { ($0.eventTypeId.description, $0.displayOrder, $0.key) < ($1.eventTypeId.description, $1.displayOrder, $1.key) }
+            .sorted {
+                ($0.eventTypeId.description, $0.displayOrder, $0.key) < (
+                    $1.eventTypeId.description, $1.displayOrder, $1.key
+                )
+            }
             .map {
-                InsightProperty(typeId: $0.eventTypeId.description, key: $0.key, label: $0.label, kind: $0.propertyType.rawValue)
+                InsightProperty(
+                    typeId: $0.eventTypeId.description, key: $0.key, label: $0.label, kind: $0.propertyType.rawValue)
             }
         var builder = InsightData.Builder(
             types: types, properties: properties, clock: settings.clock(cache: insightZones),
@@ -92,7 +99,8 @@ extension APIRoutes {
         let decoder = TrendyJSON.decoder()
         var key: EventPageKey?
         repeat {
-            let page = try await store.exportPage(userId: user, after: key, limit: Self.exportPage, range: nil, typeIds: [])
+            let page = try await store.exportPage(
+                userId: user, after: key, limit: Self.exportPage, range: nil, typeIds: [])
             for body in page.bodies {
                 let event = try decoder.decode(Event.self, from: Data(body.utf8))
                 var values: [String: Double] = [:]
@@ -103,7 +111,8 @@ extension APIRoutes {
                     }
                 }
                 builder.add(
-                    typeId: event.eventTypeId.description, milliseconds: InsightData.Builder.milliseconds(event.timestamp),
+                    typeId: event.eventTypeId.description,
+                    milliseconds: InsightData.Builder.milliseconds(event.timestamp),
                     zone: event.timeZone, values: values)
             }
             key = page.next
@@ -114,7 +123,8 @@ extension APIRoutes {
     static func intParameter(_ request: Request, _ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
         guard let n = Int(String(text)), range.contains(n) else {
-            throw ProblemError.malformed("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw ProblemError.malformed(
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return n
     }
