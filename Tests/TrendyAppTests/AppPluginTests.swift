@@ -67,7 +67,7 @@ struct AppPluginTests {
     }
 
     @Test func theStandardProgramHasEveryFeatureAndItsCommands() {
-        #expect(AppPlugins.standard.map(\.name) == ["logging", "geofence", "auth", "sync", "onboarding"])
+        #expect(AppPlugins.standard.map(\.name) == ["logging", "geofence", "auth", "sync", "onboarding", "insights"])
         let names = AppPlugins.commands(for: AppPlugins.standard).map { $0._commandName }
         for name in ["geofence", "location", "onboarding", "sync", "login", "logs", "launch", "plugins"] {
             #expect(names.contains(name))
@@ -182,7 +182,7 @@ struct AppPluginTests {
         let plugins = object?["plugins"] as? [[String: Any]] ?? []
         #expect(
             plugins.map { $0["name"] as? String } == [
-                "logging", "geofence", "auth", "sync", "onboarding", "dev-backend",
+                "logging", "geofence", "auth", "sync", "onboarding", "insights", "dev-backend",
             ])
         #expect(plugins.last?["commands"] as? [String] == ["serve"])
         let geofence = plugins.first { $0["name"] as? String == "geofence" }

@@ -100,6 +100,10 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// Exit 64: not an ISO-8601 time (or `now`).
     public static let invalidTime = CLIErrorCode(rawValue: "invalid_time")
 
+    /// Exit 64: insight settings that cannot be kept (an unknown zone, a day start past 12, an
+    /// unknown weekday, a bad date).
+    public static let invalidSettings = CLIErrorCode(rawValue: "invalid_settings")
+
     /// Exit 64: `--api-url`/`--auth-url` is not an http(s) URL.
     public static let invalidUrl = CLIErrorCode(rawValue: "invalid_url")
 
@@ -216,6 +220,7 @@ public struct CLIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
         .invalidLocation,
         .invalidLogLevel,
         .invalidServerTimeout,
+        .invalidSettings,
         .invalidTime,
         .invalidUrl,
         .locationNotAlways,

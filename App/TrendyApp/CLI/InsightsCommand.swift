@@ -94,7 +94,7 @@ struct InsightsCommand: AsyncParsableCommand {
                 for text in skipDay {
                     guard let day = Day(iso: text) else {
                         throw CLIError(
-                            code: .invalid, message: "'\(text)' is not a date (YYYY-MM-DD)", exitCode: .usage)
+                            code: .invalidSettings, message: "'\(text)' is not a date (YYYY-MM-DD)", exitCode: .usage)
                     }
                     if !settings.skipDays.contains(day) { settings.skipDays.append(day) }
                 }
@@ -102,7 +102,7 @@ struct InsightsCommand: AsyncParsableCommand {
                 if let grace { settings.gracePerMonth = grace }
                 if changes {
                     do { try await store.save(settings) } catch let error as InsightSettingsError {
-                        throw CLIError(code: .invalid, message: error.description, exitCode: .usage)
+                        throw CLIError(code: .invalidSettings, message: error.description, exitCode: .usage)
                     }
                     out.line("Saved; every day is counted again with these settings.")
                 }
@@ -127,7 +127,7 @@ struct InsightsCommand: AsyncParsableCommand {
         return try words.map { word throws(CLIError) -> Int in
             guard word.count >= 2, let i = Day.weekdayNames.firstIndex(where: { $0.lowercased().hasPrefix(word) })
             else {
-                throw CLIError(code: .invalid, message: "'\(word)' is not a weekday (mon … sun)", exitCode: .usage)
+                throw CLIError(code: .invalidSettings, message: "'\(word)' is not a weekday (mon … sun)", exitCode: .usage)
             }
             return i
         }

@@ -282,14 +282,14 @@ enum AppScreens {
                 }
             } else {
                 lines.append(
-                    "  " + "".padding(toLength: 14, withPad: " ", startingAt: 0)
+                    "  " + "".padding(toLength: 24, withPad: " ", startingAt: 0)
                         + data.weeks.map { $0.formatted(style).padding(toLength: 8, withPad: " ", startingAt: 0) }
                         .joined())
                 for row in data.perWeek {
                     lines.append(
                         "  " + row.name.prefix(13).padding(toLength: 14, withPad: " ", startingAt: 0)
-                            + row.counts.map { String($0).padding(toLength: 8, withPad: " ", startingAt: 0) }.joined()
-                            + AppInsightViews.bars(row.counts))
+                            + AppInsightViews.bars(row.counts).padding(toLength: 10, withPad: " ", startingAt: 0)
+                            + row.counts.map { String($0).padding(toLength: 8, withPad: " ", startingAt: 0) }.joined())
                 }
             }
             return (lines + AppInsightViews.lines(data.insights, plain: screen.plain), [])
