@@ -44,10 +44,14 @@ public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConverti
         return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 
-    /// The ISO date, `2026-11-26`.
+    /// The ISO date, `2026-11-26`; the year always has four digits (`0999-06-01`), as
+    /// ``init(iso:)`` reads it (an outside tester saved a date off in the year 999 and every later
+    /// read of the settings failed).
     public var iso: String {
         let (y, m, d) = civil
-        return "\(y)-\(m < 10 ? "0" : "")\(m)-\(d < 10 ? "0" : "")\(d)"
+        let year = String(abs(y))
+        return (y < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - year.count)) + year
+            + "-\(m < 10 ? "0" : "")\(m)-\(d < 10 ? "0" : "")\(d)"
     }
 
     /// The weekday, 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday).

@@ -154,7 +154,9 @@ public struct InsightData: Sendable, Hashable {
         }
 
         /// Adds one event: its type, time, zone and numeric property values by key.
+        /// An event after `now` counts for nothing: insights are as at `now`.
         public mutating func add(typeId: String, milliseconds: Int64, zone: String?, values: [String: Double] = [:]) {
+            guard milliseconds <= now else { return }
             let zoneName = zone.flatMap { $0.isEmpty ? nil : $0 }
             let day = clock.day(milliseconds, zone: zoneName)
             raw.daily[typeId, default: [:]][day.number, default: 0] += 1

@@ -20,6 +20,8 @@ public struct InsightReport: Sendable, Hashable, Codable {
     public var patterns: [TimePattern]
     /// Correlations, the whole family.
     public var correlations: CorrelationReport
+    /// Events per week per type, the last ``Insights/trendWeeks`` weeks.
+    public var trends: WeeklyTrends
     /// The strongest insight, when there is one.
     public var headline: Headline?
 
@@ -49,13 +51,16 @@ public struct InsightReport: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case today, settings, streaks, weeks, patterns, correlations, headline
+        case today, settings, streaks, weeks, patterns, correlations, trends, headline
     }
 }
 
 /// Computes a person's insights from their ``InsightData``: pure and deterministic, the same on
 /// the device (from its aggregates) and on the server (from the events).
 public enum Insights {
+    /// The weeks of the report's trends.
+    public static let trendWeeks = 8
+
     /// Correlations look at no more than this many recent days.
     public static let correlationWindow = 365
 
@@ -92,7 +97,7 @@ public enum Insights {
         let correlations = Correlations.run(series, firstDay: first, settings: correlation)
         let report = InsightReport(
             today: today, settings: settings, streaks: streaks, weeks: weeks, patterns: patterns,
-            correlations: correlations, headline: nil)
+            correlations: correlations, trends: .make(data, weeks: trendWeeks), headline: nil)
         var out = report
         out.headline = headline(report)
         return out

@@ -23,6 +23,9 @@ public struct InsightSettings: Sendable, Hashable, Codable {
         self.gracePerMonth = gracePerMonth
     }
 
+    /// The years a date off may be in (those an event may be in).
+    public static let years = 1800...2999
+
     /// The settings' problems, in words (empty when they are fine).
     public var issues: [String] {
         var out: [String] = []
@@ -30,6 +33,9 @@ public struct InsightSettings: Sendable, Hashable, Codable {
         if skipWeekdays.contains(where: { !(0...6).contains($0) }) { out.append("skip weekdays are 0 (Monday) to 6") }
         if Set(skipWeekdays).count >= 7 { out.append("at least one weekday must count") }
         if !(0...31).contains(gracePerMonth) { out.append("grace days per month must be 0 to 31") }
+        if skipDays.contains(where: { !(Self.years).contains($0.civil.year) }) {
+            out.append("dates off must be between the years 1800 and 2999, as events are")
+        }
         return out
     }
 

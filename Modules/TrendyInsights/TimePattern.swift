@@ -16,6 +16,8 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
     public var partsOfDay: [Int]
     /// The hour with the most events.
     public var peakHour: Int
+    /// The mean hour on a 24-hour circle (23:50 and 00:20 average to 00:05, not noon).
+    public var meanHour: Int
     /// How concentrated the hours are, 0 (spread round the clock) to 1 (always the same hour):
     /// the mean resultant length of the hours on a 24-hour circle.
     public var consistency: Double
@@ -39,6 +41,7 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
         case n, slots
         case partsOfDay = "parts_of_day"
         case peakHour = "peak_hour"
+        case meanHour = "mean_hour"
         case consistency
         case hourP = "hour_p"
         case weekdayRates = "weekday_rates"
@@ -70,6 +73,9 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
             y += Double(c) * sin(angle)
         }
         let r = (x * x + y * y).squareRoot() / Double(n)
+        var mean = atan2(y, x) * 24 / (2 * Double.pi) - 0.5
+        if mean < 0 { mean += 24 }
+        let meanHour = Int(mean.rounded()) % 24
         let hourP = CountTests.rayleigh(n: n, r: r)
         // Weekdays: complete days from the first logged day to yesterday.
         let first = daily.filter { $0.value > 0 }.keys.min() ?? today.number
@@ -96,9 +102,16 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
         let peakWeekday = rates.indices.max { rates[$0] < rates[$1] } ?? 0
         var words: [String] = []
         if hourP < level {
-            let part = partNames[peakHour / 6]
+            // The part of the day that holds the most events, "mostly" only past half of them;
+            // "around" the mean hour only when the hours gather round it.
+            let top = parts.indices.max { parts[$0] < parts[$1] } ?? 0
+            let share = Int((Double(parts[top]) * 100 / Double(n)).rounded())
+            let around = r >= 0.5 ? ", around \(meanHour):00" : ""
             words.append(
-                "mostly in the \(part), around \(peakHour):00 (consistency \(Int((r * 100).rounded())) %)")
+                (parts[top] * 2 > n
+                    ? "mostly in the \(partNames[top]) (\(share) %)"
+                    : "most often in the \(partNames[top]) (\(share) %)")
+                    + around + " (consistency \(Int((r * 100).rounded())) %)")
         } else {
             words.append("at no particular time of day")
         }
@@ -108,7 +121,8 @@ public struct TimePattern: Sendable, Hashable, Codable, Identifiable {
         }
         return TimePattern(
             id: "pattern:\(type.id)", typeId: type.id, typeName: type.name, n: n, slots: slots, partsOfDay: parts,
-            peakHour: peakHour, consistency: r, hourP: hourP, weekdayRates: rates, peakWeekday: peakWeekday,
+            peakHour: peakHour, meanHour: meanHour, consistency: r, hourP: hourP, weekdayRates: rates,
+            peakWeekday: peakWeekday,
             weekdayP: weekdayP, sentence: "\(type.name): " + words.joined(separator: "; ") + ".",
             explanation: Explanation(
                 firstDay: Day(first), lastDay: today, n: n,

@@ -113,14 +113,98 @@ public final class SQLiteInsightStore: InsightStore {
                     milli: Int64(row.int(3)), n: row.int(2))
             }
         }
+        try dropLater(db, &data, clock: clock, now: now, typeId: typeId)
         try partial(db, &data, clock: clock, now: now, typeId: typeId)
         return data
     }
 
-    /// Today and the same day last week, each up to the same time of day: the day's count less
-    /// its events after that moment (future-dated ones today; last week, those after the same
-    /// moment a week ago). Only the events of the 50 hours after each moment are read one by one
-    /// (a day where an event was logged can end up to 50 hours after any moment in it).
+    /// The number and duration values of an event's `properties` JSON, by key.
+    static func numbers(_ text: String?) -> [String: Double] {
+        guard let text, text != "{}",
+            let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return [:] }
+        var values: [String: Double] = [:]
+        for (key, value) in object {
+            guard let typed = value as? [String: Any], let kind = typed["type"] as? String,
+                kind == "number" || kind == "duration", let number = typed["value"] as? NSNumber
+            else { continue }
+            values[key] = number.doubleValue
+        }
+        return values
+    }
+
+    /// Insights are as at `now`: events after it (logged ahead, or every later one for a past
+    /// moment) are taken back out of what the aggregates say, as the scan never counts them.
+    static func dropLater(_ db: Database, _ data: inout InsightData, clock: DayClock, now: Date, typeId: String?)
+        throws
+    {
+        let only = typeId == nil ? "" : " AND event_type_id = ?"
+        let nowMs = InsightData.Builder.milliseconds(now)
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone'),
+                           json_extract(body, '$.properties')
+                    FROM local_events WHERE timestamp_ms > ?\(only)
+                    """), arguments: typeId.map { [nowMs, $0] } ?? [nowMs])
+        let known = Set(data.types.map(\.id))
+        var touched: [String: Set<Int>] = [:]
+        while let row = try rows.next() {
+            let type: String = row[0]
+            guard known.contains(type) else { continue }
+            let ms: Int64 = row[1]
+            let zone: String? = row[2]
+            let day = clock.day(ms, zone: zone).number
+            if let count = data.daily[type]?[day] { data.daily[type]?[day] = count > 1 ? count - 1 : nil }
+            touched[type, default: []].insert(day)
+            if typeId == nil {
+                let slot = clock.slot(ms, zone: zone)
+                if data.hours[type] != nil { data.hours[type]?[slot] -= 1 }
+                for (key, value) in numbers(row[3]) {
+                    let series = "prop:\(type):\(key)"
+                    guard var sum = data.propertyDaily[series]?[day] else { continue }
+                    sum.milli -= ValueSum.milli(value)
+                    sum.n -= 1
+                    data.propertyDaily[series]?[day] = sum.n > 0 ? sum : nil
+                }
+            }
+        }
+        // The zones of the days an event was taken from: counted again without the later events.
+        let zoneCounts = try db.cachedStatement(
+            sql: "SELECT zone, count FROM insight_daily WHERE type_id = ? AND day = ?")
+        let later = try db.cachedStatement(
+            sql: """
+                SELECT timestamp_ms, json_extract(body, '$.time_zone') FROM local_events
+                WHERE event_type_id = ? AND timestamp_ms > ?
+                """)
+        for (type, days) in touched {
+            var laterByDay: [Int: [String: Int]] = [:]
+            let rows = try Row.fetchCursor(later, arguments: [type, nowMs])
+            while let row = try rows.next() {
+                let zone: String? = row[1]
+                let day = clock.day(row[0], zone: zone).number
+                guard days.contains(day) else { continue }
+                laterByDay[day, default: [:]][zone ?? "", default: 0] += 1
+            }
+            for day in days {
+                var zones: Set<String> = []
+                try RawRows.each(zoneCounts, [type, day]) { row in
+                    let zone = row.text(0)
+                    if row.int(1) - (laterByDay[day]?[zone] ?? 0) > 0 { zones.insert(zone) }
+                }
+                data.dayZones[type, default: [:]][day] = zones.isEmpty || zones == [""] ? nil : zones
+            }
+            if data.dayZones[type]?.isEmpty == true { data.dayZones[type] = nil }
+            if data.daily[type]?.isEmpty == true { data.daily[type] = nil }
+        }
+        for (type, hours) in data.hours where hours.allSatisfy({ $0 <= 0 }) { data.hours[type] = nil }
+        for (series, days) in data.propertyDaily where days.isEmpty { data.propertyDaily[series] = nil }
+    }
+
+    /// Today and the same day last week, each up to the same time of day: today's count (the
+    /// later events are already out), and last week's day less its events after the same moment
+    /// a week ago — only the 50 hours after it are read one by one (a day where an event was
+    /// logged can end up to 50 hours after any moment in it).
     static func partial(
         _ db: Database, _ data: inout InsightData, clock: DayClock, now: Date, typeId: String?
     ) throws {
@@ -134,14 +218,15 @@ public final class SQLiteInsightStore: InsightStore {
         }
         let only = typeId == nil ? "" : " AND event_type_id = ?"
         let index = typeId == nil ? "local_events_time" : "local_events_type_time"
-        for (moment, day) in [(nowMs, today), (nowMs - 168 * hour, today.adding(-7))] {
+        for (moment, day) in [(nowMs - 168 * hour, today.adding(-7))] {
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT event_type_id, timestamp_ms, json_extract(body, '$.time_zone')
                         FROM local_events INDEXED BY \(index)
                         WHERE timestamp_ms > ? AND timestamp_ms <= ?\(only)
-                        """), arguments: typeId.map { [moment, moment + 50 * hour, $0] } ?? [moment, moment + 50 * hour])
+                        """),
+                arguments: typeId.map { [moment, moment + 50 * hour, $0] } ?? [moment, moment + 50 * hour])
             while let row = try rows.next() {
                 let type: String = row[0]
                 let ms: Int64 = row[1]
@@ -163,18 +248,7 @@ public final class SQLiteInsightStore: InsightStore {
                     FROM local_events
                     """)
             while let row = try cursor.next() {
-                var values: [String: Double] = [:]
-                if let text: String = row[3], text != "{}",
-                    let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-                {
-                    for (key, value) in object {
-                        guard let typed = value as? [String: Any], let kind = typed["type"] as? String,
-                            kind == "number" || kind == "duration", let number = typed["value"] as? NSNumber
-                        else { continue }
-                        values[key] = number.doubleValue
-                    }
-                }
-                builder.add(typeId: row[0], milliseconds: row[1], zone: row[2], values: values)
+                builder.add(typeId: row[0], milliseconds: row[1], zone: row[2], values: Self.numbers(row[3]))
             }
             return builder.data
         }
@@ -233,7 +307,9 @@ public final class SQLiteInsightStore: InsightStore {
             let body = try String.fetchOne(
                 db.cachedStatement(sql: "SELECT body FROM insight_settings WHERE id = 1"))
         else { return nil }
-        return try decoded.settings(body)
+        // Settings this program cannot read (written by a newer one, or damaged) count as none:
+        // the first use's defaults are kept again, never an install whose insights fail for ever.
+        return try? decoded.settings(body)
     }
 
     /// Looks up the offsets of zones seen in events (and `also`) that were never looked up;

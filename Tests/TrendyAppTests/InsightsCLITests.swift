@@ -84,12 +84,34 @@ struct InsightsCLITests {
                 headers: [("Authorization", "Bearer \(token)")])
             #expect(answer.status == 200)
             let serverReport = answer.json
-            for key in ["today", "streaks", "weeks", "patterns", "correlations", "headline"] {
+            for key in ["today", "streaks", "weeks", "patterns", "correlations", "trends", "headline"] {
                 #expect(
                     Self.canonical(deviceReport[key]) == Self.canonical(serverReport[key]),
                     "\(key) differs: device \(String(describing: deviceReport[key]).prefix(300)) server \(String(describing: serverReport[key]).prefix(300))"
                 )
             }
+            // The same with days off, grace and a later day start: the server takes them as parameters.
+            #expect(
+                try await trendy([
+                    "insights", "settings", "--day-start", "4", "--skip-weekdays", "sat,sun", "--grace", "2",
+                ])
+                .status == 0)
+            let deviceOff = try await trendy(["insights", "--json", "--at", Self.moment])
+            let serverOff = try await server.raw(
+                .GET,
+                "/api/v1/insights?time_zone=Europe/Berlin&day_start=4&skip_weekdays=5,6&grace_per_month=2&now=\(Self.moment)",
+                headers: [("Authorization", "Bearer \(token)")])
+            let off = (try? JSONSerialization.jsonObject(with: Data(deviceOff.stdout.utf8)) as? [String: Any]) ?? [:]
+            for key in ["streaks", "weeks", "patterns", "correlations", "trends"] {
+                #expect(Self.canonical(off[key]) == Self.canonical(serverOff.json[key]), "\(key) differs with days off")
+            }
+            #expect(
+                Self.canonical(off["streaks"]) != Self.canonical(deviceReport["streaks"]),
+                "the settings changed nothing")
+            #expect(
+                try await trendy([
+                    "insights", "settings", "--day-start", "0", "--skip-weekdays", "none", "--grace", "0",
+                ]).status == 0)
             // The planted effect is the headline, in the person's units.
             let headline = (deviceReport["headline"] as? [String: Any])?["sentence"] as? String ?? ""
             #expect(headline.contains("Headache on") && headline.contains("after"), "\(headline)")
@@ -130,7 +152,7 @@ struct InsightsCLITests {
         defer { withExtendedLifetime(dir) {} }
         for (args, status) in [
             (["--day-start", "13"], 64), (["--home-zone", "Mars/Olympus"], 64), (["--skip-weekdays", "funday"], 64),
-            (["--skip-day", "2026-13-01"], 64), (["--grace", "40"], 64),
+            (["--skip-day", "2026-13-01"], 64), (["--skip-day", "0999-06-01"], 64), (["--grace", "40"], 64),
             (["--skip-weekdays", "mon,tue,wed,thu,fri,sat,sun"], 64),
         ] {
             let r = try await TrendyProcess.runAsync(["insights", "settings"] + args + d)

@@ -15,6 +15,10 @@ struct DayClockTests {
         for n in stride(from: -100_000, to: 100_000, by: 997) { #expect(Day(iso: Day(n).iso) == Day(n)) }
         #expect(Day(iso: "2026-11-26")?.monday.iso == "2026-11-23")
         #expect(Day(iso: "2026-11-26")?.firstOfMonth.iso == "2026-11-01")
+        // Years below 1000 keep four digits, and read back (they were written "999-06-01").
+        #expect(Day(iso: "0999-06-01")?.iso == "0999-06-01")
+        #expect(Day(year: 1, month: 1, day: 1).iso == "0001-01-01")
+        #expect(Day(iso: Day(year: 5, month: 3, day: 9).iso) == Day(year: 5, month: 3, day: 9))
     }
 
     static func ms(_ text: String) -> Int64 {

@@ -88,6 +88,24 @@ struct StreakTests {
         #expect(jumped > 20)
     }
 
+    @Test func eventsAfterTheMomentCountForNothing() throws {
+        // As at 01:00 on a day: an event at 23:00 that day is not logged yet.
+        let settings = InsightSettings(timeZone: "UTC")
+        let day = Day(iso: "2026-11-26")!
+        let oneAM = Int64(day.number) * 86_400_000 + 3_600_000
+        var builder = InsightData.Builder(types: [Self.type], properties: [], clock: settings.clock(), now: oneAM)
+        builder.add(typeId: "t", milliseconds: oneAM + 22 * 3_600_000, zone: nil)
+        builder.add(typeId: "t", milliseconds: oneAM - 86_400_000, zone: nil)
+        let data = builder.data
+        #expect(data.daily["t"] == [day.number - 1: 1])
+        #expect(data.hours["t"]?.reduce(0, +) == 1)
+        let s = try #require(
+            Streaks.streak(
+                Self.type, daily: data.daily["t"] ?? [:], dayZones: [:], today: data.today, settings: settings,
+                clock: settings.clock()))
+        #expect(s.loggedToday == false)
+    }
+
     @Test func aGapThatWasLivedStillBreaks() throws {
         // Same zone both sides: a missed day is missed, whatever the clock.
         let settings = InsightSettings(timeZone: "Asia/Tokyo")
@@ -139,7 +157,17 @@ struct TimePatternTests {
         #expect(p.peakHour == 7)
         #expect(p.partsOfDay == [0, 35, 0, 0])
         #expect(p.consistency > 0.99)
-        #expect(p.sentence.contains("morning"))
+        #expect(p.sentence.contains("mostly in the morning (100 %), around 7:00"), "\(p.sentence)")
+        // Half at 23:50, half at 00:20: the mean is midnight, not noon, and neither part is "mostly".
+        var night = Array(repeating: 0, count: 168)
+        for w in 0..<7 {
+            night[w * 24 + 23] = 3
+            night[w * 24] = 3
+        }
+        let n = try #require(
+            TimePattern.pattern(.init(id: "t", name: "Night"), slots: night, daily: daily, today: today))
+        #expect(n.meanHour == 0)
+        #expect(n.sentence.contains("most often in the") && !n.sentence.contains("mostly"), "\(n.sentence)")
         let spread = (0..<168).map { _ in 1 }
         let q = try #require(
             TimePattern.pattern(.init(id: "t", name: "Run"), slots: spread, daily: daily, today: today))

@@ -23,13 +23,13 @@ struct InsightsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "show", abstract: "Every insight, in words.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Count days in this IANA zone instead of the saved one (e.g. Asia/Tokyo).") var timeZone: String?
-        @Option(help: "As at this moment (ISO-8601) instead of now.") var at: String?
+        @Option(help: "As at this moment (ISO-8601, or now): later events count for nothing.") var at: String?
 
         func validate() throws {
             if let timeZone, ZoneOffsets(zone: timeZone) == nil, timeZone != "UTC" {
                 throw ValidationError("'\(timeZone)' is not a time zone this device knows (try Europe/Berlin)")
             }
-            if let at, TrendyJSON.parseDate(at) == nil {
+            if let at, at != "now", TrendyJSON.parseDate(at) == nil {
                 throw ValidationError("'\(at)' is not an ISO-8601 time (2026-11-26T09:30:00Z)")
             }
         }
@@ -127,7 +127,8 @@ struct InsightsCommand: AsyncParsableCommand {
         return try words.map { word throws(CLIError) -> Int in
             guard word.count >= 2, let i = Day.weekdayNames.firstIndex(where: { $0.lowercased().hasPrefix(word) })
             else {
-                throw CLIError(code: .invalidSettings, message: "'\(word)' is not a weekday (mon … sun)", exitCode: .usage)
+                throw CLIError(
+                    code: .invalidSettings, message: "'\(word)' is not a weekday (mon … sun)", exitCode: .usage)
             }
             return i
         }

@@ -69,7 +69,7 @@ enum AppInsightViews {
                     : "  nothing passed the correction — the usual, honest answer")
         }
         out += c.findings.prefix(3).map { "  " + $0.effect.sentence }
-        out.append("  `trendy insights explain <id>` shows how any number was computed.")
+        out.append("  `trendy insights` lists each with its id; `trendy insights explain <id>` shows its working.")
         return out
     }
 

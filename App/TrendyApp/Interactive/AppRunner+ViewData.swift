@@ -5,6 +5,7 @@ import TrendyAuth
 import TrendyFiles
 import TrendyGeofence
 import TrendyGeofenceLive
+import TrendyInsights
 import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
@@ -115,6 +116,20 @@ extension AppRunner {
                 return x != y ? x > y : a.key < b.key
             }.map { (name: $0.key, counts: $0.value) }
             data.insights = try await insightReport(sink: sink)
+            // With insights, the weeks are counted by the person's days, as every line under them
+            // (an outside tester saw 4 in the table and "3 this week" below it).
+            if let trends = data.insights?.trends {
+                data.weeks = trends.weeks.compactMap { day in
+                    let (y, m, d) = day.civil
+                    return calendar.date(from: DateComponents(year: y, month: m, day: d, hour: 12))
+                }
+                data.perWeek = trends.types.filter { $0.counts.contains { $0 > 0 } }
+                    .sorted { a, b in
+                        let (x, y) = (a.counts.reduce(0, +), b.counts.reduce(0, +))
+                        return x != y ? x > y : a.name < b.name
+                    }
+                    .map { (name: $0.name, counts: $0.counts) }
+            }
         }
     }
 }

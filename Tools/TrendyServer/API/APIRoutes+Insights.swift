@@ -46,14 +46,7 @@ extension APIRoutes {
     func analyticsTrends(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let weeks = try Self.intParameter(request, "weeks", in: 1...104) ?? 12
         let (data, _) = try await insightData(request)
-        let mondays = (0..<weeks).reversed().map { data.today.monday.adding(-7 * $0) }
-        let types = data.types.map { type in
-            let days = data.daily[type.id] ?? [:]
-            return AnalyticsTrends.TypeTrend(
-                typeId: type.id, name: type.name,
-                counts: mondays.map { monday in (0..<7).reduce(0) { $0 + (days[monday.number + $1] ?? 0) } })
-        }
-        return try JSONIO.response(AnalyticsTrends(weeks: mondays, types: types))
+        return try JSONIO.response(WeeklyTrends.make(data, weeks: weeks))
     }
 
     func insightReport(_ request: Request) async throws -> InsightReport {
@@ -77,7 +70,26 @@ extension APIRoutes {
             }
             now = date
         }
-        let settings = InsightSettings(timeZone: zone, dayStartHour: dayStart)
+        var settings = InsightSettings(
+            timeZone: zone, dayStartHour: dayStart,
+            gracePerMonth: try Self.intParameter(request, "grace_per_month", in: 0...31) ?? 0)
+        if let list = query.get("skip_weekdays"), !list.isEmpty {
+            settings.skipWeekdays = try list.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                guard let n = Int(String(part)), (0...6).contains(n) else {
+                    throw ProblemError.malformed("skip_weekdays must be weekdays 0 (Monday) to 6, separated by commas")
+                }
+                return n
+            }
+        }
+        if let list = query.get("skip_days"), !list.isEmpty {
+            settings.skipDays = try list.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                guard let day = Day(iso: part) else {
+                    throw ProblemError.malformed("skip_days must be dates (YYYY-MM-DD) separated by commas")
+                }
+                return day
+            }
+        }
+        if let problem = settings.issues.first { throw ProblemError.malformed(problem) }
         let types = try await store.listEventTypes(userId: user).map {
             InsightType(id: $0.value.id.description, name: $0.value.name)
         }
@@ -154,19 +166,4 @@ struct AnalyticsSummary: Encodable {
         case totalEvents = "total_events"
         case types, headline
     }
-}
-
-/// `GET /analytics/trends`: events per week (Mondays, oldest first) per type.
-struct AnalyticsTrends: Encodable {
-    struct TypeTrend: Encodable {
-        var typeId: String
-        var name: String
-        var counts: [Int]
-        enum CodingKeys: String, CodingKey {
-            case typeId = "type_id"
-            case name, counts
-        }
-    }
-    var weeks: [Day]
-    var types: [TypeTrend]
 }
