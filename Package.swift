@@ -269,6 +269,7 @@ let package = Package(
         // install database's aggregates in Live; null histories and the baseline in Testing.
         .target(
             name: "TrendyInsights",
+            dependencies: ["TrendyModels"],
             path: "Modules/TrendyInsights",
             swiftSettings: swiftSettings
         ),

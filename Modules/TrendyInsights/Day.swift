@@ -1,6 +1,9 @@
+import TrendyModels
+
 /// A person's day: a local date counted from 1970-01-01 (day 0), in the zone where its events
 /// were logged and after the person's "day starts at" hour. Pure arithmetic on the proleptic
-/// Gregorian calendar (no `Calendar`), so every platform and the server count the same days.
+/// Gregorian calendar (no `Calendar`; the same conversions as the wire format's dates), so every
+/// platform and the server count the same days.
 public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
     /// Days since 1970-01-01.
     public var number: Int
@@ -9,16 +12,7 @@ public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConverti
     public init(_ number: Int) { self.number = number }
 
     /// The day of a date given as year, month (1–12) and day of month.
-    public init(year: Int, month: Int, day: Int) {
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        number = era * 146_097 + doe - 719_468
-    }
+    public init(year: Int, month: Int, day: Int) { number = ISO8601.daysFromCivil(year, month, day) }
 
     /// The day an ISO date (`2026-11-26`) names; nil when it is not one.
     public init?(iso text: some StringProtocol) {
@@ -31,18 +25,7 @@ public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConverti
     }
 
     /// Year, month (1–12) and day of month.
-    public var civil: (year: Int, month: Int, day: Int) {
-        // Howard Hinnant's civil_from_days.
-        let z = number + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
+    public var civil: (year: Int, month: Int, day: Int) { ISO8601.civil(fromDays: number) }
 
     /// The ISO date, `2026-11-26`; the year always has four digits (`0999-06-01`), as
     /// ``init(iso:)`` reads it (an outside tester saved a date off in the year 999 and every later
@@ -82,13 +65,7 @@ public struct Day: Hashable, Comparable, Sendable, Codable, CustomStringConverti
     public static let weekdayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// Days in a month of a year.
-    public static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
+    public static func daysIn(month: Int, year: Int) -> Int { ISO8601.daysInMonth(year, month) }
 
     /// Encodes as the ISO date.
     public func encode(to encoder: any Encoder) throws {

@@ -113,8 +113,8 @@ public enum ISO8601 {
         return d <= daysInMonth(y, m)
     }
 
-    /// 28–31.
-    static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+    /// Days in month `m` of year `y` (28–31).
+    package static func daysInMonth(_ y: Int, _ m: Int) -> Int {
         switch m {
         case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -187,7 +187,8 @@ public enum ISO8601 {
     }
 
     /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+    /// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    package static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
         let y = m <= 2 ? y0 - 1 : y0
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -197,7 +198,8 @@ public enum ISO8601 {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z0: Int) -> (Int, Int, Int) {
+    /// The proleptic Gregorian date `z0` days after 1970-01-01 (`civil_from_days`).
+    package static func civil(fromDays z0: Int) -> (Int, Int, Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import Foundation
 import TrendyLogging
+import TrendyModels
 import TrendyServer
+import TrendySyncLive
 
 /// One measured figure, with its same-run baseline where there is one.
 struct BenchResult: Encodable {
@@ -181,5 +183,28 @@ struct CPUSnapshot {
         guard values.count >= 8 else { return (0, 0) }
         // user nice system idle iowait irq softirq steal (guest times are inside user already).
         return (values[7] / ticks, values.prefix(8).reduce(0, +) / ticks)
+    }
+}
+
+extension BenchHarness {
+    /// Logs `count` events made by `make`, alternately into `a` and `b` (the even ones into `a`),
+    /// and each store's write times in milliseconds: a baseline in the same run, sharing the
+    /// machine's noise.
+    static func alternatingWrites(
+        _ a: SQLiteLocalStore, _ b: SQLiteLocalStore, count: Int, make: (Int) -> Event
+    ) async throws -> (a: [Double], b: [Double]) {
+        let clock = ContinuousClock()
+        var first: [Double] = []
+        var second: [Double] = []
+        for i in 0..<count {
+            let event = make(i)
+            let store = i % 2 == 0 ? a : b
+            let t0 = clock.now
+            try await store.createEvent(event)
+            let elapsed: Duration = clock.now - t0
+            let ms = BenchHarness.seconds(elapsed) * 1000
+            if i % 2 == 0 { first.append(ms) } else { second.append(ms) }
+        }
+        return (first, second)
     }
 }

@@ -159,18 +159,10 @@ enum InsightBenchmarks {
         let type = EventType(id: ids.next(), name: "Coffee")
         try await with.createEventType(type)
         try await without.createEventType(type)
-        let clock = ContinuousClock()
-        var on: [Double] = []
-        var off: [Double] = []
-        for i in 0..<(smoke ? 200 : 6_000) {
-            let e = Event(
+        let (on, off) = try await BenchHarness.alternatingWrites(with, without, count: smoke ? 200 : 6_000) { i in
+            Event(
                 id: ids.next(), eventTypeId: type.id, timestamp: now.addingTimeInterval(Double(i)),
                 notes: "note \(i % 97)", properties: ["dose": .number(Double(i % 5))])
-            let target = i % 2 == 0 ? with : without
-            let t0 = clock.now
-            try await target.createEvent(e)
-            let ms = BenchHarness.seconds(clock.now - t0) * 1000
-            if i % 2 == 0 { on.append(ms) } else { off.append(ms) }
         }
         let p95 = BenchHarness.percentile(on, 95)
         let baseline = BenchHarness.percentile(off, 95)
@@ -197,15 +189,7 @@ enum InsightBenchmarks {
                 rows.append(
                     (event.id.description, type.description, Int64(at.timeIntervalSince1970 * 1000), event.wireJSON()))
             }
-            let batch = rows
-            try await pool.write { db in
-                let insert = try db.makeStatement(
-                    sql: """
-                        INSERT INTO local_events (id, event_type_id, timestamp_ms, source_type, body, sync_status)
-                        VALUES (?, ?, ?, 'imported', ?, 'synced')
-                        """)
-                for row in batch { try insert.execute(arguments: [row.0, row.1, row.2, row.3]) }
-            }
+            try await SearchBenchmarks.insertSynced(pool, rows)
         }
     }
 }
