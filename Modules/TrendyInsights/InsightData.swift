@@ -98,9 +98,10 @@ public struct InsightData: Sendable, Hashable {
     /// Per property series id, per day number: the day's values.
     public var propertyDaily: [String: [Int: ValueSum]] = [:]
     /// Per type id, per day number: the zones its events were logged in (`""` for the home
-    /// zone), only for days with an event logged in a zone of its own (a day missing here was
-    /// logged in the home zone only): a streak's gap is a clock jump by the zones of its own
-    /// logs on either side.
+    /// zone), for the days next to a gap in the type's days that have an event logged in a zone
+    /// of its own (a day missing here was logged in the home zone only, or has no gap beside it):
+    /// a streak's gap is a clock jump by the zones of its own logs on either side, and that is
+    /// all that reads them.
     public var dayZones: [String: [Int: Set<String>]] = [:]
     /// Per type id: today's and last week's counts up to the same time.
     public var partial: [String: PartialDays] = [:]
@@ -128,7 +129,8 @@ public struct InsightData: Sendable, Hashable {
             }
             data.dayZones = [:]
             for (type, days) in raw.dayZones where known.contains(type) {
-                let kept = days.filter { $0.value != [""] }
+                let borders = InsightData.gapBorders(raw.daily[type] ?? [:])
+                let kept = days.filter { day, zones in zones.contains { !$0.isEmpty } && borders.contains(day) }
                 if !kept.isEmpty { data.dayZones[type] = kept }
             }
             return data
@@ -182,5 +184,20 @@ public struct InsightData: Sendable, Hashable {
                 raw.partial[typeId, default: PartialDays()].lastWeek += 1
             }
         }
+    }
+}
+
+extension InsightData {
+    /// The logged days of `daily` next to a gap: the type's previous or next logged day is more
+    /// than a day away.
+    public static func gapBorders(_ daily: [Int: Int]) -> Set<Int> {
+        let days = daily.compactMap { $0.value > 0 ? $0.key : nil }.sorted()
+        var borders: Set<Int> = []
+        for (i, day) in days.enumerated() {
+            if (i > 0 && day - days[i - 1] > 1) || (i + 1 < days.count && days[i + 1] - day > 1) {
+                borders.insert(day)
+            }
+        }
+        return borders
     }
 }

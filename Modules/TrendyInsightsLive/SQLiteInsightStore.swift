@@ -79,24 +79,36 @@ public final class SQLiteInsightStore: InsightStore {
         // One type at a time, read through SQLite's C API (GRDB's rows cost a microsecond each,
         // most of a whole read). Rows come by day, the home zone ('') first.
         let days = try db.cachedStatement(
-            sql: "SELECT day, zone, count FROM insight_daily WHERE type_id = ? AND count > 0")
+            sql: "SELECT day, zone, count FROM insight_daily WHERE type_id = ? AND count > 0 ORDER BY day, zone")
         let slots = try db.cachedStatement(sql: "SELECT slot, count FROM insight_slots WHERE type_id = ? AND count > 0")
         let values = try db.cachedStatement(
             sql: "SELECT key, day, n, milli FROM insight_values WHERE type_id = ? AND n > 0")
         for type in data.types.map(\.id) {
             var daily: [Int: Int] = [:]
             daily.reserveCapacity(2_048)
+            // Zones are kept only for days next to a gap (all a streak's clock-jump rule reads):
+            // the day being read and whether a gap came before it; stored when it is complete.
             var zonesOf: [Int: Set<String>] = [:]
-            var homeDay = Int.min
+            var current = Int.min
+            var zones: Set<String> = []
+            var gapBefore = false
+            func complete(next: Int?) {
+                guard current != Int.min else { return }
+                let gapAfter = next.map { $0 - current > 1 } ?? false
+                if gapBefore || gapAfter, zones.contains(where: { !$0.isEmpty }) { zonesOf[current] = zones }
+                gapBefore = gapAfter
+            }
             try RawRows.each(days, [type]) { row in
                 let day = row.int(0)
-                daily[day, default: 0] += row.int(2)
-                if row.isEmpty(1) {
-                    homeDay = day
-                } else {
-                    zonesOf[day, default: homeDay == day ? [""] : []].insert(row.text(1))
+                if day != current {
+                    complete(next: day)
+                    current = day
+                    zones.removeAll(keepingCapacity: true)
                 }
+                daily[day, default: 0] += row.int(2)
+                zones.insert(row.isEmpty(1) ? "" : row.text(1))
             }
+            complete(next: nil)
             if !daily.isEmpty { data.daily[type] = daily }
             if !zonesOf.isEmpty { data.dayZones[type] = zonesOf }
             guard typeId == nil else { continue }
@@ -169,7 +181,8 @@ public final class SQLiteInsightStore: InsightStore {
                 }
             }
         }
-        // The zones of the days an event was taken from: counted again without the later events.
+        // The zones of the days an event was taken from, and of their neighbours (a day emptied
+        // leaves a gap beside them): counted again without the later events, kept when next to a gap.
         let zoneCounts = try db.cachedStatement(
             sql: "SELECT zone, count FROM insight_daily WHERE type_id = ? AND day = ?")
         let later = try db.cachedStatement(
@@ -183,17 +196,23 @@ public final class SQLiteInsightStore: InsightStore {
             while let row = try rows.next() {
                 let zone: String? = row[1]
                 let day = clock.day(row[0], zone: zone).number
-                guard days.contains(day) else { continue }
                 laterByDay[day, default: [:]][zone ?? "", default: 0] += 1
             }
-            for day in days {
+            let daily = data.daily[type] ?? [:]
+            let borders = InsightData.gapBorders(daily)
+            for day in Set(days.flatMap { [$0 - 1, $0, $0 + 1] }) {
                 var zones: Set<String> = []
-                try RawRows.each(zoneCounts, [type, day]) { row in
-                    let zone = row.text(0)
-                    if row.int(1) - (laterByDay[day]?[zone] ?? 0) > 0 { zones.insert(zone) }
+                if daily[day, default: 0] > 0 {
+                    try RawRows.each(zoneCounts, [type, day]) { row in
+                        let zone = row.text(0)
+                        if row.int(1) - (laterByDay[day]?[zone] ?? 0) > 0 { zones.insert(zone) }
+                    }
                 }
-                data.dayZones[type, default: [:]][day] = zones.isEmpty || zones == [""] ? nil : zones
+                let keep = borders.contains(day) && zones.contains { !$0.isEmpty }
+                data.dayZones[type, default: [:]][day] = keep ? zones : nil
             }
+            // A day next to a gap only because of a later day (now gone) is no longer one.
+            data.dayZones[type] = data.dayZones[type]?.filter { borders.contains($0.key) }
             if data.dayZones[type]?.isEmpty == true { data.dayZones[type] = nil }
             if data.daily[type]?.isEmpty == true { data.daily[type] = nil }
         }
