@@ -14,16 +14,15 @@ struct InsightsCLITests {
     let cli = SyncCLITests()
     static let moment = "2026-11-26T18:00:00Z"
 
-    /// 150 days: Coffee 0–4 a day, a headache the day after 3+ coffees more often, sleep hours
+    /// 150 days from `start` (by default 2025-07-01): Coffee 0–4 a day, a headache the day after 3+ coffees more often, sleep hours
     /// nightly; some rows logged in Tokyo or New York, the rest with no zone (the home zone).
-    static func life() -> String {
+    static func life(start: Date = Date(timeIntervalSince1970: 1_751_328_000)) -> String {
         var seed: UInt64 = 34
         func next(_ n: Int) -> Int {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((seed >> 33) % UInt64(n))
         }
         var rows = ["type,timestamp,time_zone,hours"]
-        let start = Date(timeIntervalSince1970: 1_751_328_000)  // 2025-07-01
         var previous = 0
         for d in 0..<150 {
             let day = start.addingTimeInterval(Double(d) * 86_400)
@@ -178,6 +177,45 @@ struct InsightsCLITests {
         ] {
             let r = try await TrendyProcess.runAsync(["insights"] + args + d)
             #expect(r.status == Int32(status), "\(args): \(r.stderr)")
+        }
+    }
+}
+
+/// Issue 34 in `trendy app`: the dashboard's one line, only when there is an insight, and the
+/// Analytics tab's streaks, weeks, heat rows and corrected correlations, plain too.
+@Suite(.timeLimit(.minutes(5)))
+struct InsightsAppTests {
+    @Test func theDashboardShowsTheStrongestInsightAndAnalyticsExplainsThem() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try AppProcessTests.onboarded(dir)
+        let d = ["--data-dir", dir.path]
+        // Only the onboarding's one Coffee: nothing strong enough for the dashboard.
+        let quiet = try RunningApp(["--sync-interval", "0"] + d)
+        #expect(await quiet.waitForScreen("dashboard"))
+        quiet.type("4")
+        #expect(await quiet.waitFor { $0.contains("Related (") }, "the analytics tab's insights")
+        let dashboard = quiet.text.components(separatedBy: "── frame").first { $0.contains("Today:") } ?? ""
+        #expect(!dashboard.contains("★"), "no insight, no line")
+        quiet.type("q")
+        #expect(await quiet.exitStatus() == 0)
+        let file = dir.url.appendingPathComponent("life.csv")
+        // 150 days up to yesterday: correlations look at the last year with data.
+        let start = Date().addingTimeInterval(-151 * 86_400)
+        try InsightsCLITests.life(start: start).write(to: file, atomically: true, encoding: .utf8)
+        #expect(try await TrendyProcess.runAsync(["import", file.path] + d).status == 0)
+        for plain in [false, true] {
+            let app = try RunningApp(["--sync-interval", "0"] + (plain ? ["--plain"] : []) + d)
+            #expect(await app.waitFor { $0.contains(plain ? "Insight: Headache on" : "★ Headache on") }, "the banner")
+            app.type("4")
+            #expect(await app.waitFor { $0.contains("Related (") && $0.contains("after 3+ Coffee") }, "the finding")
+            #expect(app.text.contains("Streaks") && app.text.contains("This week"))
+            if plain {
+                #expect(!app.text.contains("░") && !app.text.contains("█"), "plain has no heat rows")
+            } else {
+                #expect(app.text.contains("Mo ") && app.text.contains("Su "), "the 7 × 24 heat rows")
+            }
+            app.type("q")
+            #expect(await app.exitStatus() == 0)
         }
     }
 }
