@@ -187,8 +187,19 @@ struct InsightsCLITests {
 struct InsightsAppTests {
     @Test func theDashboardShowsTheStrongestInsightAndAnalyticsExplainsThem() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
         let d = ["--data-dir", dir.path]
+        // Onboarded as AppProcessTests.onboarded does, off the cooperative threads.
+        for (args, stdin) in [
+            (
+                ["signup", "--email", "ins-app-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"],
+                "password-1\n"
+            ),
+            (["onboarding", "next", "--type", "Coffee"], nil), (["onboarding", "next", "--log", "Coffee"], nil),
+            (["onboarding", "skip"], nil), (["onboarding", "next"], nil),
+        ] as [([String], String?)] {
+            let r = try await TrendyProcess.runAsync(args + d, stdin: stdin)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+        }
         // Only the onboarding's one Coffee: nothing strong enough for the dashboard.
         let quiet = try RunningApp(["--sync-interval", "0"] + d)
         #expect(await quiet.waitForScreen("dashboard"))

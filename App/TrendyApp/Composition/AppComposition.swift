@@ -102,6 +102,13 @@ public enum AppComposition {
             configuration: .init(endpoint: apiEndpoint, budget: backend.budget, apiKey: backend.apiKey), http: http,
             tokens: AuthTokenProvider(auth: auth), logger: logs.logger(.api))
         let zone = deviceZone()
+        if let named = ProcessInfo.processInfo.environment["TRENDY_TIME_ZONE"], named != zone {
+            // A name this device does not know is not used silently: new events would be stamped
+            // with another zone (outside tester).
+            logs.logger(.app).warning(
+                "TRENDY_TIME_ZONE names no time zone this device knows; new events are stamped with \(zone)",
+                metadata: ["value": .string(String(named.prefix(64)))])
+        }
         let store = SQLiteLocalStore(database: database, zone: { zone }, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
