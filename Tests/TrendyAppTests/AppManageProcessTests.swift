@@ -193,9 +193,16 @@ extension AppProcessTests {
                 #expect(try await cli.trendy(["events", "edit", id, "--note", note], a, server).status == 0)
                 try await conflicts.sync(a, server)
             }
-            let before = app.text.count
+            // The app's pass has pulled the other device's changes when its cursor is where the
+            // other device's is (a redraw for another reason — fresh insights — is not a pass).
+            func cursor(_ dir: TemporaryDirectory) async throws -> String {
+                let explained = try await cli.trendy(["sync", "explain", id], dir, server).stdout
+                return explained.split(separator: "\n").first { $0.contains("cursor:") }.map(String.init) ?? "?"
+            }
+            let target = try await cursor(a)
             app.type("s")
-            #expect(await app.waitFor { text in text.count > before && Self.lastFrame(app).contains("Up to date") })
+            #expect(try await eventually(attempts: 150) { try await cursor(b) == target }, "the app pulled")
+            #expect(await app.waitFor { _ in Self.lastFrame(app).contains("Up to date") })
             app.type("u")
             #expect(await Self.shows(app, "Not undone: that event was changed since"), "\(Self.lastFrame(app))")
             app.type("q")

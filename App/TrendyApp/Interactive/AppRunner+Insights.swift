@@ -30,8 +30,12 @@ extension AppRunner {
         }
         Task {
             guard let report = await compute() else { return }
-            insights.withLock { $0 = (key, report) }
-            sink.yield(.refresh)
+            let changed = insights.withLock { last in
+                defer { last = (key, report) }
+                return last?.report != report
+            }
+            // Drawn again only when something shows differently (not once a minute for nothing).
+            if changed { sink.yield(.refresh) }
         }
         return known?.report
     }
