@@ -174,9 +174,8 @@ public struct InsightData: Sendable, Hashable {
             addPartial(typeId: typeId, milliseconds: milliseconds, day: day)
         }
 
-        /// Counts an event toward today's and last week's partial days (the aggregate path
-        /// reads those few events itself and calls this).
-        public mutating func addPartial(typeId: String, milliseconds: Int64, day: Day) {
+        /// Counts an event toward today's and last week's partial days.
+        mutating func addPartial(typeId: String, milliseconds: Int64, day: Day) {
             let week: Int64 = 7 * 86_400_000
             if day == raw.today, milliseconds <= now {
                 raw.partial[typeId, default: PartialDays()].today += 1

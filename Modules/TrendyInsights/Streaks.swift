@@ -187,16 +187,16 @@ public enum Streaks {
     }
 }
 
-/// Number formatting that is the same on every platform and locale.
-enum InsightFormat {
+/// Number formatting that is the same on every platform and locale (the reports and the CLI).
+public enum InsightFormat {
     /// `x` with `places` decimals.
-    static func decimal(_ x: Double, _ places: Int) -> String {
+    public static func decimal(_ x: Double, _ places: Int) -> String {
         guard x.isFinite else { return "–" }
-        return String(format: "%.\(places)f", x)
+        return Effect.decimal(x, places: places)
     }
 
     /// A p or q value: three significant figures, or "< 0.0001".
-    static func p(_ x: Double) -> String {
+    public static func p(_ x: Double) -> String {
         if x < 0.0001 { return "< 0.0001" }
         return String(format: x < 0.01 ? "%.4f" : "%.3f", x)
     }

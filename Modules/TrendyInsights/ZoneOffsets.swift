@@ -39,6 +39,12 @@ public struct ZoneOffsets: Sendable, Hashable {
         self.periods = periods
     }
 
+    /// The offsets of `zone` as every path reads them: the platform's, and UTC even on a platform
+    /// without time-zone data; nil for a zone this device does not know.
+    public static func known(_ zone: String) -> ZoneOffsets? {
+        ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
+    }
+
     /// A zone with one fixed offset (tests, and UTC without time-zone data).
     public init(zone: String, fixedOffsetSeconds: Int) {
         self.zone = zone
@@ -67,7 +73,7 @@ public final class ZoneOffsetCache: Sendable {
     /// The offsets of `zone`, nil when the platform does not know it.
     public func offsets(_ zone: String) -> ZoneOffsets? {
         if let known = zones.withLock({ $0[zone] }) { return known }
-        let made = ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
+        let made = ZoneOffsets.known(zone)
         zones.withLock { $0[zone] = made }
         return made
     }

@@ -24,7 +24,7 @@ public final class SQLiteInsightStore: InsightStore {
     public func settings() async throws -> InsightSettings {
         let decoded = decoded
         if let settings = try await db.read({ db in try Self.stored(db, decoded) }) { return settings }
-        let fresh = InsightSettings(timeZone: ZoneOffsets(zone: defaultZone()) == nil ? "UTC" : defaultZone())
+        let fresh = InsightSettings(timeZone: ZoneOffsets.known(defaultZone()) == nil ? "UTC" : defaultZone())
         try await save(fresh)
         return fresh
     }
@@ -32,7 +32,7 @@ public final class SQLiteInsightStore: InsightStore {
     /// Keeps `settings` and rebuilds the aggregates with them.
     public func save(_ settings: InsightSettings) async throws {
         var issues = settings.issues
-        if ZoneOffsets(zone: settings.timeZone) == nil && settings.timeZone != "UTC" {
+        if ZoneOffsets.known(settings.timeZone) == nil {
             issues.append("'\(settings.timeZone)' is not a time zone this device knows (try Europe/Berlin)")
         }
         guard issues.isEmpty else { throw InsightSettingsError(issues: issues) }
@@ -335,10 +335,13 @@ public final class SQLiteInsightStore: InsightStore {
     /// whether events had a zone learnt now (their days were counted in the home zone until now).
     static func learnZones(_ db: Database, also: [String]) throws -> Bool {
         let seen = try unknownZones(db, also: [])
+        let named = try also.filter {
+            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM insight_zones WHERE zone = ?"), arguments: [$0])
+                != true
+        }
         var learnt = false
-        for zone in try unknownZones(db, also: also) {
-            let offsets =
-                ZoneOffsets(zone: zone) ?? (zone == "UTC" ? ZoneOffsets(zone: "UTC", fixedOffsetSeconds: 0) : nil)
+        for zone in seen.union(named) {
+            let offsets = ZoneOffsets.known(zone)
             try db.execute(
                 sql: "INSERT INTO insight_zones (zone, known) VALUES (?, ?)", arguments: [zone, offsets != nil])
             for period in offsets?.periods ?? [] {

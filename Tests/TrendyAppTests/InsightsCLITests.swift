@@ -205,7 +205,8 @@ struct InsightsAppTests {
         #expect(await quiet.waitForScreen("dashboard"))
         quiet.type("4")
         #expect(await quiet.waitFor { $0.contains("Related (") }, "the analytics tab's insights")
-        let dashboard = quiet.text.components(separatedBy: "── frame").first { $0.contains("Today:") } ?? ""
+        let dashboard = try #require(
+            quiet.text.components(separatedBy: "── frame").first { $0.contains("Today:") }, "a dashboard was drawn")
         #expect(!dashboard.contains("★"), "no insight, no line")
         quiet.type("q")
         #expect(await quiet.exitStatus() == 0)

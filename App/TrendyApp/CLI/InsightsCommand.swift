@@ -26,7 +26,7 @@ struct InsightsCommand: AsyncParsableCommand {
         @Option(help: "As at this moment (ISO-8601, or now): later events count for nothing.") var at: String?
 
         func validate() throws {
-            if let timeZone, ZoneOffsets(zone: timeZone) == nil, timeZone != "UTC" {
+            if let timeZone, ZoneOffsets.known(timeZone) == nil {
                 throw ValidationError("'\(timeZone)' is not a time zone this device knows (try Europe/Berlin)")
             }
             if let at, at != "now", TrendyJSON.parseDate(at) == nil {
@@ -170,8 +170,8 @@ struct InsightsCommand: AsyncParsableCommand {
             "n:          \(e.n)",
             "Statistic:  \(e.statistic)",
         ]
-        if let p = e.p { out.append("p:          \(p < 0.0001 ? "< 0.0001" : String(format: "%.4f", p))") }
-        if let q = e.q { out.append("q:          \(String(format: "%.4f", q)) (Benjamini–Hochberg)") }
+        if let p = e.p { out.append("p:          \(InsightFormat.p(p))") }
+        if let q = e.q { out.append("q:          \(InsightFormat.p(q)) (Benjamini–Hochberg)") }
         if let tests = e.testsRun { out.append("Tests run:  \(tests), one family") }
         out.append("Method:     \(e.method)")
         if !e.days.isEmpty {

@@ -96,39 +96,40 @@ extension AppRunner {
             data.days = try await ScreenCounts.days(store, month: month, calendar: calendar)
         case .types, .places, .account: break
         case .analytics:
-            let thisWeek = calendar.dateInterval(of: .weekOfYear, for: now)?.start ?? midnight
-            let weeks = (0..<8).reversed().compactMap { calendar.date(byAdding: .weekOfYear, value: -$0, to: thisWeek) }
-            data.weeks = weeks
-            let names = data.typeNames
-            var perType: [String: [Int]] = [:]
-            // Per week: one grouped count of the time index, however many events the weeks hold.
-            for (week, start) in weeks.enumerated() {
-                // This week ends with it: a future-dated event is not this week's.
-                let end =
-                    week + 1 < weeks.count
-                    ? weeks[week + 1] : calendar.date(byAdding: .weekOfYear, value: 1, to: start) ?? start
-                for (typeId, count) in try await store.eventCountsByType(from: start, to: end) {
-                    perType[names[typeId] ?? "?", default: Array(repeating: 0, count: weeks.count)][week] += count
-                }
-            }
-            data.perWeek = perType.sorted { a, b in
-                let (x, y) = (a.value.reduce(0, +), b.value.reduce(0, +))
-                return x != y ? x > y : a.key < b.key
-            }.map { (name: $0.key, counts: $0.value) }
             data.insights = try await insightReport(sink: sink)
             // With insights, the weeks are counted by the person's days, as every line under them
-            // (an outside tester saw 4 in the table and "3 this week" below it).
+            // (an outside tester saw 4 in the table and "3 this week" below it); the calendar's
+            // weeks only without them (no plugin, or before the first report is in).
+            let rows: [(name: String, counts: [Int])]
             if let trends = data.insights?.trends {
                 data.weeks = trends.weeks.compactMap { day in
                     let (y, m, d) = day.civil
                     return calendar.date(from: DateComponents(year: y, month: m, day: d, hour: 12))
                 }
-                data.perWeek = trends.types.filter { $0.counts.contains { $0 > 0 } }
-                    .sorted { a, b in
-                        let (x, y) = (a.counts.reduce(0, +), b.counts.reduce(0, +))
-                        return x != y ? x > y : a.name < b.name
+                rows = trends.types.map { (name: $0.name, counts: $0.counts) }
+            } else {
+                let thisWeek = calendar.dateInterval(of: .weekOfYear, for: now)?.start ?? midnight
+                let weeks = (0..<8).reversed().compactMap {
+                    calendar.date(byAdding: .weekOfYear, value: -$0, to: thisWeek)
+                }
+                data.weeks = weeks
+                let names = data.typeNames
+                var perType: [String: [Int]] = [:]
+                // Per week: one grouped count of the time index, however many events the weeks hold.
+                for (week, start) in weeks.enumerated() {
+                    // This week ends with it: a future-dated event is not this week's.
+                    let end =
+                        week + 1 < weeks.count
+                        ? weeks[week + 1] : calendar.date(byAdding: .weekOfYear, value: 1, to: start) ?? start
+                    for (typeId, count) in try await store.eventCountsByType(from: start, to: end) {
+                        perType[names[typeId] ?? "?", default: Array(repeating: 0, count: weeks.count)][week] += count
                     }
-                    .map { (name: $0.name, counts: $0.counts) }
+                }
+                rows = perType.map { (name: $0.key, counts: $0.value) }
+            }
+            data.perWeek = rows.filter { $0.counts.contains { $0 > 0 } }.sorted { a, b in
+                let (x, y) = (a.counts.reduce(0, +), b.counts.reduce(0, +))
+                return x != y ? x > y : a.name < b.name
             }
         }
     }

@@ -59,7 +59,7 @@ extension APIRoutes {
         let user = try await guardian.userId(request)
         let query = request.uri.queryParameters
         let zone = query.get("time_zone").map { String($0) } ?? "UTC"
-        guard Event.isZoneName(zone), ZoneOffsets(zone: zone) != nil || zone == "UTC" else {
+        guard Event.isZoneName(zone), ZoneOffsets.known(zone) != nil else {
             throw ProblemError.malformed("time_zone must be an IANA time zone such as Europe/Berlin")
         }
         let dayStart = try Self.intParameter(request, "day_start", in: 0...12) ?? 0
