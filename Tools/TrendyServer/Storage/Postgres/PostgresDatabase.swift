@@ -151,12 +151,12 @@ final class PostgresDatabase: Sendable {
 
     /// Runs `body` on a leased connection, outside a transaction (each statement sees what is
     /// committed when it starts).
-    @discardableResult
     ///
-    /// A connection must come within `leaseTimeout`; a database that is down or saturated makes
+    /// A connection must come within `patience` (a request's `leaseTimeout` unless said); a database that is down or saturated makes
     /// the request fail at once with ``StoreError/unavailable(_:)`` (503), and so does a connection
     /// lost in the middle, instead of requests that wait on the pool's reconnection attempts.
-    func read<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
+    @discardableResult
+    func read<T: Sendable>(patience: Duration? = nil, _ body: (PostgresSession) async throws -> T) async throws -> T {
         let handoff = LeaseHandoff()
         let client = self.client
         let holder = Task {
@@ -172,7 +172,7 @@ final class PostgresDatabase: Sendable {
         defer { handoff.release() }
         let connection: PostgresConnection
         do {
-            connection = try await handoff.connection(within: leaseTimeout) { holder.cancel() }
+            connection = try await handoff.connection(within: patience ?? leaseTimeout) { holder.cancel() }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -191,6 +191,13 @@ final class PostgresDatabase: Sendable {
 
     /// How long a request waits for a connection from the pool.
     var leaseTimeout: Duration { .seconds(5) }
+
+    /// How long starting up waits for its first pooled connection. The probe has already reached
+    /// the database, so a slow lease here means a busy machine or a fleet starting together (the
+    /// pool's task not yet scheduled, connections being forked), not a dead database: an instance
+    /// that gave up after a request's 5 s would fail to start where waiting a little more works
+    /// (CI, two cores, ~300 test servers migrating in the first seconds).
+    var startupPatience: Duration { .seconds(60) }
 
     /// Failures that say the connection, not the statement, failed.
     static let lostConnection: [PSQLError.Code] = [
@@ -225,14 +232,14 @@ final class PostgresDatabase: Sendable {
     /// cursors they number become visible in order — a reader that saw cursor N has seen every
     /// cursor below it (the feed never skips; D46).
     @discardableResult
-    func transaction<T: Sendable>(feedOf userId: String?, _ body: (PostgresSession) async throws -> T)
-        async throws -> T
-    {
+    func transaction<T: Sendable>(
+        feedOf userId: String?, patience: Duration? = nil, _ body: (PostgresSession) async throws -> T
+    ) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await read { session in
+                return try await read(patience: patience) { session in
                     try await session.run("BEGIN")
                     do {
                         if let userId {
@@ -284,7 +291,7 @@ final class PostgresDatabase: Sendable {
     /// under a lock, so each runs once and the others find it applied.
     func migrate() async throws {
         let schema = location.schema
-        try await transaction(feedOf: nil) { session in
+        try await transaction(feedOf: nil, patience: startupPatience) { session in
             // A migration may take long and may wait for another instance's: no session limits here.
             try await session.run("SET LOCAL statement_timeout = 0")
             try await session.run("SET LOCAL lock_timeout = 0")
