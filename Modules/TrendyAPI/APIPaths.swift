@@ -27,6 +27,8 @@ public enum APIPaths {
     public static func properties(ofType id: UUIDv7) -> String { "\(eventTypes)/\(id)/properties" }
     /// `/api/v1/users/onboarding`.
     public static let onboarding = "\(api)/users/onboarding"
+    /// `/api/v1/events/edits`: field-level patches and deletes of events, many at once.
+    public static let eventEdits = "\(api)/events/edits"
     /// `/api/v1/changes`.
     public static let changes = "\(api)/changes"
     /// `/api/v1/changes/latest-cursor`.
@@ -36,7 +38,7 @@ public enum APIPaths {
     /// `/api/v1/me/sync`.
     public static let syncSummary = "\(api)/me/sync"
 
-    /// The largest batch `POST /events/batch` accepts.
+    /// The largest batch `POST /events/batch` and `POST /events/edits` accept.
     public static let maxBatchSize = 500
     /// The largest page `GET /changes` returns (the feed is how devices download everything:
     /// pages of 1,000 pulled 15–20 % faster than pages of 500, D30).

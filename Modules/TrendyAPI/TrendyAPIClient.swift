@@ -52,6 +52,11 @@ public protocol TrendyAPIClient: Sendable {
         -> Timestamped<Event>
     /// `DELETE /events/{id}`.
     func deleteEvent(id: UUIDv7) async throws(TrendyAPIError)
+    /// `POST /events/edits` (at most 500): patches and deletes of events, each with its own
+    /// base, applied in order, each answered on its own. Safe to send again: a patch applied
+    /// twice sets the same values, a delete sent again answers `not_found`.
+    func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventEditResponse
 
     /// `GET /geofences[?active=]`.
     func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>]
@@ -103,6 +108,19 @@ public protocol TrendyAPIClient: Sendable {
 }
 
 extension TrendyAPIClient {
+    /// One request per item (``EventEditResponse/oneByOne(_:update:delete:)``), for clients
+    /// without the batch route.
+    public func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventEditResponse
+    {
+        try await EventEditResponse.oneByOne(
+            edits,
+            update: { _, id, fields throws(TrendyAPIError) in
+                _ = try await updateEvent(id: id, fields, idempotencyKey: nil)
+            },
+            delete: { id throws(TrendyAPIError) in try await deleteEvent(id: id) })
+    }
+
     /// `GET /health` within the standard budget (``NetworkBudget/respond``).
     public func health() async throws(TrendyAPIError) -> HealthStatus {
         try await health(within: NetworkBudget.standard.respond)

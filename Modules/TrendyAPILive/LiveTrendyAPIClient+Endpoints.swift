@@ -102,6 +102,16 @@ extension LiveTrendyAPIClient {
         _ = try await send(.DELETE, "\(APIPaths.events)/\(id)", as: Empty.self)
     }
 
+    /// The body is spliced from the items' wire JSON (patches stay as the outbox keeps them).
+    public func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventEditResponse
+    {
+        let body = Data(("{\"edits\":[" + edits.map(\.wireJSON).joined(separator: ",") + "]}").utf8)
+        return try await send(
+            .POST, APIPaths.eventEdits, body: body, idempotencyKey: idempotencyKey, as: EventEditResponse.self
+        ).value
+    }
+
     // MARK: Geofences
 
     public func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>] {

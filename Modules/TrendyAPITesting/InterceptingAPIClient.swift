@@ -238,6 +238,14 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             try await inner.deleteEvent(id: id)
         }
     }
+    /// Forwards (or fails as scripted); recorded as `editEvents`.
+    public func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventEditResponse
+    {
+        try await intercept("editEvents", key: idempotencyKey, ids: edits.map(\.id.description)) {
+            () throws(TrendyAPIError) in try await inner.editEvents(edits, idempotencyKey: idempotencyKey)
+        }
+    }
     /// Forwards (or fails as scripted).
     public func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>] {
         try await intercept("listGeofences") { () throws(TrendyAPIError) in

@@ -9,8 +9,8 @@ public protocol ServerHealthCheck: Sendable {
     func health(within budget: Duration) async throws(TrendyAPIError) -> HealthStatus
 }
 
-/// The server calls the sync engine makes, and only those: Sync's own port (21 calls instead of
-/// the whole API client's 31). The live HTTP client conforms (TrendyAPILive), as does the
+/// The server calls the sync engine makes, and only those: Sync's own port (22 calls instead of
+/// the whole API client's 32). The live HTTP client conforms (TrendyAPILive), as does the
 /// recording wrapper in TrendyAPITesting.
 public protocol SyncRemote: ServerHealthCheck {
     /// `GET /event-types`.
@@ -40,6 +40,9 @@ public protocol SyncRemote: ServerHealthCheck {
         -> Timestamped<Event>
     /// `DELETE /events/{id}`.
     func deleteEvent(id: UUIDv7) async throws(TrendyAPIError)
+    /// `POST /events/edits`: patches and deletes in one request, each answered on its own.
+    func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)
+        -> EventEditResponse
 
     /// `GET /geofences[?active=]`.
     func listGeofences(active: Bool?) async throws(TrendyAPIError) -> [Timestamped<Geofence>]

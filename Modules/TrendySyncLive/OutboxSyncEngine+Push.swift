@@ -32,6 +32,9 @@ extension OutboxSyncEngine {
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
+        /// A batch of event edits and deletes, answered item by item: applied, gone (as ``gone``)
+        /// or refused (as ``refused(_:)``).
+        case edited(delivered: [OutboxEntry], gone: [OutboxEntry], refused: [(OutboxEntry, String)])
     }
 
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
@@ -140,6 +143,15 @@ extension OutboxSyncEngine {
         case .gone:
             try await store.completeGone(work[0])
             breaker.recordSuccess()
+        case .edited(let delivered, let gone, let refused):
+            try await store.complete(delivered, replacedIds: [:])
+            for entry in gone { try await store.completeGone(entry) }
+            for (entry, message) in refused {
+                try await store.fail(entry, error: message)
+                logger.warning(
+                    "The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
+            }
+            breaker.recordSuccess()
         case .adoptedType(let server):
             // The unit taken meanwhile may hold changes that name the local type: put it
             // back, re-point everything at the server's type, and take it again.
@@ -176,6 +188,9 @@ extension OutboxSyncEngine {
         do {
             if work[0].entity == .event, work[0].kind == .create {
                 return try await sendEventBatch(work)
+            }
+            if work[0].entity == .event {
+                return try await sendEventEdits(work)
             }
             try await sendOne(work[0])
             return .delivered(replaced: [:])
@@ -261,6 +276,72 @@ extension OutboxSyncEngine {
         }
         if refused.isEmpty, delivered.count == work.count { return .delivered(replaced: replaced) }
         return .mixed(delivered: delivered, replaced: replaced, refused: refused)
+    }
+
+    /// Event edits and deletes go in one `POST /events/edits`, each item with its own base. The
+    /// request's idempotency key is made of the entries' keys (an entry's key changes whenever its
+    /// body does), so a resend after a lost answer is replayed, not applied over what another
+    /// device changed meanwhile — as a single `PATCH` with its entry's key is.
+    func sendEventEdits(_ work: [OutboxEntry]) async throws -> SendOutcome {
+        var items: [EventEditItem] = []
+        for entry in work {
+            guard let id = UUIDv7(entry.entityId) else {
+                throw TrendyAPIError.decoding("bad local id \(entry.entityId)")
+            }
+            let base = entry.baseVersion.map { ChangeBase(version: $0, deviceId: deviceId) }
+            items.append(
+                entry.kind == .delete
+                    ? EventEditItem(delete: id, base: base)
+                    : EventEditItem(update: id, fieldsJSON: entry.payload ?? "{}", base: base))
+        }
+        let response: EventEditResponse
+        do {
+            response = try await api.editEvents(items, idempotencyKey: Self.batchKey(work))
+        } catch {
+            switch error {
+            case .conflict:
+                // The batch's only whole-request conflict: the same request still running (its
+                // answer was lost and the resend came first). Items' conflicts are their results.
+                return .transient("the same batch of edits is still being applied")
+            case .validation where work.count > 1, .badRequest where work.count > 1, .notFound, .server(405, _):
+                // A server without the route (never "every item missing": that is per item), or
+                // one item it cannot read, which refuses the whole request: one by one, that item
+                // is refused alone and the others go through.
+                let api = api
+                response = try await EventEditResponse.oneByOne(
+                    items,
+                    update: { index, id, fields throws(TrendyAPIError) in
+                        _ = try await api.updateEvent(id: id, fields, idempotencyKey: work[index].idempotencyKey)
+                    }, delete: { id throws(TrendyAPIError) in try await api.deleteEvent(id: id) })
+            default:
+                throw error
+            }
+        }
+        var delivered: [OutboxEntry] = []
+        var gone: [OutboxEntry] = []
+        var refused: [(OutboxEntry, String)] = []
+        for result in response.results where result.index < work.count {
+            let entry = work[result.index]
+            switch result.status {
+            case .updated, .deleted: delivered.append(entry)
+            // A delete of what is no longer there is done; an edit of it is refused.
+            case .notFound where entry.kind == .delete: delivered.append(entry)
+            case .gone: gone.append(entry)
+            case .notFound, .failed: refused.append((entry, result.refusal?.description ?? "refused"))
+            }
+        }
+        return .edited(delivered: delivered, gone: gone, refused: refused)
+    }
+
+    /// A batch's idempotency key: a 128-bit FNV-1a digest of its entries' keys, in order.
+    static func batchKey(_ work: [OutboxEntry]) -> String {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325
+        var b: UInt64 = 0x6c62_272e_07bb_0142
+        for byte in work.map(\.idempotencyKey).joined(separator: ",").utf8 {
+            a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
+            b = (b ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 0x9e37_79b9
+        }
+        return "edits-" + String(a, radix: 16) + String(b, radix: 16) + "-\(work.count)"
     }
 
     /// Sends one entry. Updates carry only their fields; updates and deletes say what they were

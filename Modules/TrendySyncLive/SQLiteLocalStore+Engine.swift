@@ -32,7 +32,7 @@ extension SQLiteLocalStore {
     }
 
     /// The next unit of work, marked in flight: the oldest pending entry, extended to a batch when
-    /// it and the entries right after it are event creates. Empty when nothing is ready; `waitUntil`
+    /// it and the entries right after it are event creates, or event edits and deletes. Empty when nothing is ready; `waitUntil`
     /// is set when the oldest entry is backing off.
     func nextWork(now: Date, batchSize: Int) async throws -> (entries: [OutboxEntry], waitUntil: Date?) {
         try await db.write { db in
@@ -46,9 +46,11 @@ extension SQLiteLocalStore {
                 head = try Self.withoutDeletedTypes(db, head, sent: first["sent"])
             }
             var work = [head]
-            if head.entity == .event, head.kind == .create {
+            // Events travel in batches, in outbox order: creates in one request, edits and
+            // deletes in another (`POST /events/edits`); anything else ends the unit.
+            if head.entity == .event {
                 for row in rows.dropFirst() {
-                    guard let e = Self.entry(row), e.entity == .event, e.kind == .create,
+                    guard let e = Self.entry(row), e.entity == .event, (e.kind == .create) == (head.kind == .create),
                         (row["next_attempt_at"] as Double) <= now.timeIntervalSince1970
                     else { break }
                     work.append(e)

@@ -142,7 +142,7 @@ struct NeverLoseEngineTests {
             try await h.store.updateEvent(x)
             let row = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0.addingTimeInterval(60))
             try await h.store.createEvent(row)
-            h.refuseNext("updateEvent")
+            h.refuseNext("editEvents")
             #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
 
@@ -302,7 +302,7 @@ struct NeverLoseEngineTests {
             #expect(await h.engine.sync(full: false).outcome == .ok)
             let server = try await h.direct.event(id: theirs.id).value
             #expect(server.notes == "A keeps")
-            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(h.api.calls("editEvents").isEmpty)
             #expect(try await h.store.event(id: theirs.id)?.value.notes == "A keeps")
             #expect(try await h.store.event(id: mine.id) == nil)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))

@@ -108,7 +108,7 @@ struct SyncEngineTests {
 
             event.notes = "mine"
             try await h.store.updateEvent(event)
-            h.api.loseAnswer("updateEvent", with: .transport(.connectionLost("test")), times: RetryPolicy.maxAttempts)
+            h.api.loseAnswer("editEvents", with: .transport(.connectionLost("test")), times: RetryPolicy.maxAttempts)
             for _ in 0..<RetryPolicy.maxAttempts {
                 _ = await h.engine.sync(full: false)
                 h.clock.advance(120)
@@ -122,7 +122,7 @@ struct SyncEngineTests {
 
             #expect(try await h.store.retryFailed() == 1)
             #expect(await h.engine.sync(full: false).outcome == .ok)
-            let keys = h.api.calls("updateEvent").map(\.idempotencyKey)
+            let keys = h.api.calls("editEvents").map(\.idempotencyKey)
             #expect(keys.count == RetryPolicy.maxAttempts + 1)
             #expect(keys[0] != nil)
             #expect(Set(keys).count == 1)
@@ -172,16 +172,14 @@ struct SyncEngineTests {
             #expect(try await h.store.outboxCounts().pending == 2)
             _ = await h.engine.sync(full: false)
             #expect(h.api.calls("createEvents").flatMap(\.ids) == [edited.id.description])
-            #expect(h.api.calls("updateEvent").isEmpty)
-            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(h.api.calls("editEvents").isEmpty)
             #expect(try await h.direct.event(id: edited.id).value.notes == "second")
             // update + delete of a synced event → only the delete goes out.
             edited.notes = "third"
             try await h.store.updateEvent(edited)
             try await h.store.deleteEvent(id: edited.id)
             _ = await h.engine.sync(full: false)
-            #expect(h.api.calls("updateEvent").isEmpty)
-            #expect(h.api.calls("deleteEvent").count == 1)
+            #expect(h.api.calls("editEvents").flatMap(\.ids) == [edited.id.description])
             #expect(try await h.serverEventIds().isEmpty)
         }
     }
@@ -194,7 +192,7 @@ struct SyncEngineTests {
             _ = await h.engine.sync(full: false)
             try await h.store.deleteEvent(id: e.id)
             // The push of the delete fails; a full re-download still must not bring it back.
-            h.api.fail("deleteEvent", with: .transport(.timedOut))
+            h.api.fail("editEvents", with: .transport(.timedOut))
             _ = await h.engine.sync(full: false)
             _ = try await h.engine.bootstrap(user: h.userId)
             #expect(try await h.store.event(id: e.id) == nil)

@@ -96,7 +96,7 @@ struct InFlightEditTests {
             #expect(try await h.store.event(id: event.id)?.value.notes == "after")
             #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
             // The edit went out as its own update, after the create it could not join.
-            #expect(h.api.calls("updateEvent").count == 1)
+            #expect(h.api.calls("editEvents").count == 1)
         }
     }
 }

@@ -32,7 +32,7 @@ struct SyncRefusalTests {
             #expect(try await h.store.outboxCounts() == (pending: 1, failed: 0))
             #expect(await h.engine.sync(full: false).outcome == .ok)
             #expect(try await h.direct.event(id: event.id).value.notes == "fixed")
-            #expect(h.api.calls("updateEvent").isEmpty)
+            #expect(h.api.calls("editEvents").isEmpty)
             let keys = h.api.calls("createEvents").filter { $0.ids == [event.id.description] }.map(\.idempotencyKey)
             #expect(keys.count == 2)
             #expect(try await h.store.event(id: event.id)?.syncStatus == .synced)
@@ -50,7 +50,7 @@ struct SyncRefusalTests {
             try await h.store.deleteEvent(id: event.id)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
             #expect(await h.engine.sync(full: false).outcome == .ok)
-            #expect(h.api.calls("deleteEvent").isEmpty)
+            #expect(h.api.calls("editEvents").isEmpty)
             #expect(try await h.serverEventIds().isEmpty)
         }
     }
@@ -122,7 +122,7 @@ struct SyncRefusalTests {
             #expect(await h.engine.sync(full: false).outcome == .ok)
             event.notes = "refused"
             try await h.store.updateEvent(event)
-            h.refuseNext("updateEvent")
+            h.refuseNext("editEvents")
             _ = await h.engine.sync(full: false)
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
             try await h.direct.deleteEvent(id: event.id)
@@ -142,7 +142,7 @@ struct SyncRefusalTests {
             #expect(await h.engine.sync(full: false).outcome == .ok)
             event.notes = "never answered"
             try await h.store.updateEvent(event)
-            h.api.fail("updateEvent", with: .transport(.timedOut), times: RetryPolicy.maxAttempts)
+            h.api.fail("editEvents", with: .transport(.timedOut), times: RetryPolicy.maxAttempts)
             for _ in 0..<RetryPolicy.maxAttempts {
                 _ = await h.engine.sync(full: false)
                 h.clock.advance(120)

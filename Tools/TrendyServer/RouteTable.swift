@@ -48,6 +48,7 @@ extension TrendyServer {
             RouteEntry(method: .get, path: "\(v1)/events", handler: api.listEvents),
             RouteEntry(method: .post, path: "\(v1)/events", handler: api.createEvent),
             RouteEntry(method: .post, path: "\(v1)/events/batch", handler: api.createEventBatch),
+            RouteEntry(method: .post, path: "\(v1)/events/edits", handler: api.editEventBatch),
             RouteEntry(method: .get, path: "\(v1)/events/export", handler: api.exportEvents),
             RouteEntry(method: .get, path: "\(v1)/events/{id}", handler: api.getEvent),
             RouteEntry(method: .patch, path: "\(v1)/events/{id}", handler: api.updateEvent),

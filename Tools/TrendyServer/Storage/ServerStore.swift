@@ -86,6 +86,42 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case failed(StoreError)
 }
 
+/// One item of a batch of event edits (`POST /events/edits`): a field-level patch, or (nil) the
+/// event's delete, with what it was based on.
+public struct EventEdit: Sendable {
+    /// The event's id.
+    public var id: String
+    /// The patch; nil deletes the event.
+    public var update: EventUpdate?
+    /// What the change was based on.
+    public var base: ChangeBase?
+
+    /// Creates an edit.
+    public init(id: String, update: EventUpdate?, base: ChangeBase?) {
+        self.id = id
+        self.update = update
+        self.base = base
+    }
+}
+
+/// The outcome of one event edit of a batch.
+public enum EventEditOutcome: Sendable, Equatable {
+    /// The patch is applied; the event as it is now.
+    case updated(Timestamped<Event>)
+    /// The event is deleted.
+    case deleted
+    /// Not applied (`notFound`, `gone` with the edit kept as a conflict, a refusal).
+    case failed(StoreError)
+
+    /// An edit's answer.
+    init(_ result: Result<Timestamped<Event>, StoreError>) {
+        switch result {
+        case .success(let event): self = .updated(event)
+        case .failure(let error): self = .failed(error)
+        }
+    }
+}
+
 /// An event's place in the newest-first listing (timestamp, then id, both descending). Its
 /// text form is the opaque page token of `GET /events` (`next` in a page, `after` in a request).
 public struct EventPageKey: Sendable, Hashable {
@@ -258,6 +294,10 @@ public protocol EntityStore: Sendable {
         -> Timestamped<Event>
     /// Deletes an event.
     func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws
+    /// Applies `edits` in order in one transaction, each on its own: one item's refusal (thrown
+    /// before it writes anything) is its outcome and changes nothing for the others; an edit of
+    /// a deleted event is kept as a conflict, as a single edit's is.
+    func editEvents(userId: String, _ edits: [EventEdit], now: Date) async throws -> [EventEditOutcome]
 
     /// The user's geofences, optionally only (in)active ones.
     func listGeofences(userId: String, active: Bool?) async throws -> [Timestamped<Geofence>]

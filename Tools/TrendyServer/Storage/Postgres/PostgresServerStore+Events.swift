@@ -199,17 +199,58 @@ extension PostgresServerStore {
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
     {
-        try await edit(
-            .event, id: id, what: "event", userId: userId, update, base: base, now: now, fetch: Self.fetchEvent,
-            refusal: { s, facts, edited in
-                StoreFlows.refusal(
-                    try await Self.answers(s, userId: userId, StoreFlows.questions(facts, edited: edited)), id: id)
-            }, row: { event, body in .updateEvent(event, body: body) })
+        try await database.transaction(feedOf: userId) { s in
+            try await Self.editEvent(s, userId: userId, id: id, update, base: base, now: now)
+        }.get()
     }
 
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
+        try await database.transaction(feedOf: userId) { s in
+            try await Self.deleteEvent(s, userId: userId, id: id, base: base, now: now)
+        }
+    }
+
+    /// One transaction, the user's feed lock taken once for the whole batch.
+    public func editEvents(userId: String, _ edits: [EventEdit], now: Date) async throws -> [EventEditOutcome] {
+        try await database.transaction(feedOf: userId) { s in
+            var outcomes: [EventEditOutcome] = []
+            outcomes.reserveCapacity(edits.count)
+            for edit in edits {
+                do {
+                    if let update = edit.update {
+                        outcomes.append(
+                            EventEditOutcome(
+                                try await Self.editEvent(
+                                    s, userId: userId, id: edit.id, update, base: edit.base, now: now)
+                            ))
+                    } else {
+                        try await Self.deleteEvent(s, userId: userId, id: edit.id, base: edit.base, now: now)
+                        outcomes.append(.deleted)
+                    }
+                } catch let refusal as StoreError {
+                    outcomes.append(.failed(refusal))
+                }
+            }
+            return outcomes
+        }
+    }
+
+    static func editEvent(
+        _ s: PostgresSession, userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date
+    ) async throws -> Result<Timestamped<Event>, StoreError> {
+        try await edit(
+            s, .event, id: id, what: "event", userId: userId, update, base: base, now: now, fetch: fetchEvent,
+            refusal: { s, facts, edited in
+                StoreFlows.refusal(
+                    try await answers(s, userId: userId, StoreFlows.questions(facts, edited: edited)), id: id)
+            }, row: { event, body in .updateEvent(event, body: body) })
+    }
+
+    static func deleteEvent(_ s: PostgresSession, userId: String, id: String, base: ChangeBase?, now: Date)
+        async throws
+    {
         try await delete(
-            .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
-            fetch: Self.fetchEvent, row: .deleteEvent(id: id))
+            s, .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
+            fetch: fetchEvent, row: .deleteEvent(id: id))
     }
 }

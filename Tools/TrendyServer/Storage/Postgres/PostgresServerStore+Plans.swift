@@ -87,14 +87,30 @@ extension PostgresServerStore {
         row: @escaping @Sendable (Patch.Entity, String) -> RowWrite
     ) async throws -> Timestamped<Patch.Entity> where Patch.Entity: Codable & Sendable & Hashable & Validating {
         try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(s, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
-            let edited = try StoreFlows.edited(facts, update)
-            let plan = try StoreFlows.edit(
-                entity, id: id, what: what, update, facts: facts, edited: edited,
-                refusal: try await refusal(s, facts, edited), base: base, now: now, row: row)
-            try await Self.write(plan.writes, s, userId: userId, now: now)
-            return plan.answer
+            try await Self.edit(
+                s, entity, id: id, what: what, userId: userId, update, base: base, now: now, fetch: fetch,
+                refusal: refusal, row: row)
         }.get()
+    }
+
+    /// The edit inside the caller's transaction: throws a refusal before anything is written;
+    /// answers `gone` or `notFound` with what the plan wrote (an edit of a deleted entity is kept).
+    static func edit<Patch: EntityPatch>(
+        _ s: PostgresSession, _ entity: ChangeEntity, id: String, what: String, userId: String, _ update: Patch,
+        base: ChangeBase?, now: Date,
+        fetch: (PostgresSession, String, String) async throws -> Timestamped<Patch.Entity>?,
+        refusal: (PostgresSession, EditFacts<Patch.Entity>, (before: Patch.Entity, after: Patch.Entity)?)
+            async throws -> StoreError?,
+        row: (Patch.Entity, String) -> RowWrite
+    ) async throws -> Result<Timestamped<Patch.Entity>, StoreError>
+    where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        let facts = try await editFacts(s, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+        let edited = try StoreFlows.edited(facts, update)
+        let plan = try StoreFlows.edit(
+            entity, id: id, what: what, update, facts: facts, edited: edited,
+            refusal: try await refusal(s, facts, edited), base: base, now: now, row: row)
+        try await write(plan.writes, s, userId: userId, now: now)
+        return plan.answer
     }
 
     /// A delete of one event or geofence (``StoreFlows/delete(_:id:what:facts:as:base:now:row:)``).
@@ -105,11 +121,21 @@ extension PostgresServerStore {
         row: RowWrite
     ) async throws where Patch.Entity: Codable & Sendable & Hashable {
         try await database.transaction(feedOf: userId) { s in
-            let facts = try await Self.editFacts(s, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
-            let plan = try StoreFlows.delete(
-                entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
-            try await Self.write(plan.writes, s, userId: userId, now: now)
+            try await Self.delete(
+                s, entity, id: id, what: what, userId: userId, as: patch, base: base, now: now, fetch: fetch, row: row)
         }
+    }
+
+    /// The delete inside the caller's transaction (`notFound` is thrown before anything is written).
+    static func delete<Patch: EntityPatch>(
+        _ s: PostgresSession, _ entity: ChangeEntity, id: String, what: String, userId: String, as patch: Patch.Type,
+        base: ChangeBase?, now: Date,
+        fetch: (PostgresSession, String, String) async throws -> Timestamped<Patch.Entity>?, row: RowWrite
+    ) async throws where Patch.Entity: Codable & Sendable & Hashable {
+        let facts = try await editFacts(s, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+        let plan = try StoreFlows.delete(
+            entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
+        try await write(plan.writes, s, userId: userId, now: now)
     }
 
     // MARK: The executor

@@ -160,17 +160,45 @@ extension SQLiteServerStore {
     public func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date)
         async throws -> Timestamped<Event>
     {
-        try await edit(
-            .event, id: id, what: "event", userId: userId, update, base: base, now: now, fetch: Self.fetchEvent,
-            refusal: { db, facts, edited in
-                StoreFlows.refusal(
-                    try Self.answers(db, userId: userId, StoreFlows.questions(facts, edited: edited)), id: id)
-            }, row: { event, body in .updateEvent(event, body: body) })
+        try await db.write { db in try Self.editEvent(db, userId: userId, id: id, update, base: base, now: now) }.get()
     }
 
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await delete(
-            .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
-            fetch: Self.fetchEvent, row: .deleteEvent(id: id))
+        try await db.write { db in try Self.deleteEvent(db, userId: userId, id: id, base: base, now: now) }
+    }
+
+    public func editEvents(userId: String, _ edits: [EventEdit], now: Date) async throws -> [EventEditOutcome] {
+        try await db.write { db in
+            try edits.map { edit in
+                do {
+                    guard let update = edit.update else {
+                        try Self.deleteEvent(db, userId: userId, id: edit.id, base: edit.base, now: now)
+                        return .deleted
+                    }
+                    return EventEditOutcome(
+                        try Self.editEvent(db, userId: userId, id: edit.id, update, base: edit.base, now: now))
+                } catch let refusal as StoreError {
+                    return .failed(refusal)
+                }
+            }
+        }
+    }
+
+    static func editEvent(
+        _ db: Database, userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date
+    )
+        throws -> Result<Timestamped<Event>, StoreError>
+    {
+        try edit(
+            db, .event, id: id, what: "event", userId: userId, update, base: base, now: now, fetch: fetchEvent,
+            refusal: { db, facts, edited in
+                StoreFlows.refusal(try answers(db, userId: userId, StoreFlows.questions(facts, edited: edited)), id: id)
+            }, row: { event, body in .updateEvent(event, body: body) })
+    }
+
+    static func deleteEvent(_ db: Database, userId: String, id: String, base: ChangeBase?, now: Date) throws {
+        try delete(
+            db, .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
+            fetch: fetchEvent, row: .deleteEvent(id: id))
     }
 }

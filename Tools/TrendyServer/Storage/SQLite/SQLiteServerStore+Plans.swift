@@ -84,14 +84,29 @@ extension SQLiteServerStore {
         row: @escaping @Sendable (Patch.Entity, String) -> RowWrite
     ) async throws -> Timestamped<Patch.Entity> where Patch.Entity: Codable & Sendable & Hashable & Validating {
         try await db.write { db in
-            let facts = try Self.editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
-            let edited = try StoreFlows.edited(facts, update)
-            let plan = try StoreFlows.edit(
-                entity, id: id, what: what, update, facts: facts, edited: edited,
-                refusal: try refusal(db, facts, edited), base: base, now: now, row: row)
-            try Self.write(plan.writes, db, userId: userId, now: now)
-            return plan.answer
+            try Self.edit(
+                db, entity, id: id, what: what, userId: userId, update, base: base, now: now, fetch: fetch,
+                refusal: refusal, row: row)
         }.get()
+    }
+
+    /// The edit inside the caller's transaction: throws a refusal before anything is written;
+    /// answers `gone` or `notFound` with what the plan wrote (an edit of a deleted entity is kept).
+    static func edit<Patch: EntityPatch>(
+        _ db: Database, _ entity: ChangeEntity, id: String, what: String, userId: String, _ update: Patch,
+        base: ChangeBase?, now: Date, fetch: (Database, String, String) throws -> Timestamped<Patch.Entity>?,
+        refusal: (Database, EditFacts<Patch.Entity>, (before: Patch.Entity, after: Patch.Entity)?) throws ->
+            StoreError?,
+        row: (Patch.Entity, String) -> RowWrite
+    ) throws -> Result<Timestamped<Patch.Entity>, StoreError>
+    where Patch.Entity: Codable & Sendable & Hashable & Validating {
+        let facts = try editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+        let edited = try StoreFlows.edited(facts, update)
+        let plan = try StoreFlows.edit(
+            entity, id: id, what: what, update, facts: facts, edited: edited,
+            refusal: try refusal(db, facts, edited), base: base, now: now, row: row)
+        try write(plan.writes, db, userId: userId, now: now)
+        return plan.answer
     }
 
     /// A delete of one event or geofence (``StoreFlows/delete(_:id:what:facts:as:base:now:row:)``).
@@ -101,11 +116,21 @@ extension SQLiteServerStore {
         row: RowWrite
     ) async throws where Patch.Entity: Codable & Sendable & Hashable {
         try await db.write { db in
-            let facts = try Self.editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
-            let plan = try StoreFlows.delete(
-                entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
-            try Self.write(plan.writes, db, userId: userId, now: now)
+            try Self.delete(
+                db, entity, id: id, what: what, userId: userId, as: patch, base: base, now: now, fetch: fetch, row: row)
         }
+    }
+
+    /// The delete inside the caller's transaction (`notFound` is thrown before anything is written).
+    static func delete<Patch: EntityPatch>(
+        _ db: Database, _ entity: ChangeEntity, id: String, what: String, userId: String, as patch: Patch.Type,
+        base: ChangeBase?, now: Date, fetch: (Database, String, String) throws -> Timestamped<Patch.Entity>?,
+        row: RowWrite
+    ) throws where Patch.Entity: Codable & Sendable & Hashable {
+        let facts = try editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
+        let plan = try StoreFlows.delete(
+            entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
+        try write(plan.writes, db, userId: userId, now: now)
     }
 
     // MARK: The executor

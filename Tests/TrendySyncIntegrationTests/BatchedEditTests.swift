@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
+import TrendyModels
+import TrendySync
+import TrendySyncLive
+
+/// Issue 35: queued edits and deletes of events go in batches (`POST /events/edits`), in outbox
+/// order, and each item's answer is booked on its own entry.
+@Suite(.timeLimit(.minutes(3)))
+struct BatchedEditTests {
+    @Test func aBulkEditGoesInBatchesInOutboxOrder() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var events = (0..<120).map { h.event(type, offset: Double($0)) }
+            for event in events { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            for index in events.indices {
+                events[index].notes = "bulk \(index)"
+                try await h.store.updateEvent(events[index])
+            }
+            for event in events.suffix(10) { try await h.store.deleteEvent(id: event.id) }
+            // A create between the edits: sent between their batches, never ahead of them.
+            let late = h.event(type, offset: 500)
+            try await h.store.createEvent(late)
+            var last = events[0]
+            last.notes = "after the create"
+            try await h.store.updateEvent(last)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let sent = h.api.calls.filter { $0.name == "editEvents" || $0.name == "createEvents" }.suffix(4)
+            #expect(sent.map(\.name) == ["editEvents", "editEvents", "editEvents", "createEvents"])
+            #expect(sent.prefix(3).map(\.ids.count) == [50, 50, 20])
+            // Outbox order: the update coalesced with the first entry stays in its place.
+            #expect(Array(sent.first?.ids.prefix(2) ?? []) == events.prefix(2).map(\.id.description))
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            for event in events.prefix(110) {
+                let expected = event.id == last.id ? "after the create" : event.notes
+                #expect(try await h.direct.event(id: event.id).value.notes == expected)
+            }
+            let server = try await h.serverEventIds()
+            #expect(server.isDisjoint(with: events.suffix(10).map(\.id.description)))
+            #expect(server.contains(late.id.description))
+        }
+    }
+
+    @Test func eachItemIsBookedOnItsOwnEntry() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let other = try await h.type("Tea")
+            let events = (0..<3).map { h.event(type, offset: Double($0)) }
+            for event in events { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // Another device deletes the first event, and the type the second is moved to.
+            try await h.direct.deleteEvent(id: events[0].id)
+            try await h.direct.deleteEventType(id: other.id)
+            var gone = events[0]
+            gone.notes = "edited after its delete"
+            try await h.store.updateEvent(gone)
+            var refused = events[1]
+            refused.eventTypeId = other.id
+            try await h.store.updateEvent(refused)
+            var fine = events[2]
+            fine.notes = "applied"
+            try await h.store.updateEvent(fine)
+
+            _ = await h.engine.sync(full: false)
+            #expect(h.api.calls("editEvents").last?.ids == events.map(\.id.description))
+            // Gone: the delete wins here too and the edit is kept as a conflict on the server.
+            #expect(try await h.store.event(id: events[0].id) == nil)
+            #expect(try await h.direct.conflicts().contains { $0.entityId == events[0].id.description })
+            // Refused: a failed change of its own, nothing else held back.
+            #expect(try await h.store.failedChanges().map(\.entityId) == [events[1].id.description])
+            #expect(try await h.direct.event(id: events[2].id).value.notes == "applied")
+            #expect(try await h.store.outboxCounts().pending == 0)
+        }
+    }
+
+    /// A batch the server cannot read as a whole (a server without the route, or an item it
+    /// refuses to parse) is sent again one by one, so one bad item holds back no other.
+    @Test func aWholeRequestRefusalFallsBackToOneByOne() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var events = (0..<3).map { h.event(type, offset: Double($0)) }
+            for event in events { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            for index in events.indices {
+                events[index].notes = "one by one \(index)"
+                try await h.store.updateEvent(events[index])
+            }
+            h.refuseNext("editEvents")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("updateEvent").map(\.ids) == events.map { [$0.id.description] })
+            // Each single request carries its entry's key, as before batches.
+            #expect(h.api.calls("updateEvent").allSatisfy { $0.idempotencyKey != nil })
+            for event in events {
+                #expect(try await h.direct.event(id: event.id).value.notes == event.notes)
+            }
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
+    }
+}
