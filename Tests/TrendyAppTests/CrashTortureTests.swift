@@ -2,13 +2,17 @@ import Foundation
 import GRDB
 import Testing
 import TrendyLogging
+import TrendyModels
 import TrendyServer
+import TrendySync
+import TrendySyncLive
 import TrendyTestSupport
 
 /// The real `trendy` against the real server, killed with SIGKILL at random moments during
-/// imports, pushes, pulls, full re-downloads and geofence wake-ups; then restarted until it
-/// converges. Every event created locally must be on the server exactly once, nothing local may
-/// be lost, and SQLite's integrity check must pass.
+/// imports, pushes, pulls, full re-downloads, geofence wake-ups and pushes of bulk edits (sent in
+/// batches, `POST /events/edits`); then restarted until it converges. Every event created locally
+/// must be on the server exactly once with its last edit, nothing local may be lost, and SQLite's
+/// integrity check must pass.
 ///
 /// `TRENDY_TORTURE_TRIALS` sets the number of kills (CI and the default: 50).
 @Suite(.timeLimit(.minutes(10)))
@@ -66,6 +70,20 @@ struct CrashTortureTests {
         }
     }
 
+    /// A bulk edit made by another process of the install (up to 300 events' notes, as the app
+    /// or an import beside the CLI would), then a sync killed after `delay`: batches in flight.
+    func killedBulkEdit(trial: Int, after delay: Duration, _ dir: TemporaryDirectory, _ api: String) async throws {
+        let pool = try DatabasePool(path: dir.url.appendingPathComponent("trendy.sqlite").path)
+        let store = SQLiteLocalStore(database: pool, logger: LogSystem.disabled().logger(.data))
+        for record in try await store.events(limit: 300, since: nil) {
+            var event = record.value
+            event.notes = "bulk \(trial)"
+            try await store.updateEvent(event)
+        }
+        try pool.close()
+        try await killed(["sync", "--data-dir", dir.path, "--api-url", api], after: delay)
+    }
+
     /// After the kills: every import finished (idempotent), any captured crossing handled, then
     /// syncs until nothing is pending.
     func converge(finishing imports: [URL], _ dir: TemporaryDirectory, _ api: String) async throws {
@@ -102,7 +120,7 @@ struct CrashTortureTests {
             for trial in 0..<Self.trials {
                 let common = ["--data-dir", dir.path, "--api-url", api]
                 let delay = Duration.milliseconds(Int.random(in: 20...600, using: &rng))
-                switch trial % 5 {
+                switch trial % 6 {
                 case 0:
                     // An import of 400 new rows (one transaction of at most 1,000).
                     let file = dir.url.appendingPathComponent("import-\(trial).csv")
@@ -124,6 +142,9 @@ struct CrashTortureTests {
                     // A full re-download.
                     try await killed(["sync", "--full"] + common, after: delay)
                     kinds["sync --full", default: 0] += 1
+                case 5:
+                    try await killedBulkEdit(trial: trial, after: delay, dir, api)
+                    kinds["bulk edit", default: 0] += 1
                 default:
                     // A geofence wake-up: an enter, or the exit closing it.
                     let t = base.addingTimeInterval(Double(10_000_000 + trial / 5 * 86_400))
@@ -147,6 +168,14 @@ struct CrashTortureTests {
             let remote = try await cli.serverEvents("torture@example.com", password: "torture-pass-1", api: api)
             #expect(Set(remote.compactMap { $0["id"] as? String }) == Set(local.compactMap { $0["id"] as? String }))
             #expect(remote.count == local.count)
+            // With every edit: the last bulk edit's notes, the same on both.
+            func notes(_ events: [[String: Any]]) -> [String: String] {
+                Dictionary(events.compactMap { e in (e["id"] as? String).map { ($0, e["notes"] as? String ?? "") } }) {
+                    a, _ in a
+                }
+            }
+            #expect(notes(remote) == notes(local))
+            #expect(local.contains { ($0["notes"] as? String)?.hasPrefix("bulk") == true })
             // Geofence visits are complete.
             for e in remote where e["source_type"] as? String == "geofence" { #expect(e["end_date"] != nil) }
 
