@@ -19,6 +19,9 @@ struct TrendyBench: AsyncParsableCommand {
     @Flag(help: "Print results as JSON.")
     var json = false
 
+    @Flag(help: "Run beside two CPU-bound processes (started and stopped here), as on a phone that is never idle.")
+    var busy = false
+
     @Option(help: "Load: simultaneous clients (default 50).")
     var clients: Int?
 
@@ -60,6 +63,8 @@ struct TrendyBench: AsyncParsableCommand {
             }
         }
         var results: [BenchResult] = []
+        let load = busy ? try BusyLoad(processes: 2) : nil
+        defer { load?.stop() }
         for suite in chosen {
             var r: [BenchResult]
             switch suite {
@@ -83,6 +88,9 @@ struct TrendyBench: AsyncParsableCommand {
             if smoke {
                 // Smoke sizes (and debug builds) say nothing about targets.
                 for i in r.indices { r[i].met = nil }
+            }
+            if busy {
+                for i in r.indices { r[i].name += " [busy]" }
             }
             if !json {
                 for result in r { print(BenchHarness.format(result)) }

@@ -10,7 +10,8 @@ import TrendySyncLive
 /// note of every event and syncs; alternately, the same edits are sent as the old whole-entity
 /// updates (every field, no base: what the outbox queued before). Push (the updates reaching the
 /// server) and pull (the server's resulting changes applied back) are timed separately; medians
-/// of the rounds.
+/// of the rounds. Edits go in batches (`POST /events/edits`, issue 35); each round also pushes as
+/// many new events, so the edit push rate is compared with the create push rate of the same run.
 enum UpdateBenchmarks {
     enum Mode: String, CaseIterable {
         case fieldLevel = "field-level"
@@ -21,7 +22,7 @@ enum UpdateBenchmarks {
         let dir = BenchHarness.temporaryDirectory("updates")
         defer { try? FileManager.default.removeItem(at: dir) }
         let ids = UUIDv7Generator()
-        let n = smoke ? 100 : 2_000
+        let n = smoke ? 100 : 5_000
         let rounds = smoke ? 1 : 5
         return try await SyncBenchmarks.withRig(dir) { rig in
             let (store, pool) = try SyncBenchmarks.makeStore(dir, name: "updates.sqlite")
@@ -37,7 +38,18 @@ enum UpdateBenchmarks {
             }
             var push: [Mode: [Double]] = [:]
             var pull: [Mode: [Double]] = [:]
+            var creates: [Double] = []
             for round in 0..<rounds {
+                let fresh = SyncBenchmarks.events(
+                    n, type: type.id, ids: ids, start: Date().addingTimeInterval(-2e6 - Double(round * n)))
+                _ = try await store.insertEvents(fresh)
+                let createEnd = SyncBenchmarks.pushEnd(of: engine)
+                let c0 = ContinuousClock.now
+                let created = await engine.sync(full: false)
+                guard created.outcome == .ok, created.pushed == n else {
+                    throw SyncBenchmarks.BenchError.passFailed("a create pass failed: \(created.error ?? "")")
+                }
+                creates.append(Double(n) / BenchHarness.seconds(await createEnd.value - c0))
                 // Alternate which mode goes first, so drift on a shared machine hits both alike.
                 for mode in round % 2 == 0 ? Mode.allCases : Mode.allCases.reversed() {
                     for i in events.indices {
@@ -73,6 +85,14 @@ enum UpdateBenchmarks {
                 }
             }
             var results: [BenchResult] = []
+            let edits = BenchHarness.median(push[.fieldLevel] ?? [])
+            let create = BenchHarness.median(creates)
+            results.append(
+                BenchResult(
+                    suite: "updates",
+                    name: "edit_push_throughput (\(n) note edits, batched; baseline: \(n) creates pushed, median of \(rounds))",
+                    value: edits, unit: "edits/s", baseline: create, ratio: edits / create,
+                    target: "≥ 10,000/s and ratio ≥ 0.5", met: edits >= 10_000 && edits / create >= 0.5))
             for (name, rates) in [("update_push_throughput", push), ("update_pull_apply_throughput", pull)] {
                 let field = BenchHarness.median(rates[.fieldLevel] ?? [])
                 let whole = BenchHarness.median(rates[.wholeEntity] ?? [])
