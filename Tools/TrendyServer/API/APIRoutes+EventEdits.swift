@@ -94,7 +94,6 @@ extension APIRoutes {
                 FieldIssue(field: "edits", reason: "must hold 1 to \(APIPaths.maxBatchSize) edits")
             ])
         }
-        metrics.batch(batch.edits.count)
         let edits = try Self.wellFormed(batch.edits)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             let outcomes = try await storeCall { try await store.editEvents(userId: user, edits, now: now()) }
