@@ -26,7 +26,7 @@ import TrendyTestSupport
 ///
 /// Replay one run: `TRENDY_SIM_SEED=<seed> swift test --filter MultiDeviceSimulation`.
 /// More seeds: `TRENDY_SIM_SEEDS=<count>` (CI runs a few; `TRENDY_SIM_FIRST_SEED` picks the start);
-/// `TRENDY_SIM_TRACE=1` prints every run's steps.
+/// `TRENDY_SIM_TRACE=1` prints every run's steps (a failing run's too).
 @Suite(.timeLimit(.minutes(60)))
 struct MultiDeviceSimulationTests {
     static var seeds: [UInt64] {
@@ -61,6 +61,9 @@ struct MultiDeviceSimulationTests {
                         print(sim.log.map { "trace \(seed) \($0)" }.joined(separator: "\n"))
                     }
                 } catch {
+                    if ProcessInfo.processInfo.environment["TRENDY_SIM_TRACE"] != nil {
+                        print(sim.log.map { "trace \(seed) \($0)" }.joined(separator: "\n"))
+                    }
                     let replay =
                         "TRENDY_SIM_SEED=\(seed) swift test --filter MultiDeviceSimulation (\(instances) instances)"
                     Issue.record("seed \(seed) failed at step \(sim.step): \(error)\nreplay: \(replay)")

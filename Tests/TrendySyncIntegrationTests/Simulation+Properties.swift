@@ -115,7 +115,9 @@ extension Simulation {
     /// (another device defined the key of the type first), if it did: what the device wrote to
     /// its own is current there or kept as a conflict of it.
     func adopted(_ id: String, server: Snapshot) -> String? {
-        guard server[id] == nil, let (type, key) = definedProperties[id] else { return nil }
+        // A definition deleted by hand is not adopted by a later one of the same key: its edits
+        // are kept as the delete's conflict, under its own id.
+        guard server[id] == nil, !deletedIds.contains(id), let (type, key) = definedProperties[id] else { return nil }
         return server.first { $0.value["key"] == key && $0.value["type"] == type }?.key
     }
 }

@@ -213,7 +213,8 @@ extension Simulation {
 
     /// The person's way out of each change the server refused, as the failure says: an event
     /// whose type is gone moves to a type that exists; one at the time of another event of its
-    /// type moves to another time. Anything else refused is a defect (the check says so).
+    /// type moves to another time; a value its property's definition does not take is removed.
+    /// Anything else refused is a defect (the check says so).
     mutating func resolveFailures(_ d: Device) async throws {
         for failed in try await d.store.failedChanges() where failed.entity == .event {
             guard let id = UUIDv7(failed.entityId), var e = try await d.store.event(id: id)?.value else { continue }
@@ -230,6 +231,12 @@ extension Simulation {
                 e.timestamp = Date(timeIntervalSince1970: 1.7e9 + Double(int(1 << 30)) / 1000)
             } else if failed.error.contains("already exists") {
                 e.timestamp = Date(timeIntervalSince1970: 1.7e9 + Double(int(1 << 30)) / 1000)
+            } else if case let keys = e.properties.keys.filter({ failed.error.contains("properties.\($0):") }),
+                !keys.isEmpty
+            {
+                // A value written before another device defined its key, that the definition does
+                // not take (D53 checks every value of a create): the person removes it.
+                for key in keys { e.properties[key] = nil }
             } else {
                 continue
             }
