@@ -314,7 +314,7 @@ enum StoreFlows {
                     now: now)
             } ?? []
         let result = Timestamped(after, createdAt: stored.createdAt, updatedAt: now)
-        let body = try StoreRules.encode(result)
+        let body = try StoreRules.encodeStored(result)
         return StorePlan(
             writes: [
                 .row(row(after, body)), .change(entity, id: id, .update, data: body),

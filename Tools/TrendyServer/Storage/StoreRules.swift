@@ -25,6 +25,30 @@ enum StoreRules {
         String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
     }
 
+    /// A stored entity's body; an event's written directly (``Event/wireJSON(createdAt:updatedAt:)``,
+    /// the body a create stores), every other kind through `JSONEncoder`.
+    static func encodeStored<T>(_ stored: Timestamped<T>) throws -> String {
+        if let event = stored.value as? Event {
+            return event.wireJSON(createdAt: stored.createdAt, updatedAt: stored.updatedAt)
+        }
+        return try encode(stored)
+    }
+
+    /// A stored event's body, read with the wire format's fast reader (``Event/scan(_:)``) when
+    /// it takes it, else `JSONDecoder` (typed properties).
+    static func decodeStoredEvent(_ text: String) throws -> Timestamped<Event> {
+        var body = text
+        let scanned = body.withUTF8 { bytes -> Event.Scanned? in
+            var scanner = WireJSONScanner(bytes)
+            guard let scanned = Event.scan(&scanner), scanner.atEnd() else { return nil }
+            return scanned
+        }
+        if let scanned, let createdAt = scanned.createdAt, let updatedAt = scanned.updatedAt {
+            return Timestamped(scanned.event, createdAt: createdAt, updatedAt: updatedAt)
+        }
+        return try decode(Timestamped<Event>.self, text)
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         try TrendyJSON.decoder().decode(T.self, from: Data(text.utf8))
     }

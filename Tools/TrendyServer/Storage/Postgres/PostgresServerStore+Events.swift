@@ -6,7 +6,7 @@ import TrendyModels
 extension PostgresServerStore {
     static func fetchEvent(_ s: PostgresSession, userId: String, id: String) async throws -> Timestamped<Event>? {
         try await s.value("SELECT body FROM events WHERE id = \(id) AND user_id = \(userId)", as: String.self)
-            .map { try StoreRules.decode(Timestamped<Event>.self, $0) }
+            .map { try StoreRules.decodeStoredEvent($0) }
     }
 
     public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {

@@ -7,9 +7,9 @@ extension SQLiteServerStore {
     static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
         guard
             let body = try String.fetchOne(
-                db, sql: "SELECT body FROM events WHERE id = ? AND user_id = ?", arguments: [id, userId])
+                db.cachedStatement(sql: "SELECT body FROM events WHERE id = ? AND user_id = ?"), arguments: [id, userId])
         else { return nil }
-        return try StoreRules.decode(Timestamped<Event>.self, body)
+        return try StoreRules.decodeStoredEvent(body)
     }
 
     public func listEvents(userId: String, limit: Int, from start: EventPageStart) async throws -> EventListing {

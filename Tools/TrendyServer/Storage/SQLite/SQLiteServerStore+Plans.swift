@@ -220,11 +220,12 @@ extension SQLiteServerStore {
         case .insertEvents(let new):
             return try insert(new, db, userId: userId, now: now)
         case .updateEvent(let event, let body):
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE events SET event_type_id = ?, timestamp_ms = ?, external_id = ?, body = ?, updated_at = ?
                     WHERE id = ?
-                    """,
+                    """
+            ).execute(
                 arguments: [
                     event.eventTypeId.description, StoreRules.milliseconds(event.timestamp), event.externalId, body,
                     seconds, event.id.description,
