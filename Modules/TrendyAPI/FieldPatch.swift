@@ -11,6 +11,13 @@ public protocol EntityPatch: Codable, Sendable {
     init(everyFieldOf entity: Entity)
     /// The entity with the patch applied.
     func apply(to entity: Entity) -> Entity
+    /// The wire names of the fields the patch sets or clears (the keys of its JSON object).
+    var patchedFields: [String] { get }
+}
+
+extension EntityPatch {
+    /// The keys of the patch's JSON object.
+    public var patchedFields: [String] { ((try? FieldPatch.object(self)) ?? [:]).keys.sorted() }
 }
 
 /// Field-level patches as JSON objects: the difference of two states, the merge of two
@@ -104,6 +111,17 @@ extension EventUpdate: EntityPatch {
         locationName = e.locationName.map { .set($0) } ?? .clear
         properties = .set(e.properties)
         timeZone = e.timeZone.map { .set($0) } ?? .clear
+    }
+
+    /// Read from the fields, without encoding the patch (every edit a server applies asks).
+    public var patchedFields: [String] {
+        let fields: [(Bool, CodingKeys)] = [
+            (eventTypeId == .keep, .eventTypeId), (timestamp == .keep, .timestamp), (endDate == .keep, .endDate),
+            (notes == .keep, .notes), (isAllDay == .keep, .isAllDay), (externalId == .keep, .externalId),
+            (geofenceId == .keep, .geofenceId), (location == .keep, .location),
+            (locationName == .keep, .locationName), (properties == .keep, .properties), (timeZone == .keep, .timeZone),
+        ]
+        return fields.filter { !$0.0 }.map(\.1.stringValue).sorted()
     }
 }
 

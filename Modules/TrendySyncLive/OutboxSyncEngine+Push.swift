@@ -143,6 +143,11 @@ extension OutboxSyncEngine {
         case .gone:
             try await store.completeGone(work[0])
             breaker.recordSuccess()
+        case .edited(let delivered, let gone, let refused) where gone.isEmpty && refused.isEmpty:
+            // Every item applied: booked while the next batch is sent, as a create batch is.
+            let store = store
+            breaker.recordSuccess()
+            return Task { try await store.complete(delivered, replacedIds: [:]) }
         case .edited(let delivered, let gone, let refused):
             try await store.complete(delivered, replacedIds: [:])
             for entry in gone { try await store.completeGone(entry) }

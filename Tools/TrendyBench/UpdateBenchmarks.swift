@@ -90,7 +90,8 @@ enum UpdateBenchmarks {
             results.append(
                 BenchResult(
                     suite: "updates",
-                    name: "edit_push_throughput (\(n) note edits, batched; baseline: \(n) creates pushed, median of \(rounds))",
+                    name:
+                        "edit_push_throughput (\(n) note edits, batched; baseline: \(n) creates pushed, median of \(rounds))",
                     value: edits, unit: "edits/s", baseline: create, ratio: edits / create,
                     target: "≥ 10,000/s and ratio ≥ 0.5", met: edits >= 10_000 && edits / create >= 0.5))
             for (name, rates) in [("update_push_throughput", push), ("update_pull_apply_throughput", pull)] {

@@ -288,7 +288,6 @@ enum StoreFlows {
         row: (Patch.Entity, String) -> RowWrite
     ) throws -> StorePlan<Result<Timestamped<Patch.Entity>, StoreError>>
     where Patch.Entity: Codable & Sendable & Hashable & Validating {
-        let patch = try FieldPatch.object(update)
         let stored: Timestamped<Patch.Entity>
         let after: Patch.Entity
         switch (facts.stored, facts.tombstone, edited?.after) {
@@ -300,18 +299,21 @@ enum StoreFlows {
             var last = try StoreRules.decode(Timestamped<Patch.Entity>.self, tombstone.body)
             last.value = edited
             let conflict = StoreRules.editOfDeletedConflict(
-                entity: entity, id: id, patch: patch, base: base, deletedBy: tombstone.device,
+                entity: entity, id: id, patch: try FieldPatch.object(update), base: base, deletedBy: tombstone.device,
                 deletedAt: tombstone.deletedAt, entityAfterEdit: try StoreRules.encode(last), now: now)
             return StorePlan(writes: [.conflicts([conflict])], answer: .failure(.gone(what)))
         default:
             return StorePlan(writes: [], answer: .failure(.notFound(what)))
         }
+        // The patch as JSON values only when another device changed a field since the base.
         let conflicts =
             try base.map { base in
-                try StoreRules.fieldConflicts(
-                    facts.changed, entity: entity, id: id,
-                    current: { try StoreRules.fields(of: stored.value, as: Patch.self) }, patch: patch, base: base,
-                    now: now)
+                facts.changed.isEmpty
+                    ? []
+                    : try StoreRules.fieldConflicts(
+                        facts.changed, entity: entity, id: id,
+                        current: { try StoreRules.fields(of: stored.value, as: Patch.self) },
+                        patch: try FieldPatch.object(update), base: base, now: now)
             } ?? []
         let result = Timestamped(after, createdAt: stored.createdAt, updatedAt: now)
         let body = try StoreRules.encodeStored(result)
@@ -319,7 +321,7 @@ enum StoreFlows {
             writes: [
                 .row(row(after, body)), .change(entity, id: id, .update, data: body),
                 .fieldVersions(
-                    entity, id: id, fields: Array(patch.keys), device: device(base), at: .lastChange, replace: true),
+                    entity, id: id, fields: update.patchedFields, device: device(base), at: .lastChange, replace: true),
                 .conflicts(conflicts),
             ], answer: .success(result))
     }

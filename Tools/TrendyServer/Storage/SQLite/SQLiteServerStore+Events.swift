@@ -7,7 +7,8 @@ extension SQLiteServerStore {
     static func fetchEvent(_ db: Database, userId: String, id: String) throws -> Timestamped<Event>? {
         guard
             let body = try String.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM events WHERE id = ? AND user_id = ?"), arguments: [id, userId])
+                db.cachedStatement(sql: "SELECT body FROM events WHERE id = ? AND user_id = ?"),
+                arguments: [id, userId])
         else { return nil }
         return try StoreRules.decodeStoredEvent(body)
     }

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import TrendyAPI
+import TrendyModels
+
+/// The batched edit's wire pieces (issue 35): an item's JSON, and the fields a patch names read
+/// without encoding it (the server asks for every edit) against the keys of its JSON object.
+@Suite struct EventEditWireTests {
+    @Test func aPatchNamesTheKeysOfItsJSONObject() throws {
+        var generator = SplitMix(seed: 35)
+        for _ in 0..<300 {
+            var update = EventUpdate()
+            func pick<T>(_ value: T) -> FieldUpdate<T> {
+                switch generator.next() % 3 {
+                case 0: return .keep
+                case 1: return .clear
+                default: return .set(value)
+                }
+            }
+            update.eventTypeId = pick(UUIDv7Generator().next())
+            update.timestamp = pick(Date(timeIntervalSince1970: 1.7e9))
+            update.endDate = pick(Date(timeIntervalSince1970: 1.7e9 + 60))
+            update.notes = pick("n")
+            update.isAllDay = pick(true)
+            update.externalId = pick("x")
+            update.geofenceId = pick(UUIDv7Generator().next())
+            update.location = pick(Coordinate(latitude: 1, longitude: 2))
+            update.locationName = pick("Home")
+            update.properties = pick(["k": .text("v")])
+            update.timeZone = pick("Europe/Berlin")
+            let keys = try FieldPatch.object(update).keys.sorted()
+            #expect(update.patchedFields == keys)
+        }
+    }
+
+    @Test func anItemIsItsWireObject() throws {
+        let id = UUIDv7Generator().next()
+        var fields = EventUpdate()
+        fields.notes = .set("a \"quoted\" note")
+        let update = try EventEditItem(update: id, fields, base: ChangeBase(version: 7, deviceId: "dev \"1\""))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(update.wireJSON.utf8)) as? [String: Any])
+        #expect(object["id"] as? String == id.description)
+        #expect(object["op"] as? String == "update")
+        #expect((object["fields"] as? [String: Any])?["notes"] as? String == "a \"quoted\" note")
+        #expect(object["base_version"] as? Int == 7)
+        #expect(object["device_id"] as? String == "dev \"1\"")
+        #expect(try update.fields() == fields)
+        let delete = EventEditItem(delete: id, base: nil)
+        #expect(delete.wireJSON == #"{"id":"\#(id.description)","op":"delete"}"#)
+    }
+}
+
+/// A tiny seeded generator (SplitMix64).
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
