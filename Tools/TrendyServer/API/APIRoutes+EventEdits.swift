@@ -63,6 +63,11 @@ struct LenientEdit: Decodable {
 
     /// The item's base, as the headers of a single request give it (``APIRoutes/changeBase(_:)``).
     static func base(_ c: KeyedDecodingContainer<CodingKeys>) throws -> ChangeBase? {
+        for key in [CodingKeys.deviceId, .baseVersion] where c.contains(key) {
+            if try c.decodeNil(forKey: key) {
+                throw ProblemError.validation([FieldIssue(field: key.stringValue, reason: "cannot be null")])
+            }
+        }
         let device = try c.decodeIfPresent(String.self, forKey: .deviceId)
         if let device, device.isEmpty || device.count > 100 {
             throw ProblemError.validation([FieldIssue(field: "device_id", reason: "must be 1 to 100 characters")])
