@@ -122,6 +122,19 @@ extension SQLiteLocalStore {
     /// every synced event in the store came with this download.
     func finishBootstrap(cursor: Int64, everyEventArrived: Bool = false) async throws {
         try await db.write { db in
+            // A type the server no longer has was deleted elsewhere: it goes as a feed's delete
+            // would take it, with its cascade — a definition made here on it and never sent is kept
+            // as a `deleted` conflict, not left behind to fail (the simulation, seed 718 on two
+            // instances: a device whose first download came after the type's delete).
+            for id in try String.fetchAll(
+                db,
+                sql: """
+                    SELECT id FROM local_event_types WHERE sync_status = 'synced'
+                    AND id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = ?)
+                    """, arguments: [SyncEntity.eventType.rawValue])
+            {
+                try Self.applyDelete(db, .eventType, id)
+            }
             for entity in SyncEntity.allCases where !(everyEventArrived && entity == .event) {
                 try db.execute(
                     sql: """

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TrendyAPI
+import TrendyAPILive
 import TrendyModels
 import TrendySync
 import TrendySyncTesting
@@ -74,5 +75,33 @@ struct PropertySyncTests {
         try await store.undoRefusedDefinitionEdit(edit, server: nil, reason: "422")
         #expect(try await store.propertyDefinitions(ofType: nil).isEmpty)
         #expect(try await store.outboxCounts() == (0, 0))
+    }
+}
+
+/// Simulation seed 718 on two instances: a device whose download starts over after another
+/// device deleted a type must take the type away as the feed's delete would — with its cascade —
+/// so a definition made here on it and never sent is kept as a `deleted` conflict, not left to
+/// fail for ever on a type the server does not have.
+@Suite(.timeLimit(.minutes(3)))
+struct BootstrapTypeCascadeTests {
+    @Test func aTypeGoneBeforeADownloadTakesItsUnsentDefinitionAsAConflict() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type("Tea")
+            let kept = try await h.type("Coffee")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let definition = PropertyDefinition(
+                id: h.ids.next(), eventTypeId: type.id, key: "milk", propertyType: .text)
+            try await h.store.createPropertyDefinition(definition)
+            try await h.direct.deleteEventType(id: type.id)
+
+            _ = try await h.engine.bootstrap(user: h.userId)
+            #expect(try await h.store.eventTypes().map(\.value.id) == [kept.id])
+            #expect(try await h.store.propertyDefinitions(ofType: nil).isEmpty)
+            let conflicts = try await h.store.conflicts(includeClosed: false).map(\.conflict)
+            #expect(conflicts.map(\.kind) == [.deleted])
+            #expect(conflicts.first?.entityId == definition.id.description)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
     }
 }

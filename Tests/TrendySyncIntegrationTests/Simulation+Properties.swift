@@ -106,6 +106,18 @@ extension Simulation {
             d.seen["\(into)/\(parts[1])", default: []].formUnion(d.seen["\(id)/\(parts[1])"] ?? [])
             if (intents[moved]?.order ?? -1) < (intents[key]?.order ?? 0) { intents[moved] = intents[key] }
             intents[key] = nil
+            // Another device that changed the adopted definition's field later, from the value
+            // this device's now stands for (it had it in front of it), knowingly replaced it.
+            if let mine = intents[moved] {
+                for other in devices where other !== d {
+                    let target = "\(into)/\(parts[1])"
+                    if let theirs = intents["\(other.name)|\(target)"], theirs.order > mine.order,
+                        other.seen[target]?.contains(mine.value) == true
+                    {
+                        intents[moved]?.superseded = true
+                    }
+                }
+            }
             definedProperties[into] = definedProperties[into] ?? (type, propertyKey)
             log.append("\(step) \(d.name) sees \(id) adopted as \(into)")
         }
