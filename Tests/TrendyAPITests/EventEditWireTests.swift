@@ -7,7 +7,7 @@ import TrendyModels
 /// without encoding it (the server asks for every edit) against the keys of its JSON object.
 @Suite struct EventEditWireTests {
     @Test func aPatchNamesTheKeysOfItsJSONObject() throws {
-        var generator = SplitMix(seed: 35)
+        var generator = SplitMix64(seed: 35)
         for _ in 0..<300 {
             var update = EventUpdate()
             func pick<T>(_ value: T) -> FieldUpdate<T> {
@@ -48,18 +48,5 @@ import TrendyModels
         #expect(try update.fields() == fields)
         let delete = EventEditItem(delete: id, base: nil)
         #expect(delete.wireJSON == #"{"id":"\#(id.description)","op":"delete"}"#)
-    }
-}
-
-/// A tiny seeded generator (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
