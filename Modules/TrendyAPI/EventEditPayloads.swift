@@ -57,19 +57,10 @@ public struct EventEditItem: Sendable, Equatable {
         var json = "{\"id\":\"\(id.description)\",\"op\":\"\(operation.rawValue)\""
         if let fieldsJSON { json += ",\"fields\":" + fieldsJSON }
         if let base {
-            json += ",\"base_version\":\(base.version),\"device_id\":" + CanonicalText.quoted(base.deviceId)
+            json += ",\"base_version\":\(base.version),\"device_id\":"
+            WireText.appendString(base.deviceId, to: &json)
         }
         return json + "}"
-    }
-}
-
-/// JSON string literals for hand-assembled bodies.
-enum CanonicalText {
-    /// `text` as a JSON string literal.
-    static func quoted(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
-        let array = String(decoding: data, as: UTF8.self)
-        return String(array.dropFirst().dropLast())
     }
 }
 
@@ -179,7 +170,11 @@ extension EventEditResponse {
                     case .update:
                         let fields: EventUpdate
                         do { fields = try edit.fields() ?? EventUpdate() } catch {
-                            throw .decoding("an edit's fields are not an event patch: \(error)")
+                            // Unreadable here: the item's own refusal, as the server's would be.
+                            throw .badRequest(
+                                APIProblem(
+                                    status: 400, code: "malformed_request", title: "Malformed request",
+                                    detail: "an edit's fields are not an event patch: \(error)"))
                         }
                         try await update(index, edit.id, fields)
                     case .delete:

@@ -77,7 +77,8 @@ extension Event {
 
 /// JSON string escaping, for text built as a `String` or as bytes.
 package enum WireText {
-    static func appendString(_ s: String, to out: inout String) {
+    /// Appends `s` as a JSON string literal.
+    package static func appendString(_ s: String, to out: inout String) {
         out += "\""
         if !s.utf8.contains(where: needsEscape) {
             out += s

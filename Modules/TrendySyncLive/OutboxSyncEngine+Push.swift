@@ -9,8 +9,11 @@ extension OutboxSyncEngine {
     enum SendOutcome {
         /// Every entry reached the server (`replaced`: sent id → the server's id for duplicates).
         case delivered(replaced: [String: String])
-        /// Some entries reached the server, others were refused with a message.
-        case mixed(delivered: [OutboxEntry], replaced: [String: String], refused: [(OutboxEntry, String)])
+        /// Some entries reached the server; others were refused with a message, or answered
+        /// `gone` (as ``gone``: an event edit or delete of a batch).
+        case mixed(
+            delivered: [OutboxEntry], replaced: [String: String], gone: [OutboxEntry] = [],
+            refused: [(OutboxEntry, String)])
         /// The server refused the entry for good (validation, conflict).
         case refused(String)
         /// Try again later (network, 5xx, timeout): counts an attempt.
@@ -32,9 +35,6 @@ extension OutboxSyncEngine {
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
-        /// A batch of event edits and deletes, answered item by item: applied, gone (as ``gone``)
-        /// or refused (as ``refused(_:)``).
-        case edited(delivered: [OutboxEntry], gone: [OutboxEntry], refused: [(OutboxEntry, String)])
     }
 
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
@@ -115,10 +115,11 @@ extension OutboxSyncEngine {
             try await store.complete(work, replacedIds: replaced)
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
-        case .mixed(let delivered, let replaced, let refused):
+        case .mixed(let delivered, let replaced, let gone, let refused):
             if !replaced.isEmpty { try await store.releaseUnsent(taken.entries) }
             try await store.complete(delivered, replacedIds: replaced)
             if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
+            for entry in gone { try await store.completeGone(entry) }
             for (entry, message) in refused {
                 try await store.fail(entry, error: message)
                 logger.warning(
@@ -142,20 +143,6 @@ extension OutboxSyncEngine {
             throw Stop.failed(message)
         case .gone:
             try await store.completeGone(work[0])
-            breaker.recordSuccess()
-        case .edited(let delivered, let gone, let refused) where gone.isEmpty && refused.isEmpty:
-            // Every item applied: booked while the next batch is sent, as a create batch is.
-            let store = store
-            breaker.recordSuccess()
-            return Task { try await store.complete(delivered, replacedIds: [:]) }
-        case .edited(let delivered, let gone, let refused):
-            try await store.complete(delivered, replacedIds: [:])
-            for entry in gone { try await store.completeGone(entry) }
-            for (entry, message) in refused {
-                try await store.fail(entry, error: message)
-                logger.warning(
-                    "The server refused a change", metadata: ["entity": .string(entry.entity.rawValue)])
-            }
             breaker.recordSuccess()
         case .adoptedType(let server):
             // The unit taken meanwhile may hold changes that name the local type: put it
@@ -335,7 +322,9 @@ extension OutboxSyncEngine {
             case .notFound, .failed: refused.append((entry, result.refusal?.description ?? "refused"))
             }
         }
-        return .edited(delivered: delivered, gone: gone, refused: refused)
+        // Every item applied: booked while the next batch is sent, as a create batch is.
+        if gone.isEmpty, refused.isEmpty, delivered.count == work.count { return .delivered(replaced: [:]) }
+        return .mixed(delivered: delivered, replaced: [:], gone: gone, refused: refused)
     }
 
     /// A batch's idempotency key: a 128-bit FNV-1a digest of its entries' keys, in order.

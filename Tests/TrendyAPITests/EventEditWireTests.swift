@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TrendyAPI
 import TrendyModels
@@ -48,5 +49,37 @@ import TrendyModels
         #expect(try update.fields() == fields)
         let delete = EventEditItem(delete: id, base: nil)
         #expect(delete.wireJSON == #"{"id":"\#(id.description)","op":"delete"}"#)
+    }
+
+    /// Without the batch route, each item is its own request; a patch unreadable here is that
+    /// item's refusal (never sent), what stops a request stops the batch.
+    @Test func oneByOneAnswersEachItemAndStopsOnWhatStopsARequest() async throws {
+        let ids = UUIDv7Generator()
+        let (bad, good, missing) = (ids.next(), ids.next(), ids.next())
+        var note = EventUpdate()
+        note.notes = .set("n")
+        let items = [
+            EventEditItem(update: bad, fieldsJSON: "not json", base: nil),
+            try EventEditItem(update: good, note, base: ChangeBase(version: 3, deviceId: "d")),
+            EventEditItem(delete: missing, base: nil),
+        ]
+        let sent = Mutex<[String]>([])
+        let response = try await EventEditResponse.oneByOne(
+            items,
+            update: { _, id, _ throws(TrendyAPIError) in
+                sent.withLock { $0.append("update \(id) base \(ChangeBase.current?.version ?? -1)") }
+            },
+            delete: { id throws(TrendyAPIError) in
+                sent.withLock { $0.append("delete \(id)") }
+                throw .notFound(APIProblem(status: 404, code: "not_found", title: "Not found"))
+            })
+        #expect(response.results.map(\.status) == [.failed, .updated, .notFound])
+        #expect(response.results[0].error?.code == "malformed_request")
+        #expect(sent.withLock { $0 } == ["update \(good) base 3", "delete \(missing)"])
+        await #expect(throws: TrendyAPIError.self) {
+            _ = try await EventEditResponse.oneByOne(
+                items.suffix(1), update: { _, _, _ throws(TrendyAPIError) in },
+                delete: { _ throws(TrendyAPIError) in throw .transport(.timedOut) })
+        }
     }
 }

@@ -7,8 +7,6 @@ import TrendyModels
 
 /// One item of `POST /events/edits`, read on its own so that a bad item is named by its index.
 struct LenientEdit: Decodable {
-    /// The item's id as sent (reported back even when the item is refused).
-    let id: String?
     let result: Result<EventEdit, ProblemError>
 
     enum CodingKeys: String, CodingKey {
@@ -22,11 +20,9 @@ struct LenientEdit: Decodable {
         do {
             container = try decoder.container(keyedBy: CodingKeys.self)
         } catch {
-            id = nil
             result = .failure(.malformed("an edit must be an object"))
             return
         }
-        id = try? container.decodeIfPresent(String.self, forKey: .id)
         do {
             result = .success(try Self.edit(container))
         } catch let problem as ProblemError {
