@@ -53,6 +53,9 @@ public enum APIPaths {
     public static let baseVersionHeader = "Trendy-Base-Version"
     /// The header carrying the id of the device that made a change (``ChangeBase``).
     public static let deviceIdHeader = "Trendy-Device-Id"
+    /// The `GET /changes` parameter naming the pulling device: the changes it made and holds
+    /// already are left out (echo suppression, D57); `next_cursor` still passes them.
+    public static let omitDeviceQuery = "omit_device"
     /// The request id header.
     public static let requestIdHeader = "X-Request-ID"
 }

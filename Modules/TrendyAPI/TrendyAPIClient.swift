@@ -94,8 +94,10 @@ public protocol TrendyAPIClient: Sendable {
     /// `DELETE /users/onboarding` (soft reset).
     func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus
 
-    /// `GET /changes?since=&limit=`.
-    func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage
+    /// `GET /changes?since=&limit=&omit_device=`: `device`'s own changes it holds are left out
+    /// (nil: every change; D57).
+    func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
+        -> ChangesPage
     /// `GET /changes/latest-cursor`.
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /me/sync`.
@@ -119,6 +121,11 @@ extension TrendyAPIClient {
                 _ = try await updateEvent(id: id, fields, idempotencyKey: nil)
             },
             delete: { id throws(TrendyAPIError) in try await deleteEvent(id: id) })
+    }
+
+    /// `GET /changes?since=&limit=`: every change, this device's own too.
+    public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
+        try await changes(since: cursor, limit: limit, omitting: nil)
     }
 
     /// `GET /health` within the standard budget (``NetworkBudget/respond``).

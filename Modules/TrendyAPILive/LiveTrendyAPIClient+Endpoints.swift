@@ -167,11 +167,13 @@ extension LiveTrendyAPIClient {
 
     // MARK: Change feed
 
-    public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
-        try await send(
-            .GET, APIPaths.changes, query: [("since", String(cursor)), ("limit", String(limit))], as: ChangesPage.self,
-            fastDecode: ChangesPage.fastRead
-        ).value
+    public func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
+        -> ChangesPage
+    {
+        var query = [("since", String(cursor)), ("limit", String(limit))]
+        if let device { query.append((APIPaths.omitDeviceQuery, device)) }
+        return try await send(.GET, APIPaths.changes, query: query, as: ChangesPage.self, fastDecode: ChangesPage.fastRead)
+            .value
     }
 
     public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {

@@ -154,8 +154,11 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             sentToken = token
         }
         if let idempotencyKey { request.headers.add(name: APIPaths.idempotencyKeyHeader, value: idempotencyKey) }
-        if let base = ChangeBase.current, method == .PATCH || method == .DELETE {
-            request.headers.add(name: APIPaths.baseVersionHeader, value: String(base.version))
+        if let base = ChangeBase.current {
+            // A create names its device too (its pulls leave it out, D57); only an edit has a base.
+            if method == .PATCH || method == .DELETE {
+                request.headers.add(name: APIPaths.baseVersionHeader, value: String(base.version))
+            }
             request.headers.add(name: APIPaths.deviceIdHeader, value: base.deviceId)
         }
         if let body {

@@ -66,8 +66,10 @@ public protocol SyncRemote: ServerHealthCheck {
     /// `DELETE /property-definitions/{id}`.
     func deletePropertyDefinition(id: UUIDv7) async throws(TrendyAPIError)
 
-    /// `GET /changes?since=&limit=`.
-    func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage
+    /// `GET /changes?since=&limit=&omit_device=`: `device`'s own changes it holds are left out
+    /// (nil: every change; D57).
+    func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
+        -> ChangesPage
     /// `GET /changes/latest-cursor`.
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /conflicts`: every conflict the server kept for the user.

@@ -87,7 +87,8 @@ extension OutboxSyncEngine {
                 logger.error("The server's cursor went backwards; ignoring the page")
                 break
             }
-            let more = page.hasMore && !page.changes.isEmpty
+            // A page can be all this device's own changes (left out): it moves the cursor only.
+            let more = page.hasMore && page.nextCursor > cursor
             try await bulkLoadIfWorthIt(more: more)
             let nextCursor = page.nextCursor
             let next: Task<ChangesPage, any Error>? =
@@ -115,9 +116,12 @@ extension OutboxSyncEngine {
         }
     }
 
+    /// A feed page; without this install's own changes it holds (D57) unless configured not to.
     func changesPage(since cursor: Int64) async throws -> ChangesPage {
-        try await call { () throws(TrendyAPIError) in
-            try await api.changes(since: cursor, limit: configuration.pageSize)
+        if configuration.omitsOwnChanges, deviceId == "unknown" { deviceId = try await store.deviceId() }
+        let omitting = configuration.omitsOwnChanges && deviceId != "unknown" ? deviceId : nil
+        return try await call { () throws(TrendyAPIError) in
+            try await api.changes(since: cursor, limit: configuration.pageSize, omitting: omitting)
         }
     }
 

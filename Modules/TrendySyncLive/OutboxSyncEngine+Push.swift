@@ -251,8 +251,12 @@ extension OutboxSyncEngine {
     }
 
     /// Event creates go in one batch request; ids make it safe to resend, so the batch needs no key.
+    /// The device goes with it, so its pulls leave the creates out (D57).
     func sendEventBatch(_ work: [OutboxEntry]) async throws -> SendOutcome {
-        let response = try await api.createEvents(encoded: work.map { $0.payload ?? "{}" }, idempotencyKey: nil)
+        let response = try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: deviceId)) {
+            () async throws(TrendyAPIError) -> EventBatchResponse in
+            try await api.createEvents(encoded: work.map { $0.payload ?? "{}" }, idempotencyKey: nil)
+        }
         var delivered: [OutboxEntry] = []
         var refused: [(OutboxEntry, String)] = []
         var replaced: [String: String] = [:]

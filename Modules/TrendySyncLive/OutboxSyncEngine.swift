@@ -24,6 +24,9 @@ public actor OutboxSyncEngine: SyncEngine {
         public var passLock: ProcessLock?
         /// How long a pass waits for ``passLock`` before giving up with outcome `busy`.
         public var passLockTimeout: Duration = .seconds(300)
+        /// Pulls leave out the changes this install made and holds already (echo suppression,
+        /// D57); false pulls them back, as before.
+        public var omitsOwnChanges = true
         /// Creates the defaults.
         public init() {}
     }

@@ -92,9 +92,12 @@ extension APIRoutes {
         let user = try await guardian.userId(request)
         let buffer = try await JSONIO.body(request, context: context)
         let event = try JSONIO.decode(Event.self, from: buffer)
+        let device = try deviceId(request)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             if let problem = check(event) { throw problem }
-            let outcome = try await storeCall { try await store.createEvents(userId: user, [event], now: now()) }
+            let outcome = try await storeCall {
+                try await store.createEvents(userId: user, [event], device: device, now: now())
+            }
             switch outcome.first {
             case .created(let stored): return try APIResult.json(stored, status: 201)
             case .existing(let stored): return try APIResult.json(stored, status: 200)
@@ -114,6 +117,7 @@ extension APIRoutes {
             ])
         }
         metrics.batch(batch.events.count)
+        let device = try deviceId(request)
         return try await idempotency.run(request, userId: user, body: Data(buffer: buffer)) {
             var results = [EventBatchItemResult?](repeating: nil, count: batch.events.count)
             var valid: [(index: Int, event: Event)] = []
@@ -132,7 +136,7 @@ extension APIRoutes {
                 }
             }
             let outcomes = try await storeCall {
-                try await store.createEvents(userId: user, valid.map(\.event), now: now())
+                try await store.createEvents(userId: user, valid.map(\.event), device: device, now: now())
             }
             for (item, outcome) in zip(valid, outcomes) {
                 switch outcome {

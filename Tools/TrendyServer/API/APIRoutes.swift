@@ -42,15 +42,21 @@ struct APIRoutes: Sendable {
     /// the device `unknown` (the one every change without a base is recorded as).
     func changeBase(_ request: Request) throws -> ChangeBase? {
         let version = request.headers[HTTPField.Name(APIPaths.baseVersionHeader)!]
-        let device = request.headers[HTTPField.Name(APIPaths.deviceIdHeader)!]
-        if let device, device.isEmpty || device.count > 100 {
-            throw ProblemError.malformed("\(APIPaths.deviceIdHeader) must be 1 to 100 characters")
-        }
+        let device = try deviceId(request)
         guard let version else { return nil }
         guard let number = Int64(version), number >= 0 else {
             throw ProblemError.malformed("\(APIPaths.baseVersionHeader) must be a change-feed cursor (an integer ≥ 0)")
         }
         return ChangeBase(version: number, deviceId: device ?? "unknown")
+    }
+
+    /// The sending device (``APIPaths/deviceIdHeader``), 1 to 100 characters, if named.
+    func deviceId(_ request: Request) throws -> String? {
+        let device = request.headers[HTTPField.Name(APIPaths.deviceIdHeader)!]
+        if let device, device.isEmpty || device.count > 100 {
+            throw ProblemError.malformed("\(APIPaths.deviceIdHeader) must be 1 to 100 characters")
+        }
+        return device
     }
 
     func intQuery(_ request: Request, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -236,7 +242,14 @@ struct APIRoutes: Sendable {
         let user = try await guardian.userId(request)
         let since = try intQuery(request, "since", default: 0, range: 0...Int.max)
         let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
-        let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit)
+        // The pulling device's own changes it holds are left out (D57).
+        let device = request.uri.queryParameters.get(APIPaths.omitDeviceQuery)
+        if let device, device.isEmpty || device.count > 100 {
+            throw ProblemError.validation([
+                FieldIssue(field: APIPaths.omitDeviceQuery, reason: "must be 1 to 100 characters")
+            ])
+        }
+        let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit, omitting: device)
         metrics.feedPage(page.count, newest: page.newestChangeAt, now: now())
         return JSONIO.raw(page.body, status: .ok)
     }

@@ -287,8 +287,9 @@ public protocol EntityStore: Sendable {
     ) async throws -> EventListing
     /// One event.
     func event(userId: String, id: String) async throws -> Timestamped<Event>?
-    /// Creates events in one transaction, each with its own outcome.
-    func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome]
+    /// Creates events in one transaction, each with its own outcome (`device`: the sender, D57).
+    func createEvents(userId: String, _ events: [Event], device: String?, now: Date) async throws
+        -> [EventCreateOutcome]
     /// Updates an event.
     func updateEvent(userId: String, id: String, _ update: EventUpdate, base: ChangeBase?, now: Date) async throws
         -> Timestamped<Event>
@@ -345,8 +346,9 @@ public protocol OnboardingStore: Sendable {
 public protocol FeedStore: Sendable {
     /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
     /// `next_cursor` and `has_more`. Written by the store from the stored JSON, so serving the
-    /// feed decodes and re-encodes nothing (the feed is the hottest read).
-    func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage
+    /// feed decodes and re-encodes nothing (the feed is the hottest read). `omitting`: the device
+    /// whose own changes are left out where it holds them (D57); `next_cursor` still passes them.
+    func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws -> FeedPage
     /// The newest cursor of the user's feed (0 when empty).
     func latestCursor(userId: String) async throws -> Int64
     /// Counts and the newest cursor.

@@ -112,4 +112,7 @@ struct NewEvent {
     var index: Int
     var event: Event
     var body: String
+    /// The device whose feed leaves the create out (D57): the sender's, unless a later item
+    /// of the batch merged into it.
+    var echo: String? = nil
 }

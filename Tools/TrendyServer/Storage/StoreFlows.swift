@@ -42,7 +42,8 @@ enum VersionAt {
 enum StoreWrite {
     case row(RowWrite)
     /// A change appended to the user's feed; its cursor becomes ``VersionAt/lastChange``.
-    case change(ChangeEntity, id: String, ChangeOperation, data: String?)
+    /// `echo`: the base of the device that made it, whose feed may leave it out (``EchoRule``).
+    case change(ChangeEntity, id: String, ChangeOperation, data: String?, echo: ChangeBase? = nil)
     /// The fields a change set, and by which device; `replace` false keeps a version a real
     /// change already recorded.
     case fieldVersions(ChangeEntity, id: String, fields: [String], device: String, at: VersionAt, replace: Bool)
@@ -117,8 +118,9 @@ enum StoreFlows {
 
     /// A batch of event creates: in the order of the batch, an event earlier in it counting as
     /// stored for the ones after it. A duplicate by the de-duplication key merges into the stored
-    /// event as a change of it in the feed (see ``StoreRules/mergedCreateKeyFields``).
-    static func createEvents(_ events: [Event], facts: BatchFacts, userId: String, now: Date) throws
+    /// event as a change of it in the feed (see ``StoreRules/mergedCreateKeyFields``). `device`:
+    /// the sender's, whose feed leaves out the creates it holds as stored (D57).
+    static func createEvents(_ events: [Event], facts: BatchFacts, userId: String, device: String?, now: Date) throws
         -> StorePlan<[EventCreateOutcome]>
     {
         var facts = facts
@@ -131,6 +133,7 @@ enum StoreFlows {
         var writes: [StoreWrite] = []
         var new: [NewEvent] = []
         var newIds: Set<UUIDv7> = []
+        var mergedInBatch: Set<UUIDv7> = []
         for event in events {
             let id = event.id.description
             if let (owner, body) = facts.taken[id] {
@@ -161,6 +164,7 @@ enum StoreFlows {
             let key = DedupKey(event)
             if let key, let body = facts.duplicates[key] {
                 let survivor = try stored(body)
+                if newIds.contains(survivor.value.id) { mergedInBatch.insert(survivor.value.id) }
                 writes += try merge(into: survivor, body: body, inBatch: newIds.contains(survivor.value.id))
                 outcomes.append(.existing(survivor))
                 continue
@@ -168,10 +172,12 @@ enum StoreFlows {
             let body = event.wireJSON(createdAt: now, updatedAt: now)
             facts.taken[id] = (userId, body)
             if let key { facts.duplicates[key] = body }
-            new.append(NewEvent(index: outcomes.count, event: event, body: body))
+            new.append(NewEvent(index: outcomes.count, event: event, body: body, echo: device))
             newIds.insert(event.id)
             outcomes.append(.created(Timestamped(event, createdAt: now, updatedAt: now)))
         }
+        // A create another item merged into differs from what its sender holds: everyone gets it.
+        for i in new.indices where mergedInBatch.contains(new[i].event.id) { new[i].echo = nil }
         if !new.isEmpty { writes.append(.row(.insertEvents(new))) }
         return StorePlan(writes: writes, answer: outcomes)
     }
@@ -319,7 +325,7 @@ enum StoreFlows {
         let body = try StoreRules.encodeStored(result)
         return StorePlan(
             writes: [
-                .row(row(after, body)), .change(entity, id: id, .update, data: body),
+                .row(row(after, body)), .change(entity, id: id, .update, data: body, echo: base),
                 .fieldVersions(
                     entity, id: id, fields: update.patchedFields, device: device(base), at: .lastChange, replace: true),
                 .conflicts(conflicts),
@@ -338,7 +344,7 @@ enum StoreFlows {
         let writes = try deletion(
             entity, id: id, current: { try StoreRules.fields(of: stored.value, as: Patch.self) },
             body: try StoreRules.encode(stored), changed: facts.changed, base: base, now: now)
-        return StorePlan(writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil)], answer: ())
+        return StorePlan(writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil, echo: base)], answer: ())
     }
 
     /// An event type's delete: every event of it goes with it (each as a direct delete, its

@@ -190,5 +190,22 @@ enum PostgresSchema {
                 "CREATE INDEX property_definitions_user ON property_definitions (user_id, event_type_id)",
             ]
         ),
+        // Echo suppression (D57, issue 35): the device a change is left out for, and per entity
+        // the last change everyone receives and the one device whose own changes follow it.
+        (
+            "v5-echo-suppression",
+            [
+                "ALTER TABLE change_log ADD COLUMN echo_device TEXT COLLATE \"C\"",
+                """
+                CREATE TABLE echo_state (
+                    entity_type TEXT COLLATE "C" NOT NULL,
+                    entity_id TEXT COLLATE "C" NOT NULL,
+                    shared BIGINT NOT NULL,
+                    device TEXT COLLATE "C",
+                    PRIMARY KEY (entity_type, entity_id)
+                )
+                """,
+            ]
+        ),
     ]
 }

@@ -135,11 +135,14 @@ extension PostgresServerStore {
     }
 
     /// A handful of statements whatever the batch's size.
-    public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
+    public func createEvents(userId: String, _ events: [Event], device: String?, now: Date) async throws
+        -> [EventCreateOutcome]
+    {
         guard !events.isEmpty else { return [] }
         return try await database.transaction(feedOf: userId) { s in
             let plan = try StoreFlows.createEvents(
-                events, facts: try await Self.facts(s, userId: userId, events), userId: userId, now: now)
+                events, facts: try await Self.facts(s, userId: userId, events), userId: userId, device: device,
+                now: now)
             return StoreFlows.settled(plan, rejected: try await Self.write(plan.writes, s, userId: userId, now: now))
         }
     }

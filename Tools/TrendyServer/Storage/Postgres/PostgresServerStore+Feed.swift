@@ -60,12 +60,16 @@ extension PostgresServerStore {
     // MARK: Change feed
 
     /// The body is written from the rows' bytes (entity
-    /// JSON is stored ready to send), as the SQLite store does.
-    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
+    /// JSON is stored ready to send), as the SQLite store does. A change left out for `device`
+    /// (D57) still counts toward the page and moves `next_cursor`; its data is not read.
+    public func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws
+        -> FeedPage
+    {
         let rows = try await database.read { s in
             var rows: [FeedPageStatement.Row] = []
             for try await row in try await s.connection.execute(
-                FeedPageStatement(userId: userId, since: since, limit: Int64(limit) + 1), logger: s.logger)
+                FeedPageStatement(userId: userId, since: since, limit: Int64(limit) + 1, device: device),
+                logger: s.logger)
             {
                 rows.append(row)
             }
@@ -75,9 +79,14 @@ extension PostgresServerStore {
         out.reserveCapacity(min(rows.count, limit) * 480 + 64)
         out.append(contentsOf: #"{"changes":["#.utf8)
         var last = since
-        for (index, row) in rows.prefix(limit).enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
+        var count = 0
+        var newest: Double?
+        for row in rows.prefix(limit) {
             last = row.0
+            if row.6 { continue }
+            if count > 0 { out.append(UInt8(ascii: ",")) }
+            count += 1
+            newest = row.4
             out.append(contentsOf: #"{"cursor":"#.utf8)
             out.append(contentsOf: String(last).utf8)
             for (key, text) in [(#","entity_type":"#, row.1), (#","entity_id":"#, row.2), (#","operation":"#, row.3)] {
@@ -98,9 +107,7 @@ extension PostgresServerStore {
         out.append(contentsOf: String(last).utf8)
         out.append(contentsOf: #","has_more":"#.utf8)
         out.append(contentsOf: (rows.count > limit ? "true}" : "false}").utf8)
-        let page = rows.prefix(limit)
-        return FeedPage(
-            body: out, count: page.count, newestChangeAt: page.last.map { Date(timeIntervalSince1970: $0.4) })
+        return FeedPage(body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)))
     }
 
     public func latestCursor(userId: String) async throws -> Int64 {
@@ -137,22 +144,25 @@ extension PostgresServerStore {
 /// The feed page query as a named prepared statement: the hottest read is parsed and planned
 /// once per connection, then only bound and run.
 struct FeedPageStatement: PostgresPreparedStatement {
-    static let name = "trendy_feed_page_v1"
+    static let name = "trendy_feed_page_v2"
     static let sql = """
-        SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
+        SELECT seq, entity_type, entity_id, operation, created_at,
+        CASE WHEN echo_device = $4 THEN NULL ELSE data END, COALESCE(echo_device = $4, FALSE) FROM change_log
         WHERE user_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
         """
-    typealias Row = (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?)
+    typealias Row = (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?, Bool)
 
     var userId: String
     var since: Int64
     var limit: Int64
+    var device: String?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 3)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(userId)
         bindings.append(since)
         bindings.append(limit)
+        bindings.append(device)
         return bindings
     }
 

@@ -152,9 +152,9 @@ extension PostgresServerStore {
             switch write {
             case .row(let row):
                 rejected.formUnion(try await self.write(row, s, userId: userId, now: now))
-            case .change(let entity, let id, let operation, let data):
+            case .change(let entity, let id, let operation, let data, let echo):
                 lastChange = try await appendChange(
-                    s, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
+                    s, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now, owner: echo)
             case .fieldVersions(let entity, let id, let fields, let device, let at, let replace):
                 guard !fields.isEmpty else { continue }
                 let version: Int64
@@ -309,12 +309,25 @@ extension PostgresServerStore {
         let logged = new.filter { inserted.contains($0.event.id.description) }
         try await s.run(
             """
-            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
-            SELECT \(userId), last.seq + n.ord, 'event', n.id, 'create', n.body, \(seconds)
+            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device)
+            SELECT \(userId), last.seq + n.ord, 'event', n.id, 'create', n.body, \(seconds), NULLIF(n.echo, '')
             FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM change_log WHERE user_id = \(userId)) AS last,
-            unnest(\(logged.map { $0.event.id.description })::text[], \(logged.map(\.body))::text[])
-            WITH ORDINALITY AS n(id, body, ord)
+            unnest(\(logged.map { $0.event.id.description })::text[], \(logged.map(\.body))::text[],
+            \(logged.map { $0.echo ?? "" })::text[])
+            WITH ORDINALITY AS n(id, body, echo, ord)
             """)
+        // Each create its sender holds is left out of that device's feed (D57).
+        let echoed = logged.filter { $0.echo != nil }
+        if !echoed.isEmpty {
+            try await s.run(
+                """
+                INSERT INTO echo_state (entity_type, entity_id, shared, device)
+                SELECT 'event', n.id, 0, n.device
+                FROM unnest(\(echoed.map { $0.event.id.description })::text[], \(echoed.map { $0.echo ?? "" })::text[])
+                AS n(id, device)
+                ON CONFLICT (entity_type, entity_id) DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device
+                """)
+        }
         return Set(ids).subtracting(inserted)
     }
 

@@ -36,15 +36,30 @@ public final class PostgresServerStore: ServerStore {
 
     /// Appends a change to the user's feed and answers its cursor: one more than the user's last.
     /// The caller's transaction holds the user's feed lock, so no other transaction numbers a
-    /// change of this user until it commits.
+    /// change of this user until it commits. `owner`: the base of the device that made it; a
+    /// tracked entity's ``EchoState`` is kept in the same statement (D57).
     @discardableResult
     static func appendChange(
         _ s: PostgresSession, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation,
-        data: String?, now: Date
+        data: String?, now: Date, owner: ChangeBase? = nil
     ) async throws -> Int64 {
-        let statement = AppendChangeStatement(
+        var statement = AppendChangeStatement(
             userId: userId, entity: entity.rawValue, id: id, operation: operation.rawValue, data: data,
-            createdAt: now.timeIntervalSince1970)
+            createdAt: now.timeIntervalSince1970, echo: nil, keptShared: nil, tracked: false)
+        if EchoRule.tracked.contains(entity) {
+            statement.tracked = true
+            if EchoRule.device(of: owner) != nil {
+                let state = try await s.one(
+                    "SELECT shared, device FROM echo_state WHERE entity_type = \(entity.rawValue) AND entity_id = \(id)",
+                    as: (Int64, String?).self
+                ).map { EchoState(shared: $0.0, device: $0.1) }
+                let skipped = EchoRule.skips(state, owner: owner, operation: operation)
+                statement.echo = skipped ? EchoRule.device(of: owner) : nil
+                // Kept when left out; else the change's own cursor (NULL here).
+                statement.keptShared = skipped ? EchoRule.after(state, owner: owner, skipped: true, cursor: 0).shared : nil
+                statement.upsert = true
+            }
+        }
         var cursor: Int64?
         // Read to the end (the statement's completion), so the connection is ready for the next one.
         for try await row in try await s.connection.execute(statement, logger: s.logger) { cursor = row }
@@ -130,13 +145,26 @@ public final class PostgresServerStore: ServerStore {
     }
 }
 
-/// Appending one change (every single-entity write does) as a named prepared statement.
+/// Appending one change (every single-entity write does) as a named prepared statement. A
+/// tracked entity's ``EchoState`` moves with it (D57): `upsert` stores the state of a change by a
+/// known device (`keptShared` when it is left out of that device's feed, else the change's own
+/// cursor); otherwise an existing state only learns the change reached everyone.
 struct AppendChangeStatement: PostgresPreparedStatement {
-    static let name = "trendy_append_change_v1"
+    static let name = "trendy_append_change_v2"
     static let sql = """
-        INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
-        VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = $1), $2, $3, $4, $5, $6)
-        RETURNING seq
+        WITH ins AS (
+            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device)
+            VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = $1), $2, $3, $4, $5, $6, $7)
+            RETURNING seq
+        ), kept AS (
+            INSERT INTO echo_state (entity_type, entity_id, shared, device)
+            SELECT $2, $3, COALESCE($8, ins.seq), $7 FROM ins WHERE $9 AND $10
+            ON CONFLICT (entity_type, entity_id) DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device
+        ), cleared AS (
+            UPDATE echo_state SET shared = (SELECT seq FROM ins), device = NULL
+            WHERE $9 AND NOT $10 AND entity_type = $2 AND entity_id = $3
+        )
+        SELECT seq FROM ins
         """
     typealias Row = Int64
 
@@ -146,15 +174,23 @@ struct AppendChangeStatement: PostgresPreparedStatement {
     var operation: String
     var data: String?
     var createdAt: Double
+    var echo: String?
+    var keptShared: Int64?
+    var tracked: Bool
+    var upsert = false
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 10)
         bindings.append(userId)
         bindings.append(entity)
         bindings.append(id)
         bindings.append(operation)
         bindings.append(data)
         bindings.append(createdAt)
+        bindings.append(echo)
+        bindings.append(keptShared)
+        bindings.append(tracked)
+        bindings.append(upsert)
         return bindings
     }
 

@@ -116,10 +116,13 @@ extension SQLiteServerStore {
         return facts
     }
 
-    public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
+    public func createEvents(userId: String, _ events: [Event], device: String?, now: Date) async throws
+        -> [EventCreateOutcome]
+    {
         try await db.write { db in
             let plan = try StoreFlows.createEvents(
-                events, facts: try Self.batchFacts(db, userId: userId, events), userId: userId, now: now)
+                events, facts: try Self.batchFacts(db, userId: userId, events), userId: userId, device: device,
+                now: now)
             return StoreFlows.settled(plan, rejected: try Self.write(plan.writes, db, userId: userId, now: now))
         }
     }

@@ -62,34 +62,40 @@ extension SQLiteServerStore {
     ]
 
     /// The body is written straight from SQLite's buffers
-    /// (no row objects, no strings per column; entity JSON is stored ready to send).
-    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
+    /// (no row objects, no strings per column; entity JSON is stored ready to send). A change
+    /// left out for `device` (D57) still counts toward the page and moves `next_cursor`.
+    public func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws
+        -> FeedPage
+    {
         try await db.read { db in
             let statement = try db.cachedStatement(
                 sql: """
-                    SELECT seq, entity_type, entity_id, operation, created_at, data FROM change_log
+                    SELECT seq, entity_type, entity_id, operation, created_at, data, echo_device = ? FROM change_log
                     WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?
                     """)
             var out: [UInt8] = []
             out.reserveCapacity(limit * 480 + 64)
             out.append(contentsOf: #"{"changes":["#.utf8)
+            var scanned = 0
             var count = 0
             var last = since
             var hasMore = false
             var newest: Double?
-            let rows = try Row.fetchCursor(statement, arguments: [userId, since, limit + 1])
+            let rows = try Row.fetchCursor(statement, arguments: [device, userId, since, limit + 1])
             while let row = try rows.next() {
-                guard count < limit else {
+                guard scanned < limit else {
                     hasMore = true
                     break
                 }
+                scanned += 1
+                last = row[0]
+                let sqlite = statement.sqliteStatement
+                if sqlite3_column_int(sqlite, 6) == 1 { continue }
                 if count > 0 { out.append(UInt8(ascii: ",")) }
                 count += 1
-                last = row[0]
                 out.append(contentsOf: #"{"cursor":"#.utf8)
                 out.append(contentsOf: String(last).utf8)
                 // The row's text straight from SQLite's buffers (valid until the next step).
-                let sqlite = statement.sqliteStatement
                 func text(_ column: Int32) -> UnsafeRawBufferPointer? {
                     guard let bytes = sqlite3_column_text(sqlite, column) else { return nil }
                     return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column)))

@@ -144,9 +144,9 @@ extension SQLiteServerStore {
             switch write {
             case .row(let row):
                 rejected.formUnion(try self.write(row, db, userId: userId, now: now))
-            case .change(let entity, let id, let operation, let data):
+            case .change(let entity, let id, let operation, let data, let echo):
                 lastChange = try appendChange(
-                    db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
+                    db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now, owner: echo)
             case .fieldVersions(let entity, let id, let fields, let device, let at, let replace):
                 let version: Int64
                 switch at {
@@ -296,7 +296,10 @@ extension SQLiteServerStore {
                 rejected.insert(id)
                 continue
             }
-            try appendChange(db, userId: userId, entity: .event, id: id, operation: .create, data: item.body, now: now)
+            try appendChange(
+                db, userId: userId, entity: .event, id: id, operation: .create, data: item.body, now: now,
+                echo: item.echo)
+            if let device = item.echo { try saveEcho(db, .event, id, EchoState(shared: 0, device: device)) }
         }
         return rejected
     }

@@ -17,25 +17,61 @@ public final class SQLiteServerStore: ServerStore {
 
     /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per
     /// user (the next is one more than the user's last), so a cursor says nothing about what
-    /// other users write; SQLite's single writer makes the numbering race-free.
+    /// other users write; SQLite's single writer makes the numbering race-free. `echo`: the
+    /// device whose feed leaves the change out (D57).
     @discardableResult
     static func appendChange(
         _ db: Database, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation, data: String?,
-        now: Date
+        now: Date, echo: String? = nil
     ) throws -> Int64 {
         let statement = try db.cachedStatement(
             sql: """
-                INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at)
-                VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = ?), ?, ?, ?, ?, ?)
+                INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device)
+                VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = ?), ?, ?, ?, ?, ?, ?)
                 RETURNING seq
                 """)
         let cursor = try Int64.fetchOne(
             statement,
             arguments: [
-                userId, userId, entity.rawValue, id, operation.rawValue, data, now.timeIntervalSince1970,
+                userId, userId, entity.rawValue, id, operation.rawValue, data, now.timeIntervalSince1970, echo,
             ])
         guard let cursor else { throw DatabaseError(message: "the change feed did not number a change") }
         return cursor
+    }
+
+    /// Appends a change of an entity made by `owner`'s device, left out of that device's feed
+    /// when ``EchoRule`` says it holds the change already; keeps the entity's ``EchoState``.
+    static func appendChange(
+        _ db: Database, userId: String, entity: ChangeEntity, id: String, operation: ChangeOperation, data: String?,
+        now: Date, owner: ChangeBase?
+    ) throws -> Int64 {
+        guard EchoRule.tracked.contains(entity) else {
+            return try appendChange(db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
+        }
+        guard EchoRule.device(of: owner) != nil else {
+            let cursor = try appendChange(
+                db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
+            try db.cachedStatement(
+                sql: "UPDATE echo_state SET shared = ?, device = NULL WHERE entity_type = ? AND entity_id = ?"
+            ).execute(arguments: [cursor, entity.rawValue, id])
+            return cursor
+        }
+        let state = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT shared, device FROM echo_state WHERE entity_type = ? AND entity_id = ?"),
+            arguments: [entity.rawValue, id]
+        ).map { EchoState(shared: $0[0], device: $0[1]) }
+        let skipped = EchoRule.skips(state, owner: owner, operation: operation)
+        let cursor = try appendChange(
+            db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now,
+            echo: skipped ? EchoRule.device(of: owner) : nil)
+        try saveEcho(db, entity, id, EchoRule.after(state, owner: owner, skipped: skipped, cursor: cursor))
+        return cursor
+    }
+
+    static func saveEcho(_ db: Database, _ entity: ChangeEntity, _ id: String, _ state: EchoState) throws {
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO echo_state (entity_type, entity_id, shared, device) VALUES (?, ?, ?, ?)"
+        ).execute(arguments: [entity.rawValue, id, state.shared, state.device])
     }
 
     // MARK: Operations

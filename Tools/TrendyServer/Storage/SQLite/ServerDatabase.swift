@@ -206,6 +206,21 @@ enum ServerDatabase {
                     CREATE INDEX property_definitions_user ON property_definitions(user_id, event_type_id);
                     """)
         }
+        // Echo suppression (D57, issue 35): the device a change is left out for, and per entity
+        // the last change everyone receives and the one device whose own changes follow it.
+        m.registerMigration("v8-echo-suppression") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE change_log ADD COLUMN echo_device TEXT;
+                    CREATE TABLE echo_state (
+                        entity_type TEXT NOT NULL,
+                        entity_id TEXT NOT NULL,
+                        shared INTEGER NOT NULL,
+                        device TEXT,
+                        PRIMARY KEY (entity_type, entity_id)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return m
     }
 }
