@@ -16,6 +16,8 @@ enum AppDatabase {
         BackgroundCheckpointer.configure(&configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
+        // A copied or restored database is another device (its pulls leave out its own changes).
+        try DeviceIdentity.renewIfCopied(pool, path: url.path)
         return pool
     }
 
