@@ -26,7 +26,14 @@ enum UpdateBenchmarks {
         let rounds = smoke ? 1 : 5
         return try await SyncBenchmarks.withRig(dir) { rig in
             let (store, pool) = try SyncBenchmarks.makeStore(dir, name: "updates.sqlite")
+            // The update figures apply the server's changes back (this device's own: another device's
+            // cost the same to apply), so this engine pulls its echoes; `echoEngine` leaves them out (D57).
+            var pullsBack = OutboxSyncEngine.Configuration()
+            pullsBack.omitsOwnChanges = false
             let engine = OutboxSyncEngine(
+                store: store, api: rig.api, identity: { rig.userId }, configuration: pullsBack,
+                logger: LogSystem.disabled().logger(.sync))
+            let echoEngine = OutboxSyncEngine(
                 store: store, api: rig.api, identity: { rig.userId }, logger: LogSystem.disabled().logger(.sync))
             let type = EventType(id: ids.next(), name: "T")
             try await store.createEventType(type)
@@ -39,6 +46,10 @@ enum UpdateBenchmarks {
             var push: [Mode: [Double]] = [:]
             var pull: [Mode: [Double]] = [:]
             var creates: [Double] = []
+            // The pull after an edit pass: its own edits pulled back against left out (D57).
+            var echoPull: [Double] = []
+            var omittedPull: [Double] = []
+            var omittedApplied = 0
             for round in 0..<rounds {
                 let fresh = SyncBenchmarks.events(
                     n, type: type.id, ids: ids, start: Date().addingTimeInterval(-2e6 - Double(round * n)))
@@ -82,7 +93,21 @@ enum UpdateBenchmarks {
                     }
                     push[mode, default: []].append(Double(n) / BenchHarness.seconds(pushed - t0))
                     pull[mode, default: []].append(Double(run.pulled) / BenchHarness.seconds(t1 - pushed))
+                    if mode == .fieldLevel { echoPull.append(BenchHarness.seconds(t1 - pushed) * 1000) }
                 }
+                for i in events.indices {
+                    events[i].notes = "left out \(round) \(i)"
+                    try await store.updateEvent(events[i])
+                }
+                let pushEnd = SyncBenchmarks.pushEnd(of: echoEngine)
+                let run = await echoEngine.sync(full: false)
+                let t1 = ContinuousClock.now
+                let pushed = await pushEnd.value
+                guard run.outcome == .ok, run.pushed == n else {
+                    throw SyncBenchmarks.BenchError.passFailed("an edit pass failed: \(run.error ?? "")")
+                }
+                omittedPull.append(BenchHarness.seconds(t1 - pushed) * 1000)
+                omittedApplied += run.pulled
             }
             var results: [BenchResult] = []
             let edits = BenchHarness.median(push[.fieldLevel] ?? [])
@@ -104,6 +129,16 @@ enum UpdateBenchmarks {
                         value: field, unit: "changes/s", baseline: whole, ratio: field / whole,
                         target: "ratio ≥ 0.9", met: field / whole >= 0.9))
             }
+            let omitted = BenchHarness.median(omittedPull)
+            let echoed = BenchHarness.median(echoPull)
+            results.append(
+                BenchResult(
+                    suite: "updates",
+                    name:
+                        "pull_after_own_edits (\(n) note edits pushed, own changes left out, \(omittedApplied) applied; "
+                        + "baseline: pulled back, median of \(rounds))",
+                    value: omitted, unit: "ms", baseline: echoed, ratio: omitted / max(echoed, 0.001),
+                    target: "nothing pulled back", met: omittedApplied == 0))
             return results
         }
     }

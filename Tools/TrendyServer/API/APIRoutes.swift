@@ -244,7 +244,7 @@ struct APIRoutes: Sendable {
         let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
         // The pulling device's own changes it holds are left out (D57).
         let device = request.uri.queryParameters.get(APIPaths.omitDeviceQuery)
-        if let device, device.isEmpty || device.count > 100 {
+        if let device, device.isEmpty || device.unicodeScalars.count > 100 {
             throw ProblemError.validation([
                 FieldIssue(field: APIPaths.omitDeviceQuery, reason: "must be 1 to 100 characters")
             ])
