@@ -29,7 +29,8 @@ final class EventRowWriter {
 
     deinit { sqlite3_finalize(statement) }
 
-    /// Inserts or replaces one synced event row (`id` is the event's id as text).
+    /// Inserts or replaces one synced event row (`id` is the event's id as text). A replace, not an
+    /// upsert: the insights plugin's triggers take a replaced row's part out before the insert.
     func write(id: String, _ event: Event, body: String) throws {
         let typeText: String
         if let lastType, lastType.id == event.eventTypeId {

@@ -31,38 +31,41 @@ extension SQLiteLocalStore {
     /// Applies one page of the feed and moves the cursor, in one transaction. Returns how many
     /// changes altered local state.
     package func apply(_ page: ChangesPage) async throws -> Int {
-        try await db.write { db in
-            var applied = 0
-            let keyed = page.changes.compactMap { change in change.syncEntity.map { (change, $0) } }
-            let writer = try ServerStateWriter(
-                db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
-            for change in page.changes where change.entityType == .conflict {
-                if change.operation == .delete {
-                    try Self.resolvedElsewhere(change.entityId, db)
-                } else if case .conflict(let conflict) = change.data {
-                    try Self.keep(conflict, db)
-                }
+        try await db.write { db in try SearchIndex.deferring(db) { try Self.apply(page, db) } }
+    }
+
+    /// Applies one page inside the caller's transaction (see ``apply(_:)``).
+    static func apply(_ page: ChangesPage, _ db: Database) throws -> Int {
+        var applied = 0
+        let keyed = page.changes.compactMap { change in change.syncEntity.map { (change, $0) } }
+        let writer = try ServerStateWriter(
+            db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
+        for change in page.changes where change.entityType == .conflict {
+            if change.operation == .delete {
+                try Self.resolvedElsewhere(change.entityId, db)
+            } else if case .conflict(let conflict) = change.data {
+                try Self.keep(conflict, db)
             }
-            let watched = try Self.changedHere(db, keyed.filter { $0.1 == .event }.map(\.0.entityId))
-            for (change, entity) in keyed {
-                if change.operation == .delete {
-                    try Self.applyDelete(db, entity, change.entityId)
-                    applied += 1
-                } else if let data = change.data {
-                    // An event changed here that another device changes too (to any value, even
-                    // back to this device's): its local-change mark moves, so an undo does not
-                    // overwrite it. This device's own change coming back leaves the fields as they are.
-                    let before = watched.contains(change.entityId) ? try Self.undoFields(db, change.entityId) : nil
-                    if try writer.upsert(data, wire: change.dataJSON) { applied += 1 }
-                    if let before, try Self.undoFields(db, change.entityId) != before {
-                        try db.cachedStatement(sql: "UPDATE local_changes SET mark = ? WHERE entity_id = ?")
-                            .execute(arguments: [try OutboxClock.tick(db), change.entityId])
-                    }
-                }
-            }
-            try Self.setCursor(db, page.nextCursor)
-            return applied
         }
+        let watched = try Self.changedHere(db, keyed.filter { $0.1 == .event }.map(\.0.entityId))
+        for (change, entity) in keyed {
+            if change.operation == .delete {
+                try Self.applyDelete(db, entity, change.entityId)
+                applied += 1
+            } else if let data = change.data {
+                // An event changed here that another device changes too (to any value, even
+                // back to this device's): its local-change mark moves, so an undo does not
+                // overwrite it. This device's own change coming back leaves the fields as they are.
+                let before = watched.contains(change.entityId) ? try Self.undoFields(db, change.entityId) : nil
+                if try writer.upsert(data, wire: change.dataJSON) { applied += 1 }
+                if let before, try Self.undoFields(db, change.entityId) != before {
+                    try db.cachedStatement(sql: "UPDATE local_changes SET mark = ? WHERE entity_id = ?")
+                        .execute(arguments: [try OutboxClock.tick(db), change.entityId])
+                }
+            }
+        }
+        try Self.setCursor(db, page.nextCursor)
+        return applied
     }
 
     /// Which of the events `ids` were changed here (they have a local-change mark).
@@ -106,13 +109,15 @@ extension SQLiteLocalStore {
         let wire = wire?.count == items.count ? wire : nil
         let keyed = items.indices.compactMap { i in items[i].entityKey.map { (i, $0) } }
         try await db.write { db in
-            let writer = try ServerStateWriter(
-                db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) }, download: true)
-            for (i, key) in keyed {
-                _ = try writer.upsert(items[i], wire: wire?[i])
-                guard remember else { continue }
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
-                    .execute(arguments: [key.entity.rawValue, key.id])
+            try SearchIndex.deferring(db) {
+                let writer = try ServerStateWriter(
+                    db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) }, download: true)
+                for (i, key) in keyed {
+                    _ = try writer.upsert(items[i], wire: wire?[i])
+                    guard remember else { continue }
+                    try db.cachedStatement(sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES (?, ?)")
+                        .execute(arguments: [key.entity.rawValue, key.id])
+                }
             }
         }
     }

@@ -239,7 +239,8 @@ public final class SQLiteLocalStore: LocalStore {
         for start in stride(from: 0, to: events.count, by: 1_000) {
             let chunk = Array(events[start..<min(start + 1_000, events.count)])
             let at = now()
-            let part = try await db.write { db -> InsertSummary in
+            // Indexed for search once per chunk, not row by row.
+            let part = try await db.write { db -> InsertSummary in try SearchIndex.deferring(db) {
                 var s = InsertSummary(inserted: 0, duplicates: 0)
                 for event in chunk {
                     try Self.requireType(db, event)
@@ -267,7 +268,7 @@ public final class SQLiteLocalStore: LocalStore {
                     s.inserted += 1
                 }
                 return s
-            }
+            } }
             summary.inserted += part.inserted
             summary.duplicates += part.duplicates
         }

@@ -78,8 +78,97 @@ enum SearchIndex {
     /// The tables the index keeps (a repair builds them again from the events, never copies them).
     static let tables: Set<String> = [
         "local_event_search", "local_events_fts", "local_events_fts_data", "local_events_fts_idx",
-        "local_events_fts_content", "local_events_fts_docsize", "local_events_fts_config",
+        "local_events_fts_content", "local_events_fts_docsize", "local_events_fts_config", "local_search_dirty",
     ]
+
+    // MARK: Deferred indexing (issue 35)
+
+    /// Whether the current transaction holds the triggers' work back (``deferring(_:_:)``).
+    static let deferred = "EXISTS (SELECT 1 FROM sync_state WHERE key = 'search_deferred')"
+
+    /// An update that changes neither the text nor the time leaves the index as it is.
+    static let changed = "(old.timestamp_ms IS NOT new.timestamp_ms OR \(text("old")) IS NOT \(text("new")))"
+
+    /// Migration `sync.v11-search-deferral`: the triggers index row by row unless the transaction
+    /// defers them, when they only note the event (`local_search_dirty`) for one set-wise pass at
+    /// its end; an update that changes neither text nor time does neither.
+    ///
+    /// FTS5 writes its pending terms out at every statement, so indexing a pulled page row by row
+    /// cost 55–130 µs an event (most of a pull's client time); a page's events indexed by one
+    /// statement cost about 16.
+    static func migrateDeferral(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TRIGGER local_events_search_insert;
+                DROP TRIGGER local_events_search_update;
+                DROP TRIGGER local_events_search_delete;
+                CREATE TABLE local_search_dirty (event_id TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TRIGGER local_events_search_insert AFTER INSERT ON local_events WHEN NOT \(deferred) BEGIN
+                  \(forget("new.id"))
+                  \(index)
+                END;
+                CREATE TRIGGER local_events_search_update AFTER UPDATE OF body, timestamp_ms ON local_events
+                WHEN NOT \(deferred) AND \(changed) BEGIN
+                  \(forget("old.id"))
+                  \(index)
+                END;
+                CREATE TRIGGER local_events_search_delete AFTER DELETE ON local_events WHEN NOT \(deferred) BEGIN
+                  \(forget("old.id"))
+                END;
+                CREATE TRIGGER local_events_search_note_insert AFTER INSERT ON local_events WHEN \(deferred) BEGIN
+                  \(note("new.id"))
+                END;
+                CREATE TRIGGER local_events_search_note_update AFTER UPDATE OF body, timestamp_ms ON local_events
+                WHEN \(deferred) AND \(changed) BEGIN
+                  \(note("new.id"))
+                END;
+                CREATE TRIGGER local_events_search_note_delete AFTER DELETE ON local_events WHEN \(deferred) BEGIN
+                  \(note("old.id"))
+                END;
+                """)
+    }
+
+    /// Notes `id` for the deferred pass, once (not `INSERT OR IGNORE`: a trigger's conflict clause
+    /// yields to the statement that fired it, and an upsert's would make a second note an error).
+    static func note(_ id: String) -> String {
+        "INSERT INTO local_search_dirty (event_id) SELECT \(id) WHERE NOT EXISTS "
+            + "(SELECT 1 FROM local_search_dirty WHERE event_id = \(id));"
+    }
+
+    /// Runs `body` inside the caller's transaction with the index's work held back, then indexes
+    /// every event it inserted, changed or deleted in four set-wise statements. A failure rolls
+    /// the whole transaction back, the hold included.
+    static func deferring<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('search_deferred', '1')")
+        let result = try body()
+        try db.execute(sql: "DELETE FROM sync_state WHERE key = 'search_deferred'")
+        try reindexNoted(db)
+        return result
+    }
+
+    /// Indexes the noted events again: their old entries go, each that still exists and has text
+    /// takes the next free keys of its millisecond (in id order), and the notes are cleared.
+    static func reindexNoted(_ db: Database) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_search_dirty)") == true else { return }
+        try db.execute(
+            sql: """
+                DELETE FROM local_events_fts WHERE rowid IN (
+                  SELECT s.key FROM local_event_search AS s JOIN local_search_dirty AS d ON d.event_id = s.event_id);
+                DELETE FROM local_event_search WHERE event_id IN (SELECT event_id FROM local_search_dirty);
+                INSERT INTO local_event_search (key, event_id)
+                  SELECT coalesce(
+                      (SELECT max(key) + 1 FROM local_event_search
+                       WHERE key >= new.timestamp_ms * 65536 AND key < (new.timestamp_ms + 1) * 65536),
+                      new.timestamp_ms * 65536)
+                    + row_number() OVER (PARTITION BY new.timestamp_ms ORDER BY new.id) - 1, new.id
+                  FROM local_events AS new JOIN local_search_dirty AS d ON d.event_id = new.id
+                  WHERE \(text("new")) != '';
+                INSERT INTO local_events_fts (rowid, text)
+                  SELECT s.key, \(text("new")) FROM local_search_dirty AS d
+                  JOIN local_event_search AS s ON s.event_id = d.event_id JOIN local_events AS new ON new.id = d.event_id;
+                DELETE FROM local_search_dirty;
+                """)
+    }
 
     /// An FTS5 query of every word, each a phrase (found anywhere, any case): nil when a word is
     /// shorter than three characters (the trigram index cannot find it) or there is no word.

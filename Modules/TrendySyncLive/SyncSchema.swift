@@ -19,6 +19,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v8-local-changes", migrate: localChanges)
         migrator.registerMigration("sync.v9-property-definitions", migrate: propertyDefinitions)
         migrator.registerMigration("sync.v10-search", migrate: SearchIndex.migrate)
+        migrator.registerMigration("sync.v11-search-deferral", migrate: SearchIndex.migrateDeferral)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.

@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import Testing
+import TrendyAPI
+import TrendyModels
+import TrendySync
+import TrendySyncTesting
+
+@testable import TrendySyncLive
+
+/// Issue 35: pulled pages, downloads and bulk inserts index their events for search in one
+/// set-wise pass at the end of the transaction; single writes index row by row. Seeded sequences
+/// of both, on events sharing milliseconds, always leave the index exactly what the events say.
+@Suite struct SearchIndexConsistencyTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func page(_ events: [Event], deletes: [UUIDv7], cursor: inout Int64) throws -> ChangesPage {
+        var items: [String] = []
+        for event in events {
+            cursor += 1
+            items.append(
+                #"{"cursor":\#(cursor),"entity_type":"event","entity_id":"\#(event.id)","operation":"update","#
+                    + #""created_at":"\#(ISO8601.format(t0))","data":\#(event.wireJSON(createdAt: t0, updatedAt: t0))}"#
+            )
+        }
+        for id in deletes {
+            cursor += 1
+            items.append(
+                #"{"cursor":\#(cursor),"entity_type":"event","entity_id":"\#(id)","operation":"delete","#
+                    + #""created_at":"\#(ISO8601.format(t0))","data":null}"#)
+        }
+        let text = #"{"changes":[\#(items.joined(separator: ","))],"next_cursor":\#(cursor),"has_more":false}"#
+        return try #require(ChangesPage.fastRead(Data(text.utf8)))
+    }
+
+    /// Every event with text has one key in its millisecond, and the index holds its text under
+    /// that key; nothing else is indexed.
+    func check(_ queue: DatabaseQueue, seed: UInt64, step: Int) throws {
+        try queue.read { db in
+            let expected = try Row.fetchAll(
+                db, sql: "SELECT id, timestamp_ms, \(SearchIndex.text("new")) AS t FROM local_events AS new")
+            var withText = 0
+            for row in expected {
+                let id: String = row["id"]
+                let text: String = row["t"]
+                let ms: Int64 = row["timestamp_ms"]
+                let keys = try Int64.fetchAll(
+                    db, sql: "SELECT key FROM local_event_search WHERE event_id = ?", arguments: [id])
+                guard !text.isEmpty else {
+                    #expect(keys.isEmpty, "seed \(seed) step \(step): \(id) has no text but is indexed")
+                    continue
+                }
+                withText += 1
+                #expect(keys.count == 1, "seed \(seed) step \(step): \(id) has \(keys.count) keys")
+                guard let key = keys.first else { continue }
+                #expect(key >= ms * 65_536 && key < (ms + 1) * 65_536, "seed \(seed) step \(step): key outside its ms")
+                let indexed = try String.fetchOne(
+                    db, sql: "SELECT text FROM local_events_fts WHERE rowid = ?", arguments: [key])
+                #expect(indexed == text, "seed \(seed) step \(step): \(id) indexed as \(indexed ?? "nothing")")
+            }
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_event_search") == withText)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_events_fts") == withText)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_search_dirty") == 0)
+        }
+    }
+
+    @Test(arguments: 1...12 as ClosedRange<UInt64>)
+    func seededWritesKeepTheIndexExact(seed: UInt64) async throws {
+        var rng = SplitMix64(seed: seed)
+        let (store, queue) = try MemoryLocalStore.makeWithDatabase()
+        let ids = UUIDv7Generator()
+        let type = EventType(id: ids.next(), name: "Coffee")
+        try await store.createEventType(type)
+        var known: [Event] = []
+        var cursor: Int64 = 0
+        let words = ["café with Sam", "tired", "", "intervals", "same words", "café with Sam"]
+        func draw() -> Event {
+            // Four milliseconds only: events share them, so keys take slots in each.
+            var event = Event(
+                id: ids.next(), eventTypeId: type.id,
+                timestamp: t0.addingTimeInterval(Double(Int.random(in: 0..<4, using: &rng)) / 1000),
+                notes: words.randomElement(using: &rng).flatMap { $0.isEmpty ? nil : $0 })
+            if Bool.random(using: &rng) { event.locationName = "Park \(Int.random(in: 0..<3, using: &rng))" }
+            return event
+        }
+        func changed(_ event: Event) -> Event {
+            var e = event
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0: e.notes = words.randomElement(using: &rng).flatMap { $0.isEmpty ? nil : $0 }
+            case 1: e.timestamp = t0.addingTimeInterval(Double(Int.random(in: 0..<4, using: &rng)) / 1000)
+            case 2: e.locationName = nil
+            default: break  // the same event again: an echo
+            }
+            return e
+        }
+        for step in 0..<25 {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0, 1:
+                // A pulled page: new events, changed and unchanged known ones, deletes.
+                var events = (0..<Int.random(in: 1..<12, using: &rng)).map { _ in draw() }
+                for _ in 0..<min(known.count, Int.random(in: 0..<8, using: &rng)) {
+                    events.append(changed(known.randomElement(using: &rng)!))
+                }
+                let deletes = known.isEmpty ? [] : [known.randomElement(using: &rng)!.id]
+                _ = try await store.apply(try page(events, deletes: deletes, cursor: &cursor))
+                for event in events {
+                    known.removeAll { $0.id == event.id }
+                    known.append(event)
+                }
+                known.removeAll { deletes.contains($0.id) }
+            case 2:
+                let events = (0..<Int.random(in: 1..<20, using: &rng)).map { _ in draw() }
+                _ = try await store.insertEvents(events)
+                known += try await events.asyncFilter { try await store.event(id: $0.id) != nil }
+            case 3:
+                // A log here; one at a taken time is refused and changes nothing.
+                let event = draw()
+                if (try? await store.createEvent(event)) != nil { known.append(event) }
+            default:
+                guard let event = known.randomElement(using: &rng) else { continue }
+                if Bool.random(using: &rng) {
+                    let edited = changed(event)
+                    if (try? await store.updateEvent(edited)) != nil {
+                        known.removeAll { $0.id == event.id }
+                        known.append(edited)
+                    }
+                } else {
+                    try await store.deleteEvent(id: event.id)
+                    known.removeAll { $0.id == event.id }
+                }
+            }
+            try check(queue, seed: seed, step: step)
+        }
+        let found = try await store.eventPage(offset: 0, limit: 1_000, filter: EventFilter(text: "café")).map(\.value.id)
+        // Against what the store holds (a waiting local change wins over a pulled one).
+        let expected = try await store.events(limit: 1_000, since: nil).map(\.value)
+            .filter { $0.notes?.contains("café") == true }
+        #expect(!expected.isEmpty)
+        #expect(Set(found) == Set(expected.map(\.id)), "seed \(seed): search finds exactly the café events")
+    }
+}
+
+extension Array {
+    fileprivate func asyncFilter(_ keep: (Element) async throws -> Bool) async rethrows -> [Element] {
+        var kept: [Element] = []
+        for element in self where try await keep(element) { kept.append(element) }
+        return kept
+    }
+}
