@@ -147,13 +147,19 @@ enum SearchIndex {
     }
 
     /// Indexes the noted events again: their old entries go, each that still exists and has text
-    /// takes the next free keys of its millisecond (in id order), and the notes are cleared.
+    /// takes the next free keys of its millisecond (in id order), and the notes are cleared. Every
+    /// join starts from the notes (`CROSS JOIN` fixes the order): a page's events, not the store's.
     static func reindexNoted(_ db: Database) throws {
         guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM local_search_dirty)") == true else { return }
+        // One key at a time: FTS5 finds a row by `rowid = ?`, but scans the whole index for `IN`.
+        let stale = try Int64.fetchAll(
+            db,
+            sql: "SELECT s.key FROM local_search_dirty AS d CROSS JOIN local_event_search AS s ON s.event_id = d.event_id"
+        )
+        let forget = try db.cachedStatement(sql: "DELETE FROM local_events_fts WHERE rowid = ?")
+        for key in stale { try forget.execute(arguments: [key]) }
         try db.execute(
             sql: """
-                DELETE FROM local_events_fts WHERE rowid IN (
-                  SELECT s.key FROM local_event_search AS s JOIN local_search_dirty AS d ON d.event_id = s.event_id);
                 DELETE FROM local_event_search WHERE event_id IN (SELECT event_id FROM local_search_dirty);
                 INSERT INTO local_event_search (key, event_id)
                   SELECT coalesce(
@@ -161,11 +167,12 @@ enum SearchIndex {
                        WHERE key >= new.timestamp_ms * 65536 AND key < (new.timestamp_ms + 1) * 65536),
                       new.timestamp_ms * 65536)
                     + row_number() OVER (PARTITION BY new.timestamp_ms ORDER BY new.id) - 1, new.id
-                  FROM local_events AS new JOIN local_search_dirty AS d ON d.event_id = new.id
+                  FROM local_search_dirty AS d CROSS JOIN local_events AS new ON new.id = d.event_id
                   WHERE \(text("new")) != '';
                 INSERT INTO local_events_fts (rowid, text)
                   SELECT s.key, \(text("new")) FROM local_search_dirty AS d
-                  JOIN local_event_search AS s ON s.event_id = d.event_id JOIN local_events AS new ON new.id = d.event_id;
+                  CROSS JOIN local_event_search AS s ON s.event_id = d.event_id
+                  CROSS JOIN local_events AS new ON new.id = d.event_id;
                 DELETE FROM local_search_dirty;
                 """)
     }
