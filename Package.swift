@@ -138,7 +138,8 @@ let package = Package(
         .target(
             name: "TrendySyncTesting",
             dependencies: [
-                "TrendySync", "TrendySyncLive", "TrendyLogging", .product(name: "GRDB", package: "GRDB.swift"),
+                "TrendyAPI", "TrendyModels", "TrendySync", "TrendySyncLive", "TrendyLogging",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Modules/TrendySyncTesting",
             swiftSettings: swiftSettings

@@ -172,8 +172,10 @@ extension LiveTrendyAPIClient {
     {
         var query = [("since", String(cursor)), ("limit", String(limit))]
         if let device { query.append((APIPaths.omitDeviceQuery, device)) }
-        return try await send(.GET, APIPaths.changes, query: query, as: ChangesPage.self, fastDecode: ChangesPage.fastRead)
-            .value
+        return try await send(
+            .GET, APIPaths.changes, query: query, as: ChangesPage.self, fastDecode: ChangesPage.fastRead
+        )
+        .value
     }
 
     public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {

@@ -240,35 +240,37 @@ public final class SQLiteLocalStore: LocalStore {
             let chunk = Array(events[start..<min(start + 1_000, events.count)])
             let at = now()
             // Indexed for search once per chunk, not row by row.
-            let part = try await db.write { db -> InsertSummary in try SearchIndex.deferring(db) {
-                var s = InsertSummary(inserted: 0, duplicates: 0)
-                for event in chunk {
-                    try Self.requireType(db, event)
-                    let exists =
-                        try Bool.fetchOne(
-                            db.cachedStatement(sql: "SELECT 1 FROM local_events WHERE id = ?"),
-                            arguments: [event.id.description]) == true
-                    // An imported row is one already here when any event of its type has its time: an
-                    // export imported back (a place's visit included) adds nothing.
-                    let sameTime =
-                        event.sourceType == .imported
-                        ? "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?"
-                        : "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ? "
-                            + "AND source_type IN ('manual', 'imported')"
-                    let duplicate =
-                        try !exists && (event.sourceType == .manual || event.sourceType == .imported)
-                        && Bool.fetchOne(
-                            db.cachedStatement(sql: sameTime),
-                            arguments: [event.eventTypeId.description, Self.milliseconds(event.timestamp)]) == true
-                    if exists || duplicate {
-                        s.duplicates += 1
-                        continue
+            let part = try await db.write { db -> InsertSummary in
+                try SearchIndex.deferring(db) {
+                    var s = InsertSummary(inserted: 0, duplicates: 0)
+                    for event in chunk {
+                        try Self.requireType(db, event)
+                        let exists =
+                            try Bool.fetchOne(
+                                db.cachedStatement(sql: "SELECT 1 FROM local_events WHERE id = ?"),
+                                arguments: [event.id.description]) == true
+                        // An imported row is one already here when any event of its type has its time: an
+                        // export imported back (a place's visit included) adds nothing.
+                        let sameTime =
+                            event.sourceType == .imported
+                            ? "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ?"
+                            : "SELECT 1 FROM local_events WHERE event_type_id = ? AND timestamp_ms = ? "
+                                + "AND source_type IN ('manual', 'imported')"
+                        let duplicate =
+                            try !exists && (event.sourceType == .manual || event.sourceType == .imported)
+                            && Bool.fetchOne(
+                                db.cachedStatement(sql: sameTime),
+                                arguments: [event.eventTypeId.description, Self.milliseconds(event.timestamp)]) == true
+                        if exists || duplicate {
+                            s.duplicates += 1
+                            continue
+                        }
+                        try Self.insert(db, event, now: at)
+                        s.inserted += 1
                     }
-                    try Self.insert(db, event, now: at)
-                    s.inserted += 1
+                    return s
                 }
-                return s
-            } }
+            }
             summary.inserted += part.inserted
             summary.duplicates += part.duplicates
         }

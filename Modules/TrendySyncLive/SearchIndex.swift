@@ -154,8 +154,9 @@ enum SearchIndex {
         // One key at a time: FTS5 finds a row by `rowid = ?`, but scans the whole index for `IN`.
         let stale = try Int64.fetchAll(
             db,
-            sql: "SELECT s.key FROM local_search_dirty AS d CROSS JOIN local_event_search AS s ON s.event_id = d.event_id"
-        )
+            sql: """
+                SELECT s.key FROM local_search_dirty AS d CROSS JOIN local_event_search AS s ON s.event_id = d.event_id
+                """)
         let forget = try db.cachedStatement(sql: "DELETE FROM local_events_fts WHERE rowid = ?")
         for key in stale { try forget.execute(arguments: [key]) }
         try db.execute(

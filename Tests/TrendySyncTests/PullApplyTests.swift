@@ -15,23 +15,7 @@ import TrendySyncTesting
 
     /// A page in the server's own shape, read by the fast reader (as the live client does).
     func serverPage(_ events: [Event], deletes: [UUIDv7] = [], from cursor: Int64 = 0) throws -> ChangesPage {
-        var items: [String] = []
-        var next = cursor
-        for event in events {
-            next += 1
-            items.append(
-                #"{"cursor":\#(next),"entity_type":"event","entity_id":"\#(event.id)","operation":"create","#
-                    + #""created_at":"\#(ISO8601.format(t0))","data":\#(event.wireJSON(createdAt: t0, updatedAt: t0))}"#
-            )
-        }
-        for id in deletes {
-            next += 1
-            items.append(
-                #"{"cursor":\#(next),"entity_type":"event","entity_id":"\#(id)","operation":"delete","#
-                    + #""created_at":"\#(ISO8601.format(t0))","data":null}"#)
-        }
-        let text = #"{"changes":[\#(items.joined(separator: ","))],"next_cursor":\#(next),"has_more":false}"#
-        return try #require(ChangesPage.fastRead(Data(text.utf8)))
+        try #require(serverFeedPage(events, deletes: deletes, from: cursor, at: t0))
     }
 
     @Test func eventsAreStoredAsReceivedAndReadBackTheSame() async throws {

@@ -15,22 +15,9 @@ import TrendySyncTesting
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     func page(_ events: [Event], deletes: [UUIDv7], cursor: inout Int64) throws -> ChangesPage {
-        var items: [String] = []
-        for event in events {
-            cursor += 1
-            items.append(
-                #"{"cursor":\#(cursor),"entity_type":"event","entity_id":"\#(event.id)","operation":"update","#
-                    + #""created_at":"\#(ISO8601.format(t0))","data":\#(event.wireJSON(createdAt: t0, updatedAt: t0))}"#
-            )
-        }
-        for id in deletes {
-            cursor += 1
-            items.append(
-                #"{"cursor":\#(cursor),"entity_type":"event","entity_id":"\#(id)","operation":"delete","#
-                    + #""created_at":"\#(ISO8601.format(t0))","data":null}"#)
-        }
-        let text = #"{"changes":[\#(items.joined(separator: ","))],"next_cursor":\#(cursor),"has_more":false}"#
-        return try #require(ChangesPage.fastRead(Data(text.utf8)))
+        let page = try #require(serverFeedPage(events, deletes: deletes, from: cursor, operation: "update", at: t0))
+        cursor = page.nextCursor
+        return page
     }
 
     /// Every event with text has one key in its millisecond, and the index holds its text under
@@ -131,7 +118,8 @@ import TrendySyncTesting
             }
             try check(queue, seed: seed, step: step)
         }
-        let found = try await store.eventPage(offset: 0, limit: 1_000, filter: EventFilter(text: "café")).map(\.value.id)
+        let found = try await store.eventPage(offset: 0, limit: 1_000, filter: EventFilter(text: "café")).map(
+            \.value.id)
         // Against what the store holds (a waiting local change wins over a pulled one).
         let expected = try await store.events(limit: 1_000, since: nil).map(\.value)
             .filter { $0.notes?.contains("café") == true }

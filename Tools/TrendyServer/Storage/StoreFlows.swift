@@ -344,7 +344,8 @@ enum StoreFlows {
         let writes = try deletion(
             entity, id: id, current: { try StoreRules.fields(of: stored.value, as: Patch.self) },
             body: try StoreRules.encode(stored), changed: facts.changed, base: base, now: now)
-        return StorePlan(writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil, echo: base)], answer: ())
+        return StorePlan(
+            writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil, echo: base)], answer: ())
     }
 
     /// An event type's delete: every event of it goes with it (each as a direct delete, its

@@ -56,7 +56,8 @@ public final class PostgresServerStore: ServerStore {
                 let skipped = EchoRule.skips(state, owner: owner, operation: operation)
                 statement.echo = skipped ? EchoRule.device(of: owner) : nil
                 // Kept when left out; else the change's own cursor (NULL here).
-                statement.keptShared = skipped ? EchoRule.after(state, owner: owner, skipped: true, cursor: 0).shared : nil
+                statement.keptShared =
+                    skipped ? EchoRule.after(state, owner: owner, skipped: true, cursor: 0).shared : nil
                 statement.upsert = true
             }
         }

@@ -46,7 +46,8 @@ public final class SQLiteServerStore: ServerStore {
         now: Date, owner: ChangeBase?
     ) throws -> Int64 {
         guard EchoRule.tracked.contains(entity) else {
-            return try appendChange(db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
+            return try appendChange(
+                db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
         }
         guard EchoRule.device(of: owner) != nil else {
             let cursor = try appendChange(
