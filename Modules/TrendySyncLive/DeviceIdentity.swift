@@ -14,7 +14,8 @@ import GRDB
 /// another file takes a new device id: the worst a needless renewal costs is echoes pulled once.
 public enum DeviceIdentity {
     /// Gives the database at `path` a new device id when its file is not the one it last opened
-    /// in; answers whether it did. The first open after an upgrade only records the file.
+    /// in; answers whether it did. The first open after an upgrade renews it too: a copy made
+    /// before the upgrade shares the id and would record its own file as its own.
     @discardableResult
     public static func renewIfCopied(_ writer: any DatabaseWriter, path: String) throws -> Bool {
         var info = stat()
@@ -27,8 +28,8 @@ public enum DeviceIdentity {
             guard stored != file else { return false }
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('database_file', ?)", arguments: [file])
-            guard stored != nil else { return false }
-            try db.execute(sql: "UPDATE sync_state SET value = lower(hex(randomblob(16))) WHERE key = 'device_id'")
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('device_id', lower(hex(randomblob(16))))")
             return true
         }
     }

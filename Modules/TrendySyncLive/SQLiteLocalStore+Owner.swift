@@ -38,7 +38,9 @@ extension SQLiteLocalStore {
                 ] {
                     try db.execute(sql: "DELETE FROM \(table)")
                 }
-                try db.execute(sql: "DELETE FROM sync_state")
+                // The install's device id stays (it is this install's, not the account's; before, a
+                // switch left every later change of this install from device `unknown`).
+                try db.execute(sql: "DELETE FROM sync_state WHERE key NOT IN ('device_id', 'database_file')")
                 cleared = true
             }
             try db.execute(

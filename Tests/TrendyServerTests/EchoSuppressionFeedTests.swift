@@ -84,6 +84,41 @@ struct EchoSuppressionFeedTests {
         }
     }
 
+    @Test func anOwnChangeArrivingAfterANewerOwnOneComesBack() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let event = h.event(type)
+            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
+                _ = try await api.createEvents([event], idempotencyKey: nil)
+            }
+            let created = try await api.latestCursor().cursor
+            // An edit made before A pulled past its own create comes back (A's pull never passed it).
+            try await edit(api, event.id, "early", device: "A", base: created - 1)
+            #expect(try await feed(api, since: created, omitting: "A").count == 1)
+            let seen = try await api.latestCursor().cursor
+            try await edit(api, event.id, "newer", device: "A", base: seen)
+            #expect(try await feed(api, since: seen, omitting: "A").isEmpty)
+            // A retry of an older edit of A's (made on the same base, sent again after the newer one
+            // landed) is not what A shows: it comes back, and A ends where the server is.
+            try await edit(api, event.id, "older, retried", device: "A", base: seen)
+            #expect(try await feed(api, since: seen, omitting: "A").count == 1)
+            #expect(try await api.event(id: event.id).value.notes == "older, retried")
+        }
+    }
+
+    @Test func aCreateFromAnUnknownDeviceReachesEveryone() async throws {
+        try await ServerHarness.with { h in
+            let (api, _) = try await h.newUserClient()
+            let type = try await h.makeType(api)
+            let start = try await api.latestCursor().cursor
+            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "unknown")) {
+                _ = try await api.createEvents([h.event(type)], idempotencyKey: nil)
+            }
+            #expect(try await feed(api, since: start, omitting: "unknown").count == 1)
+        }
+    }
+
     @Test func aTypesCascadeReachesTheDeviceThatDeletedIt() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()

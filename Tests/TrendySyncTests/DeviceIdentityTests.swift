@@ -25,9 +25,11 @@ import TrendySyncLive
         defer { try? FileManager.default.removeItem(at: dir) }
         let original = dir.appendingPathComponent("trendy.sqlite")
         var queue: DatabaseQueue? = try open(original)
-        // The first open records the file and keeps the id (an upgraded install stays itself).
-        #expect(try DeviceIdentity.renewIfCopied(queue!, path: original.path) == false)
+        // The first open records the file and takes a new id (a copy made before may share the old).
+        let made = try deviceId(queue!)
+        #expect(try DeviceIdentity.renewIfCopied(queue!, path: original.path) == true)
         let id = try deviceId(queue!)
+        #expect(id != made)
         #expect(try DeviceIdentity.renewIfCopied(queue!, path: original.path) == false)
         try queue!.close()
         queue = nil

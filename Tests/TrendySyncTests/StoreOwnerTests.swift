@@ -32,4 +32,15 @@ import TrendySyncTesting
         #expect(try await store.owner() == "bob")
         #expect(try await store.conflicts(includeClosed: true).isEmpty, "alice's conflicts went with her data")
     }
+
+    /// The install's device id is the install's, not the account's (outside review, issue 35): a
+    /// switch used to delete it, and every later change of the install came from device `unknown`.
+    @Test func anotherAccountsClaimKeepsTheDeviceId() async throws {
+        let store = try MemoryLocalStore.make()
+        try await store.claim(for: "alice")
+        let device = try await store.deviceId()
+        #expect(device != "unknown")
+        #expect(try await store.claim(for: "bob"), "cleared")
+        #expect(try await store.deviceId() == device)
+    }
 }

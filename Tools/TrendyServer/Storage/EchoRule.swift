@@ -3,11 +3,12 @@ import TrendyAPI
 import TrendyModels
 
 /// What the feed knows of one entity for echo suppression (D57): the cursor of its last change
-/// that every device receives (`shared`), and the one device whose own changes since then it
-/// leaves out of that device's feed (`device`; nil when there are none).
+/// that every device receives (`shared`), the one device whose own changes since then it leaves
+/// out of that device's feed (`device`; nil when there are none), and the last of those (`own`).
 struct EchoState: Equatable, Sendable {
     var shared: Int64
     var device: String?
+    var own: Int64?
 }
 
 /// Echo suppression (D57): a device's pull leaves out the changes it made itself, and only those
@@ -21,6 +22,10 @@ struct EchoState: Equatable, Sendable {
 /// the device's values back. The rule is decided when `x` is written, from ``EchoState``, and
 /// stored with the change: the feed then only compares a column.
 ///
+/// - The device must also have pulled past its own last left-out change of the entity (`own` at
+///   or before the base): a change of its that arrives later than a newer one of its — a retry of
+///   a failed edit, a request held up on the way — was not made on top of that newer one, so the
+///   server's result is not what the device shows, and it comes back.
 /// - A change without a known device (no `Trendy-Device-Id`, or `unknown`) is sent to everyone.
 /// - The first change of an entity the state has never seen is left out only when it is a
 ///   create: an entity from before echo suppression may have any history.
@@ -29,22 +34,27 @@ enum EchoRule {
     static let tracked: Set<ChangeEntity> = [.event, .eventType, .geofence, .propertyDefinition]
 
     /// The device a change's base names, when it names one.
-    static func device(of owner: ChangeBase?) -> String? {
-        guard let owner, owner.deviceId != "unknown", !owner.deviceId.isEmpty else { return nil }
-        return owner.deviceId
+    static func device(of owner: ChangeBase?) -> String? { device(named: owner?.deviceId) }
+
+    /// A device a change can be left out for: not `unknown` (what a client without an id sends).
+    static func device(named name: String?) -> String? {
+        guard let name, name != "unknown", !name.isEmpty else { return nil }
+        return name
     }
 
     /// Whether `operation` by `owner` on an entity in `state` is left out of `owner`'s feed.
     static func skips(_ state: EchoState?, owner: ChangeBase?, operation: ChangeOperation) -> Bool {
         guard let device = device(of: owner), let owner else { return false }
         guard let state else { return operation == .create }
-        return (state.device == nil || state.device == device) && state.shared <= owner.version
+        guard state.shared <= owner.version else { return false }
+        guard let previous = state.device else { return true }
+        return previous == device && (state.own ?? 0) <= owner.version
     }
 
     /// The state after a change at `cursor` by `owner` that was (`skipped`) or was not left out.
     static func after(_ state: EchoState?, owner: ChangeBase?, skipped: Bool, cursor: Int64) -> EchoState {
-        guard skipped, let device = device(of: owner) else { return EchoState(shared: cursor, device: nil) }
-        return EchoState(shared: state?.shared ?? 0, device: device)
+        guard skipped, let device = device(of: owner) else { return EchoState(shared: cursor, device: nil, own: nil) }
+        return EchoState(shared: state?.shared ?? 0, device: device, own: cursor)
     }
 }
 

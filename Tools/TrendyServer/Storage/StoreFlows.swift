@@ -172,7 +172,7 @@ enum StoreFlows {
             let body = event.wireJSON(createdAt: now, updatedAt: now)
             facts.taken[id] = (userId, body)
             if let key { facts.duplicates[key] = body }
-            new.append(NewEvent(index: outcomes.count, event: event, body: body, echo: device))
+            new.append(NewEvent(index: outcomes.count, event: event, body: body, echo: EchoRule.device(named: device)))
             newIds.insert(event.id)
             outcomes.append(.created(Timestamped(event, createdAt: now, updatedAt: now)))
         }

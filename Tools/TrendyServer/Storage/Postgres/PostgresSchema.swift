@@ -196,12 +196,18 @@ enum PostgresSchema {
             "v5-echo-suppression",
             [
                 "ALTER TABLE change_log ADD COLUMN echo_device TEXT COLLATE \"C\"",
+                // Every change is written with its echo decision. A server from before D57 sharing the
+                // database (a rolling upgrade, a rollback) does not name this column, so its writes fail
+                // instead of leaving `echo_state` behind the feed.
+                "ALTER TABLE change_log ADD COLUMN echo_decided BOOLEAN NOT NULL DEFAULT TRUE",
+                "ALTER TABLE change_log ALTER COLUMN echo_decided DROP DEFAULT",
                 """
                 CREATE TABLE echo_state (
                     entity_type TEXT COLLATE "C" NOT NULL,
                     entity_id TEXT COLLATE "C" NOT NULL,
                     shared BIGINT NOT NULL,
                     device TEXT COLLATE "C",
+                    own BIGINT,
                     PRIMARY KEY (entity_type, entity_id)
                 )
                 """,

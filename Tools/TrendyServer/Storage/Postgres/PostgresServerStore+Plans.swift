@@ -307,27 +307,24 @@ extension PostgresServerStore {
                 ON CONFLICT DO NOTHING RETURNING id
                 """, as: String.self))
         let logged = new.filter { inserted.contains($0.event.id.description) }
+        // Each create its sender holds is left out of that device's feed (D57), in the same statement.
         try await s.run(
             """
-            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device)
-            SELECT \(userId), last.seq + n.ord, 'event', n.id, 'create', n.body, \(seconds), NULLIF(n.echo, '')
-            FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM change_log WHERE user_id = \(userId)) AS last,
-            unnest(\(logged.map { $0.event.id.description })::text[], \(logged.map(\.body))::text[],
-            \(logged.map { $0.echo ?? "" })::text[])
-            WITH ORDINALITY AS n(id, body, echo, ord)
+            WITH ins AS (
+                INSERT INTO change_log (
+                    user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device, echo_decided)
+                SELECT \(userId), last.seq + n.ord, 'event', n.id, 'create', n.body, \(seconds), NULLIF(n.echo, ''), TRUE
+                FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM change_log WHERE user_id = \(userId)) AS last,
+                unnest(\(logged.map { $0.event.id.description })::text[], \(logged.map(\.body))::text[],
+                \(logged.map { $0.echo ?? "" })::text[])
+                WITH ORDINALITY AS n(id, body, echo, ord)
+                RETURNING entity_id, seq, echo_device
+            )
+            INSERT INTO echo_state (entity_type, entity_id, shared, device, own)
+            SELECT 'event', entity_id, 0, echo_device, seq FROM ins WHERE echo_device IS NOT NULL
+            ON CONFLICT (entity_type, entity_id)
+            DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device, own = EXCLUDED.own
             """)
-        // Each create its sender holds is left out of that device's feed (D57).
-        let echoed = logged.filter { $0.echo != nil }
-        if !echoed.isEmpty {
-            try await s.run(
-                """
-                INSERT INTO echo_state (entity_type, entity_id, shared, device)
-                SELECT 'event', n.id, 0, n.device
-                FROM unnest(\(echoed.map { $0.event.id.description })::text[], \(echoed.map { $0.echo ?? "" })::text[])
-                AS n(id, device)
-                ON CONFLICT (entity_type, entity_id) DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device
-                """)
-        }
         return Set(ids).subtracting(inserted)
     }
 

@@ -50,9 +50,11 @@ public final class PostgresServerStore: ServerStore {
             statement.tracked = true
             if EchoRule.device(of: owner) != nil {
                 let state = try await s.one(
-                    "SELECT shared, device FROM echo_state WHERE entity_type = \(entity.rawValue) AND entity_id = \(id)",
-                    as: (Int64, String?).self
-                ).map { EchoState(shared: $0.0, device: $0.1) }
+                    """
+                    SELECT shared, device, own FROM echo_state
+                    WHERE entity_type = \(entity.rawValue) AND entity_id = \(id)
+                    """, as: (Int64, String?, Int64?).self
+                ).map { EchoState(shared: $0.0, device: $0.1, own: $0.2) }
                 let skipped = EchoRule.skips(state, owner: owner, operation: operation)
                 statement.echo = skipped ? EchoRule.device(of: owner) : nil
                 // Kept when left out; else the change's own cursor (NULL here).
@@ -154,15 +156,19 @@ struct AppendChangeStatement: PostgresPreparedStatement {
     static let name = "trendy_append_change_v2"
     static let sql = """
         WITH ins AS (
-            INSERT INTO change_log (user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device)
-            VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = $1), $2, $3, $4, $5, $6, $7)
+            INSERT INTO change_log (
+                user_id, seq, entity_type, entity_id, operation, data, created_at, echo_device, echo_decided)
+            VALUES (
+                $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM change_log WHERE user_id = $1), $2, $3, $4, $5, $6, $7, TRUE)
             RETURNING seq
         ), kept AS (
-            INSERT INTO echo_state (entity_type, entity_id, shared, device)
-            SELECT $2, $3, COALESCE($8, ins.seq), $7 FROM ins WHERE $9 AND $10
-            ON CONFLICT (entity_type, entity_id) DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device
+            INSERT INTO echo_state (entity_type, entity_id, shared, device, own)
+            SELECT $2, $3, COALESCE($8, ins.seq), $7, CASE WHEN $7 IS NULL THEN NULL ELSE ins.seq END
+            FROM ins WHERE $9 AND $10
+            ON CONFLICT (entity_type, entity_id)
+            DO UPDATE SET shared = EXCLUDED.shared, device = EXCLUDED.device, own = EXCLUDED.own
         ), cleared AS (
-            UPDATE echo_state SET shared = (SELECT seq FROM ins), device = NULL
+            UPDATE echo_state SET shared = (SELECT seq FROM ins), device = NULL, own = NULL
             WHERE $9 AND NOT $10 AND entity_type = $2 AND entity_id = $3
         )
         SELECT seq FROM ins

@@ -296,10 +296,12 @@ extension SQLiteServerStore {
                 rejected.insert(id)
                 continue
             }
-            try appendChange(
+            let cursor = try appendChange(
                 db, userId: userId, entity: .event, id: id, operation: .create, data: item.body, now: now,
                 echo: item.echo)
-            if let device = item.echo { try saveEcho(db, .event, id, EchoState(shared: 0, device: device)) }
+            if let device = item.echo {
+                try saveEcho(db, .event, id, EchoState(shared: 0, device: device, own: cursor))
+            }
         }
         return rejected
     }

@@ -53,14 +53,16 @@ public final class SQLiteServerStore: ServerStore {
             let cursor = try appendChange(
                 db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now)
             try db.cachedStatement(
-                sql: "UPDATE echo_state SET shared = ?, device = NULL WHERE entity_type = ? AND entity_id = ?"
+                sql:
+                    "UPDATE echo_state SET shared = ?, device = NULL, own = NULL WHERE entity_type = ? AND entity_id = ?"
             ).execute(arguments: [cursor, entity.rawValue, id])
             return cursor
         }
         let state = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT shared, device FROM echo_state WHERE entity_type = ? AND entity_id = ?"),
+            db.cachedStatement(
+                sql: "SELECT shared, device, own FROM echo_state WHERE entity_type = ? AND entity_id = ?"),
             arguments: [entity.rawValue, id]
-        ).map { EchoState(shared: $0[0], device: $0[1]) }
+        ).map { EchoState(shared: $0[0], device: $0[1], own: $0[2]) }
         let skipped = EchoRule.skips(state, owner: owner, operation: operation)
         let cursor = try appendChange(
             db, userId: userId, entity: entity, id: id, operation: operation, data: data, now: now,
@@ -71,8 +73,9 @@ public final class SQLiteServerStore: ServerStore {
 
     static func saveEcho(_ db: Database, _ entity: ChangeEntity, _ id: String, _ state: EchoState) throws {
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO echo_state (entity_type, entity_id, shared, device) VALUES (?, ?, ?, ?)"
-        ).execute(arguments: [entity.rawValue, id, state.shared, state.device])
+            sql:
+                "INSERT OR REPLACE INTO echo_state (entity_type, entity_id, shared, device, own) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [entity.rawValue, id, state.shared, state.device, state.own])
     }
 
     // MARK: Operations

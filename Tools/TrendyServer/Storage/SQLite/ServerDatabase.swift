@@ -217,6 +217,7 @@ enum ServerDatabase {
                         entity_id TEXT NOT NULL,
                         shared INTEGER NOT NULL,
                         device TEXT,
+                        own INTEGER,
                         PRIMARY KEY (entity_type, entity_id)
                     ) WITHOUT ROWID;
                     """)
