@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import TrendyAPI
 import TrendyAPILive
+import TrendyInsightsLive
 import TrendyLogging
 import TrendyModels
 import TrendyServer
@@ -113,6 +114,8 @@ enum SyncBenchmarks {
     static func makeStore(_ dir: URL, name: String) throws -> (SQLiteLocalStore, DatabasePool) {
         var migrator = DatabaseMigrator()
         SyncSchema.register(in: &migrator)
+        // The app's store has the insights plugin's triggers on every event row too (issue 34).
+        InsightSchema.register(in: &migrator)
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         // As the app opens its database (AppDatabase).
