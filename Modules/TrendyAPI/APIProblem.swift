@@ -22,6 +22,10 @@ public struct APIProblem: Codable, Sendable, Hashable, Error, CustomStringConver
     /// Every invalid field, for validation problems.
     public var errors: [FieldIssue]?
 
+    /// The title of the `409` a request gets while another request with its `Idempotency-Key` is
+    /// still running: not a refusal of the change, the same change not yet answered.
+    public static let requestInProgressTitle = "Request in progress"
+
     /// Creates a problem; `type` is derived from `code`.
     public init(
         status: Int, code: String, title: String, detail: String? = nil, instance: String? = nil,

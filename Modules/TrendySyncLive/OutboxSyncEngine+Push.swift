@@ -172,6 +172,10 @@ extension OutboxSyncEngine {
         case .unauthorized(let p): return .unauthorized(p.detail ?? p.title)
         case .server(let status, let p):
             return status >= 500 ? .transient(p?.description ?? "server error \(status)") : .refused(error.description)
+        case .conflict(let p) where p.title == APIProblem.requestInProgressTitle:
+            // The same change, sent again while its first request still runs (its answer was lost):
+            // retried, never refused (a refused edit stayed failed for ever).
+            return .transient("the same request is still running")
         case .validation, .badRequest, .conflict, .payloadTooLarge, .notFound: return .refused(error.description)
         }
     }

@@ -239,4 +239,22 @@ struct SyncRefusalTests {
             #expect(try await h.store.eventType(id: juice.id) != nil)
         }
     }
+
+    /// A `409` "request in progress" (the same change's first request still running after its
+    /// answer was lost) is retried like a transient failure, never refused (review, issue 35).
+    @Test func aRequestStillInProgressIsRetriedNotRefused() async throws {
+        try await SyncHarness.with { h in
+            let tea = try await h.type("Tea")
+            h.api.fail(
+                "createEventType",
+                with: .conflict(
+                    APIProblem(status: 409, code: ProblemCode.conflict, title: APIProblem.requestInProgressTitle)))
+            #expect(await h.engine.sync(full: false).outcome == .waiting)
+            #expect(try await h.store.failedChanges().isEmpty)
+            h.clock.advance(120)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.direct.listEventTypes().map(\.value.id).contains(tea.id))
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
+    }
 }

@@ -65,16 +65,14 @@ struct LenientEdit: Decodable {
             }
         }
         let device = try c.decodeIfPresent(String.self, forKey: .deviceId)
-        if let device, device.isEmpty || device.count > 100 {
-            throw ProblemError.validation([FieldIssue(field: "device_id", reason: "must be 1 to 100 characters")])
+        if let issue = BaseRules.deviceIssue(device) {
+            throw ProblemError.validation([FieldIssue(field: "device_id", reason: issue)])
         }
         guard let version = try c.decodeIfPresent(Int64.self, forKey: .baseVersion) else { return nil }
-        guard version >= 0 else {
-            throw ProblemError.validation([
-                FieldIssue(field: "base_version", reason: "must be a change-feed cursor (an integer ≥ 0)")
-            ])
+        if let issue = BaseRules.versionIssue(version) {
+            throw ProblemError.validation([FieldIssue(field: "base_version", reason: issue)])
         }
-        return ChangeBase(version: version, deviceId: device ?? "unknown")
+        return BaseRules.base(version: version, device: device)
     }
 }
 
@@ -139,5 +137,25 @@ extension APIRoutes {
             }
             return .init(index: index, id: edit.id, status: status, error: ProblemError.from(error).problem)
         }
+    }
+}
+
+/// A change's base, whoever reads it — a single request's headers, a batch item, the feed's
+/// `omit_device` — by the same rules (they were written out twice, review of issue 35).
+enum BaseRules {
+    static let versionReason = "must be a change-feed cursor (an integer ≥ 0)"
+
+    /// Why `device` cannot name a device (1 to 100 characters), if it cannot.
+    static func deviceIssue(_ device: String?) -> String? {
+        guard let device else { return nil }
+        return device.isEmpty || device.unicodeScalars.count > 100 ? "must be 1 to 100 characters" : nil
+    }
+
+    /// Why `version` cannot be a base, if it cannot.
+    static func versionIssue(_ version: Int64) -> String? { version >= 0 ? nil : versionReason }
+
+    /// The base; a change without a device is compared as the device `unknown`.
+    static func base(version: Int64, device: String?) -> ChangeBase {
+        ChangeBase(version: version, deviceId: device ?? "unknown")
     }
 }

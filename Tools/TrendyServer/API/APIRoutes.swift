@@ -44,17 +44,17 @@ struct APIRoutes: Sendable {
         let version = request.headers[HTTPField.Name(APIPaths.baseVersionHeader)!]
         let device = try deviceId(request)
         guard let version else { return nil }
-        guard let number = Int64(version), number >= 0 else {
-            throw ProblemError.malformed("\(APIPaths.baseVersionHeader) must be a change-feed cursor (an integer ≥ 0)")
+        guard let number = Int64(version), BaseRules.versionIssue(number) == nil else {
+            throw ProblemError.malformed("\(APIPaths.baseVersionHeader) \(BaseRules.versionReason)")
         }
-        return ChangeBase(version: number, deviceId: device ?? "unknown")
+        return BaseRules.base(version: number, device: device)
     }
 
     /// The sending device (``APIPaths/deviceIdHeader``), 1 to 100 characters, if named.
     func deviceId(_ request: Request) throws -> String? {
         let device = request.headers[HTTPField.Name(APIPaths.deviceIdHeader)!]
-        if let device, device.isEmpty || device.count > 100 {
-            throw ProblemError.malformed("\(APIPaths.deviceIdHeader) must be 1 to 100 characters")
+        if let issue = BaseRules.deviceIssue(device) {
+            throw ProblemError.malformed("\(APIPaths.deviceIdHeader) \(issue)")
         }
         return device
     }
@@ -244,10 +244,8 @@ struct APIRoutes: Sendable {
         let limit = try intQuery(request, "limit", default: 100, range: 1...APIPaths.maxChangesLimit)
         // The pulling device's own changes it holds are left out (D57).
         let device = request.uri.queryParameters.get(APIPaths.omitDeviceQuery)
-        if let device, device.isEmpty || device.unicodeScalars.count > 100 {
-            throw ProblemError.validation([
-                FieldIssue(field: APIPaths.omitDeviceQuery, reason: "must be 1 to 100 characters")
-            ])
+        if let issue = BaseRules.deviceIssue(device) {
+            throw ProblemError.validation([FieldIssue(field: APIPaths.omitDeviceQuery, reason: issue)])
         }
         let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit, omitting: device)
         metrics.feedPage(page.count, newest: page.newestChangeAt, now: now())

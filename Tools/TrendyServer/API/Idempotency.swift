@@ -87,7 +87,7 @@ struct Idempotency: Sendable {
                 // its answer is replayed.
                 guard clock.now < deadline else {
                     throw ProblemError(
-                        409, ProblemCode.conflict, "Request in progress",
+                        409, ProblemCode.conflict, APIProblem.requestInProgressTitle,
                         detail: "A request with this Idempotency-Key is still running; retry it later.")
                 }
                 try await Task.sleep(for: .milliseconds(20))
