@@ -24,6 +24,13 @@ struct EchoSuppressionFeedTests {
             .filter { $0.entityType == .event }.map { "\($0.operation.rawValue) \($0.entityId)" }
     }
 
+    /// Creates `events` in one batch sent by `device`.
+    func create(_ api: LiveTrendyAPIClient, _ events: [Event], device: String) async throws {
+        try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: device)) {
+            _ = try await api.createEvents(events, idempotencyKey: nil)
+        }
+    }
+
     func edit(_ api: LiveTrendyAPIClient, _ id: UUIDv7, _ text: String, device: String, base: Int64) async throws {
         try await ChangeBase.$current.withValue(ChangeBase(version: base, deviceId: device)) {
             _ = try await api.updateEvent(id: id, note(text), idempotencyKey: nil)
@@ -36,9 +43,7 @@ struct EchoSuppressionFeedTests {
             let type = try await h.makeType(api)
             let events = (0..<3).map { h.event(type, at: h.clock.now.addingTimeInterval(Double(-10 - $0))) }
             let start = try await api.latestCursor().cursor
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
-                _ = try await api.createEvents(events, idempotencyKey: nil)
-            }
+            try await create(api, events, device: "A")
             try await edit(api, events[0].id, "from A", device: "A", base: try await api.latestCursor().cursor)
             try await api.deleteEvent(id: events[2].id)  // no device: everyone's
             let all = try await feed(api, since: start, omitting: nil)
@@ -58,9 +63,7 @@ struct EchoSuppressionFeedTests {
             let (api, _) = try await h.newUserClient()
             let type = try await h.makeType(api)
             let event = h.event(type)
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
-                _ = try await api.createEvents([event], idempotencyKey: nil)
-            }
+            try await create(api, [event], device: "A")
             let seen = try await api.latestCursor().cursor
             // B changes the note; A, which has not pulled it, changes it twice from the older base.
             try await edit(api, event.id, "from B", device: "B", base: seen)
@@ -89,9 +92,7 @@ struct EchoSuppressionFeedTests {
             let (api, _) = try await h.newUserClient()
             let type = try await h.makeType(api)
             let event = h.event(type)
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
-                _ = try await api.createEvents([event], idempotencyKey: nil)
-            }
+            try await create(api, [event], device: "A")
             let created = try await api.latestCursor().cursor
             // An edit made before A pulled past its own create comes back (A's pull never passed it).
             try await edit(api, event.id, "early", device: "A", base: created - 1)
@@ -112,9 +113,7 @@ struct EchoSuppressionFeedTests {
             let (api, _) = try await h.newUserClient()
             let type = try await h.makeType(api)
             let start = try await api.latestCursor().cursor
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "unknown")) {
-                _ = try await api.createEvents([h.event(type)], idempotencyKey: nil)
-            }
+            try await create(api, [h.event(type)], device: "unknown")
             #expect(try await feed(api, since: start, omitting: "unknown").count == 1)
         }
     }
@@ -124,9 +123,7 @@ struct EchoSuppressionFeedTests {
             let (api, _) = try await h.newUserClient()
             let type = try await h.makeType(api)
             let events = (0..<2).map { h.event(type, at: h.clock.now.addingTimeInterval(Double(-10 - $0))) }
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
-                _ = try await api.createEvents(events, idempotencyKey: nil)
-            }
+            try await create(api, events, device: "A")
             let seen = try await api.latestCursor().cursor
             try await ChangeBase.$current.withValue(ChangeBase(version: seen, deviceId: "A")) {
                 try await api.deleteEventType(id: type.id)
@@ -141,9 +138,7 @@ struct EchoSuppressionFeedTests {
             let type = try await h.makeType(api)
             let start = try await api.latestCursor().cursor
             let own = (0..<5).map { h.event(type, at: h.clock.now.addingTimeInterval(Double(-10 - $0))) }
-            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: "A")) {
-                _ = try await api.createEvents(own, idempotencyKey: nil)
-            }
+            try await create(api, own, device: "A")
             let other = h.event(type, at: h.clock.now.addingTimeInterval(-100))
             _ = try await api.createEvents([other], idempotencyKey: nil)
             var cursor = start

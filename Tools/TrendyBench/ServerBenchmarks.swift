@@ -66,7 +66,7 @@ enum ServerBenchmarks {
                     for chunk in stride(from: 0, to: total, by: batchSize) {
                         _ = try await server.store.createEvents(
                             userId: session.user.id, Array(baselineEvents[chunk..<min(chunk + batchSize, total)]),
-                            now: Date())
+                            device: nil, now: Date())
                     }
                     let baselineSeconds = BenchHarness.seconds(clock.now - baselineStart)
 

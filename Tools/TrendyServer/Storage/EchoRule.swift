@@ -1,6 +1,4 @@
-import Foundation
 import TrendyAPI
-import TrendyModels
 
 /// What the feed knows of one entity for echo suppression (D57): the cursor of its last change
 /// that every device receives (`shared`), the one device whose own changes since then it leaves
@@ -55,19 +53,5 @@ enum EchoRule {
     static func after(_ state: EchoState?, owner: ChangeBase?, skipped: Bool, cursor: Int64) -> EchoState {
         guard skipped, let device = device(of: owner) else { return EchoState(shared: cursor, device: nil, own: nil) }
         return EchoState(shared: state?.shared ?? 0, device: device, own: cursor)
-    }
-}
-
-extension EntityStore {
-    /// Creates events for no known device: every device's feed has them.
-    public func createEvents(userId: String, _ events: [Event], now: Date) async throws -> [EventCreateOutcome] {
-        try await createEvents(userId: userId, events, device: nil, now: now)
-    }
-}
-
-extension FeedStore {
-    /// The whole feed page, every device's changes.
-    public func changesPage(userId: String, since: Int64, limit: Int) async throws -> FeedPage {
-        try await changesPage(userId: userId, since: since, limit: limit, omitting: nil)
     }
 }
