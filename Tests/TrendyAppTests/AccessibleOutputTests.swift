@@ -61,24 +61,24 @@ struct AccessibleOutputTests {
 
     @Test func theRealBinaryPrintsPlainFramesAndScreens() async throws {
         let dir = TemporaryDirectory("trendy-it", create: false)
-        let launch = try await TrendyProcess.runAsync(["launch", "--plain", "--data-dir", dir.path])
+        let launch = try await TrendyProcess.run(["launch", "--plain", "--data-dir", dir.path])
         #expect(launch.status == 0, "\(launch.stderr)")
         #expect(launch.stdout.contains("Frame 1 at"))
         #expect(launch.stdout.contains("Trendy, Welcome"))
         #expect(!launch.stdout.contains { Self.decorations.contains($0) }, "\(launch.stdout)")
-        let status = try await TrendyProcess.runAsync(
+        let status = try await TrendyProcess.run(
             ["onboarding", "status", "--data-dir", dir.path], environment: ["TRENDY_PLAIN": "1"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("Step 1 of 6, 0% done."))
         #expect(!(status.stdout + status.stderr).contains { Self.decorations.contains($0) })
         // Every command's human lines, not only screens: status, errors, summaries.
         for args in [["status"], ["types", "add", "Tea"], ["types", "add", "Tea"], ["log", "Nope"]] {
-            let r = try await TrendyProcess.runAsync(args + ["--plain", "--data-dir", dir.path])
+            let r = try await TrendyProcess.run(args + ["--plain", "--data-dir", dir.path])
             #expect(
                 !(r.stdout + r.stderr).contains { Self.decorations.contains($0) }, "\(args): \(r.stdout)\(r.stderr)")
         }
         // Without a terminal there is never an escape sequence, whatever happens.
-        let failing = try await TrendyProcess.runAsync(
+        let failing = try await TrendyProcess.run(
             ["sync", "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"], environment: ["NO_COLOR": "1"])
         #expect(!(failing.stdout + failing.stderr).contains("\u{1B}"))
     }

@@ -24,7 +24,7 @@ extension AppProcessTests {
         app.type("1")
         app.type("oat milk<down>yesterday 08:15<enter>")
         #expect(await Self.shows(app, "Logged Coffee at"), "\(Self.lastFrame(app))")
-        let listed = try TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        let listed = try await TrendyProcess.run(["events", "list", "--json"] + d).stdout
         #expect(listed.contains("oat milk"), "the CLI reads what the app logged")
         let midnight = Calendar.current.startOfDay(for: Date())
         let stamp = try #require(
@@ -33,26 +33,26 @@ extension AppProcessTests {
         #expect(try #require(ISO8601DateFormatter.withFractions.date(from: stamp)) < midnight, "yesterday, not now")
         app.type("u")
         #expect(await Self.shows(app, "Took back the log."))
-        #expect(!(try TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
+        #expect(!(try await TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
         app.type("2")
         // An undo never overwrites a change made since (outside attack: another terminal's note went).
         app.type("c")
         app.type("mine<enter>")
         #expect(await Self.shows(app, "Note saved."))
-        let json = try TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        let json = try await TrendyProcess.run(["events", "list", "--json"] + d).stdout
         let mine = try #require(
             (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?
                 .first { $0["notes"] as? String == "mine" }?["id"] as? String)
-        #expect(try TrendyProcess.run(["events", "edit", mine, "--note", "theirs"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["events", "edit", mine, "--note", "theirs"] + d).status == 0)
         #expect(await Self.shows(app, "theirs"), "another terminal's note shows")
         // And back to the very note the key left: still a change made since (a restored conflict
         // did this, and u then put back what came before both).
-        #expect(try TrendyProcess.run(["events", "edit", mine, "--note", "mine"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["events", "edit", mine, "--note", "mine"] + d).status == 0)
         #expect(
             await app.waitFor { _ in Self.lastFrame(app).contains("mine") && !Self.lastFrame(app).contains("theirs") })
         app.type("u")
         #expect(await Self.shows(app, "Not undone: that event was changed since"))
-        #expect(try TrendyProcess.run(["events", "list"] + d).stdout.contains("mine"), "nothing was overwritten")
+        #expect(try await TrendyProcess.run(["events", "list"] + d).stdout.contains("mine"), "nothing was overwritten")
         app.type("/")
         app.type("no such words<enter>")
         #expect(await Self.shows(app, "nothing matches: Esc shows all"))
@@ -77,8 +77,8 @@ extension AppProcessTests {
         app.type("jr")
         app.type("<bs><bs><bs>Chai<down><bs><bs><bs><bs><bs><bs><bs>#AA0000<down><enter>")
         #expect(await Self.shows(app, "Changed the type Chai."), "\(Self.lastFrame(app))")
-        #expect(try TrendyProcess.run(["types"] + d).stdout.contains("#AA0000"), "its colour too (issue 33)")
-        #expect(try TrendyProcess.run(["types"] + d).stdout.contains("Chai"))
+        #expect(try await TrendyProcess.run(["types"] + d).stdout.contains("#AA0000"), "its colour too (issue 33)")
+        #expect(try await TrendyProcess.run(["types"] + d).stdout.contains("Chai"))
         // The selection stayed on the renamed type (Chai now sorts first); Coffee is the next row.
         #expect(Self.lastFrame(app).contains("› Chai"))
         app.type("j")
@@ -91,13 +91,13 @@ extension AppProcessTests {
         app.type("6a")
         app.type("Home<down>52.52, 13.405<down><down>Coffee<enter>")
         #expect(await Self.shows(app, "Added Home"), "\(Self.lastFrame(app))")
-        #expect(try TrendyProcess.run(["geofence", "list"] + d).stdout.contains("Home"))
+        #expect(try await TrendyProcess.run(["geofence", "list"] + d).stdout.contains("Home"))
         // Changed with the fields as they are (issue 33: a place's radius was fixed once added).
         app.type("e")
         #expect(await Self.shows(app, "Radius in metres: 100"))
         app.type("<down><down><bs><bs><bs>250<down><enter>")
         #expect(await Self.shows(app, "Changed Home."), "\(Self.lastFrame(app))")
-        #expect(try TrendyProcess.run(["geofence", "list"] + d).stdout.contains("250 m"))
+        #expect(try await TrendyProcess.run(["geofence", "list"] + d).stdout.contains("250 m"))
         app.type("7")
         #expect(await Self.shows(app, "Signed in as \(email)"), "\(Self.lastFrame(app))")
         app.type("o")
@@ -127,13 +127,13 @@ extension AppProcessTests {
         app.type("w")
         app.type("y")
         #expect(await app.waitForScreen("login.form"), "switching account opens the sign-in form")
-        #expect(try TrendyProcess.run(["types", "add", "Offline"] + d).status == 0, "a change made signed out")
+        #expect(try await TrendyProcess.run(["types", "add", "Offline"] + d).status == 0, "a change made signed out")
         app.type("<esc>u")
         app.type("second-\(UUID().uuidString.prefix(6).lowercased())@example.com<enter>password-1<enter>")
         #expect(await Self.shows(app, "no account was made"), "\(Self.lastFrame(app))")
         // The CLI asks the same before it makes an account (outside attack: it made it, then refused).
         let other = "third-\(UUID().uuidString.prefix(6).lowercased())@example.com"
-        let refused = try TrendyProcess.run(
+        let refused = try await TrendyProcess.run(
             ["signup", "--email", other, "--password-stdin"] + d, stdin: "password-1\n")
         #expect(refused.status == 65 && refused.stderr.contains("no account was made"), "\(refused.stderr)")
         app.type("<esc><enter>")
@@ -266,7 +266,7 @@ extension AppProcessTests {
         for args in [
             ["shots", "--type", "number", "--default", "2"], ["milk", "--type", "select", "--options", "oat,whole"],
         ] {
-            #expect(try TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
+            #expect(try await TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
         }
         // The app learns of the CLI's definitions with its next read (a change mark moved).
         var asked = false
@@ -287,7 +287,7 @@ extension AppProcessTests {
         #expect(await Self.shows(app, "milk (oat, whole)"))
         app.type("with props<enter><enter><enter>WHOLE<enter>")
         #expect(await Self.shows(app, "Logged Coffee"), "\(Self.lastFrame(app))")
-        let listed = try TrendyProcess.run(["events", "list"] + d).stdout
+        let listed = try await TrendyProcess.run(["events", "list"] + d).stdout
         #expect(listed.contains("with props  milk=whole  shots=2"), "the default filled in: \(listed)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
@@ -301,10 +301,10 @@ extension AppProcessTests {
         let (dir, app) = try await Self.onboardedApp()
         let d = ["--data-dir", dir.path]
         for args in [["shots", "--type", "number"], ["milk", "--type", "select", "--options", "oat,whole"]] {
-            #expect(try TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
+            #expect(try await TrendyProcess.run(["types", "props", "add", "Coffee"] + args + d).status == 0)
         }
         // The newest event, so the first row of the list.
-        #expect(try TrendyProcess.run(["log", "Coffee", "--prop", "shots=2", "--note", "mine"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--prop", "shots=2", "--note", "mine"] + d).status == 0)
         app.type("2")
         #expect(await Self.shows(app, "Events, page 1"))
         var asked = false
@@ -318,13 +318,13 @@ extension AppProcessTests {
         #expect(await Self.shows(app, "'soy' is not an option of milk"), "\(Self.lastFrame(app))")
         app.type("\u{15}whole<up>\u{15}<enter><enter>")
         #expect(await Self.shows(app, "Values saved."), "\(Self.lastFrame(app))")
-        let listed = try TrendyProcess.run(["events", "list"] + d).stdout
+        let listed = try await TrendyProcess.run(["events", "list"] + d).stdout
         let mine = listed.split(separator: "\n").first { $0.contains("mine") } ?? ""
         #expect(mine.contains("milk=whole") && !mine.contains("shots="), "\(listed)")
         // Undo puts the values back (it said so and left them, found by the second attack).
         app.type("u")
         #expect(await Self.shows(app, "Change taken back."))
-        let back = try TrendyProcess.run(["events", "list"] + d).stdout
+        let back = try await TrendyProcess.run(["events", "list"] + d).stdout
         let again = back.split(separator: "\n").first { $0.contains("mine") } ?? ""
         #expect(again.contains("shots=2") && !again.contains("milk="), "\(back)")
         app.type("q")

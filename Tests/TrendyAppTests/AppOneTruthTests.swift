@@ -16,17 +16,17 @@ extension AppProcessTests {
     @Test func anEventLoggedByAnotherProcessIsSentSoonAndBeforeExit() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let d = ["--data-dir", dir.path]
-        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "first"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--note", "first"] + d).status == 0)
         var status = ""
         for _ in 0..<40 where !status.contains("\"pending\" : 0") {
             try await Task.sleep(for: .milliseconds(250))
-            status = try TrendyProcess.run(["status", "--json"] + d).stdout
+            status = try await TrendyProcess.run(["status", "--json"] + d).stdout
         }
         #expect(status.contains("\"pending\" : 0"), "sent within 10 s without a sync timer: \(status)")
-        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "second"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--note", "second"] + d).status == 0)
         app.type("q")
         #expect(await app.exitStatus() == 0)
-        let after = try TrendyProcess.run(["status", "--json"] + d)
+        let after = try await TrendyProcess.run(["status", "--json"] + d)
         #expect(after.stdout.contains("\"pending\" : 0"), "sent before exit: \(after.stdout)")
     }
 
@@ -38,7 +38,7 @@ extension AppProcessTests {
         app.send(SIGSTOP)
         #expect(await app.waitFor { _ in app.state == "T" })
         let started = Date()
-        let open = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        let open = try await TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
         #expect(open.status == 75, "\(open.status) \(open.stderr)")
         #expect(open.stderr.contains("suspended") && open.stderr.contains("fg"), "\(open.stderr)")
         #expect(Date().timeIntervalSince(started) < 15)
@@ -48,7 +48,7 @@ extension AppProcessTests {
         try await Task.sleep(for: .seconds(2))
         #expect(!RunningApp.screens(app.text).dropFirst(frames).contains("calendar"), "the late link stays unopened")
         #expect(app.process.isRunning, "answering a sender that gave up does not end the app (SIGPIPE did)")
-        let now = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        let now = try await TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
         #expect(now.status == 0, "\(now.stderr)")
         #expect(now.stdout.contains("running app"), "the running app took it: \(now.stdout)")
         #expect(await app.waitForScreen("calendar"))
@@ -60,13 +60,13 @@ extension AppProcessTests {
     /// cut, recorded "Offline" with the server up, and left the queued change unsent).
     @Test func quittingAtOnceLetsTheLaunchPassFinish() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let d = ["--data-dir", dir.path]
-        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "queued"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--note", "queued"] + d).status == 0)
         let app = try RunningApp(["--sync-interval", "0"] + d)
         app.type("q")
         #expect(await app.exitStatus() == 0)
-        let status = try TrendyProcess.run(["status", "--json"] + d).stdout
+        let status = try await TrendyProcess.run(["status", "--json"] + d).stdout
         #expect(status.contains("\"pending\" : 0"), "\(status)")
         #expect(!status.contains("Offline") && !status.contains("Cancelled"), "\(status)")
     }
@@ -77,22 +77,22 @@ extension AppProcessTests {
     /// regions the other terminal set survive the app's save, also after it quits.
     @Test func aGeofenceAndPermissionSetWhileTheAppRunsAreItsToo() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let d = ["--data-dir", dir.path]
         let app = try RunningApp(["--sync-interval", "0"] + d)
         #expect(await app.waitForScreen("dashboard"))
-        #expect(try TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
         #expect(
-            try TrendyProcess.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
-        let move = try TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
+            try await TrendyProcess.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+        let move = try await TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
         #expect(
             move.stdout.contains("The running app handled it") && move.stdout.contains("1 event(s) logged"),
             "\(move.stdout) \(move.stderr)")
-        let show = try TrendyProcess.run(["location", "show"] + d).stdout
+        let show = try await TrendyProcess.run(["location", "show"] + d).stdout
         #expect(show.contains("Permission: always") && show.contains("1 of 20"), "\(show)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
-        let after = try TrendyProcess.run(["location", "show"] + d).stdout
+        let after = try await TrendyProcess.run(["location", "show"] + d).stdout
         #expect(after.contains("Permission: always") && after.contains("1 of 20"), "after quitting: \(after)")
     }
 
@@ -100,7 +100,7 @@ extension AppProcessTests {
     /// went unnoticed until the next pass, then said "the signed-in user changed").
     @Test func aSignOutInAnotherTerminalIsTheAppsToo() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
-        #expect(try TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
         #expect(await app.waitForScreen("login", seconds: 5), "signed out here too")
         let frame = app.text.components(separatedBy: "── frame").last ?? ""
         #expect(!frame.contains("signed-in user changed"), "\(frame)")

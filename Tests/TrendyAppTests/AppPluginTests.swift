@@ -174,9 +174,9 @@ struct AppPluginTests {
         }
     }
 
-    @Test func pluginsListsEveryFeatureWithItsCommandsAndSettings() throws {
+    @Test func pluginsListsEveryFeatureWithItsCommandsAndSettings() async throws {
         let dir = TemporaryDirectory("trendy-it", create: false)
-        let r = try TrendyProcess.run(["plugins", "--json", "--data-dir", dir.path])
+        let r = try await TrendyProcess.run(["plugins", "--json", "--data-dir", dir.path])
         #expect(r.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
         let plugins = object?["plugins"] as? [[String: Any]] ?? []

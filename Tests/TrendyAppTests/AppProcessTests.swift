@@ -14,7 +14,7 @@ struct AppProcessTests {
     /// An install with an onboarded account, one type and one event, set up with the CLI.
     static func onboarded(
         _ dir: TemporaryDirectory, email: String = "app-\(UUID().uuidString.prefix(6))@example.com"
-    ) throws {
+    ) async throws {
         let d = ["--data-dir", dir.path]
         for (args, stdin) in [
             (
@@ -24,7 +24,7 @@ struct AppProcessTests {
             (["onboarding", "next", "--type", "Coffee"], nil), (["onboarding", "next", "--log", "Coffee"], nil),
             (["onboarding", "skip"], nil), (["onboarding", "next"], nil),
         ] as [([String], String?)] {
-            let r = try TrendyProcess.run(args + d, stdin: stdin)
+            let r = try await TrendyProcess.run(args + d, stdin: stdin)
             #expect(r.status == 0, "\(args): \(r.stderr)")
         }
     }
@@ -35,7 +35,7 @@ struct AppProcessTests {
         async throws -> (TemporaryDirectory, RunningApp)
     {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try onboarded(dir, email: email)
+        try await onboarded(dir, email: email)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("dashboard"), "a returning user's first screen is the dashboard")
         return (dir, app)
@@ -89,7 +89,7 @@ struct AppProcessTests {
         // The local write starts a sync half a second later, while the app runs: nothing is left
         // to send, and the banner says so.
         let pushed = try await eventually {
-            try TrendyProcess.run(["status", "--json", "--data-dir", dir.path]).stdout.contains("\"pending\" : 0")
+            try await TrendyProcess.run(["status", "--json", "--data-dir", dir.path]).stdout.contains("\"pending\" : 0")
         }
         #expect(pushed, "the event was pushed by the app's own sync")
         #expect(await app.waitFor(20) { $0.components(separatedBy: "── frame").last?.contains("Up to date") == true })
@@ -109,7 +109,7 @@ struct AppProcessTests {
 
     @Test func anEventLoggedByAnotherProcessShowsInTheRunningApp() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
-        let log = try TrendyProcess.run(["log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path])
+        let log = try await TrendyProcess.run(["log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path])
         #expect(log.status == 0)
         #expect(await app.waitFor(10) { $0.contains("from the other terminal") && $0.contains("Today: 2 event(s)") })
         app.type("q")
@@ -141,7 +141,7 @@ struct AppProcessTests {
 
     @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try Self.onboarded(dir)
+        try await Self.onboarded(dir)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 70)
         #expect(await app.waitFor { $0.contains("\u{1B}[?1049h") && $0.contains("Dashboard") })
         app.type("2")
@@ -164,24 +164,24 @@ struct AppProcessTests {
 struct AppControlTests {
     @Test func aDeepLinkOpensTheEventInTheRunningApp() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
-        let list = try TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path])
+        try await AppProcessTests.onboarded(dir)
+        let list = try await TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path])
         let events = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
         let id = try #require(events?.first?["id"] as? String)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("dashboard"))
-        let again = try TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
+        let again = try await TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
         #expect(again.status == 75, "one app per data directory: \(again.stderr)")
         #expect(
             try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent("app.sock").path)[
                 .posixPermissions] as? Int == 0o600, "the control socket is owner-only")
-        let open = try TrendyProcess.run(["open", "trendy://events/\(id)", "--data-dir", dir.path])
+        let open = try await TrendyProcess.run(["open", "trendy://events/\(id)", "--data-dir", dir.path])
         #expect(open.status == 0 && open.stdout.contains("opened"), "\(open.stdout)\(open.stderr)")
         #expect(await app.waitForScreen("events"))
         #expect(app.text.components(separatedBy: "── frame").last?.contains("› ") == true, "the event is selected")
-        let bad = try TrendyProcess.run(["open", "https://example.com", "--data-dir", dir.path])
+        let bad = try await TrendyProcess.run(["open", "https://example.com", "--data-dir", dir.path])
         #expect(bad.status == 64)
-        let unknown = try TrendyProcess.run(["open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path])
+        let unknown = try await TrendyProcess.run(["open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path])
         #expect(unknown.status == 1 && unknown.stderr.contains("No event"), "\(unknown.stderr)")
         #expect(await app.waitFor { $0.contains("No event") })
         app.type("q")
@@ -212,13 +212,13 @@ struct AppControlTests {
         let partial = Array("by \(deadline) open trendy://analytics".utf8)
         #expect(partial.withUnsafeBytes { write(idle, $0.baseAddress, $0.count) } == partial.count)
         let started = Date()
-        let open = try await TrendyProcess.runAsync(["open", "trendy://calendar", "--data-dir", dir.path])
+        let open = try await TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
         #expect(open.status == 0 && Date().timeIntervalSince(started) < 5, "not held up by the idle client")
         #expect(await app.waitForScreen("calendar"))
         try await Task.sleep(for: .seconds(3))
         #expect(!RunningApp.screens(app.text).contains("analytics"), "the cut request never ran")
         // A link whose text carries terminal escapes: shown as text, never sent to the terminal.
-        let hostile = try TrendyProcess.run(["open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path])
+        let hostile = try await TrendyProcess.run(["open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path])
         #expect(hostile.status == 1 && hostile.stderr.contains("No event type named X"), "\(hostile.stderr)")
         #expect(!hostile.stderr.contains("\u{1B}"), "nor to the terminal of the command that sent it")
         #expect(await app.waitFor { $0.contains("No event type named X") })
@@ -233,15 +233,15 @@ struct AppControlTests {
         app.type("1")
         app.type("q")
         #expect(await app.exitStatus() == 0)
-        let status = try TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
+        let status = try await TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
         #expect(status.stdout.contains("\"pending\" : 0"), "the event went out before the app exited: \(status.stdout)")
         #expect(AppProcessTests.logs(dir).contains("Synced before exit"))
     }
 
-    @Test func aBadSyncIntervalIsAUsageErrorForTheAppAndForOpen() throws {
+    @Test func aBadSyncIntervalIsAUsageErrorForTheAppAndForOpen() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         for args in [["app", "--sync-interval", "0.5"], ["open", "trendy://calendar", "--sync-interval", "-1"]] {
-            let r = try TrendyProcess.run(args + ["--data-dir", dir.path], stdin: "q\n")
+            let r = try await TrendyProcess.run(args + ["--data-dir", dir.path], stdin: "q\n")
             #expect(r.status == 64 && r.stderr.contains("--sync-interval"), "\(args): \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.path), "nothing was started")
@@ -249,11 +249,11 @@ struct AppControlTests {
 
     @Test func withoutASocketAPathTooLongStillAllowsOneAppOnly() async throws {
         let dir = TemporaryDirectory("trendy-app-" + String(repeating: "x", count: 90), create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("dashboard"))
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("app.sock").path))
-        let again = try TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
+        let again = try await TrendyProcess.run(["app", "--data-dir", dir.path], stdin: "q\n")
         #expect(again.status == 75, "the lock still keeps a second app out: \(again.stderr)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
@@ -263,11 +263,11 @@ struct AppControlTests {
     @Test func aLinkWhileSignedOutWaitsUntilSignInThenOpens() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         let email = "wait-\(UUID().uuidString.prefix(6))@example.com"
-        try AppProcessTests.onboarded(dir, email: email)
-        #expect(try TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
+        try await AppProcessTests.onboarded(dir, email: email)
+        #expect(try await TrendyProcess.run(["logout", "--data-dir", dir.path]).status == 0)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"])
         #expect(await app.waitForScreen("login"))
-        let open = try TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
+        let open = try await TrendyProcess.run(["open", "trendy://calendar", "--data-dir", dir.path])
         #expect(open.status == 0 && open.stdout.contains("waiting"), "\(open.stdout)")
         app.type("<enter>\(email)<enter>password-1<enter>")
         #expect(await app.waitForScreen("calendar"), "the link opened after sign-in")
@@ -277,22 +277,22 @@ struct AppControlTests {
 
     @Test func aLocationMoveIsHandledByTheRunningAppAndTheVisitShows() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let d = ["--data-dir", dir.path]
-        #expect(try TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
-        #expect(try TrendyProcess.run(["location", "set", "52.53", "13.405"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["location", "set", "52.53", "13.405"] + d).status == 0)
         #expect(
-            try TrendyProcess.run(["geofence", "add", "Café", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+            try await TrendyProcess.run(["geofence", "add", "Café", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
         let app = try RunningApp(["--sync-interval", "0"] + d)
         #expect(await app.waitForScreen("dashboard"))
-        let move = try TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
+        let move = try await TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
         #expect(move.status == 0, "\(move.stderr)")
         #expect(
             move.stdout.contains("The running app handled it") && move.stdout.contains("enter Café"), "\(move.stdout)")
         #expect(await app.waitFor { $0.contains("enter Café") && $0.contains("Today: 2 event(s)") }, "the visit shows")
         // Moves handed over at once are handled one after another, each reporting its own crossing.
-        async let away = TrendyProcess.runAsync(["location", "set", "52.53", "13.405"] + d)
-        async let back = TrendyProcess.runAsync(["location", "set", "52.53", "13.406"] + d)
+        async let away = TrendyProcess.run(["location", "set", "52.53", "13.405"] + d)
+        async let back = TrendyProcess.run(["location", "set", "52.53", "13.406"] + d)
         let answers = try await [away, back].map(\.stdout)
         #expect(answers.filter { $0.contains("1 crossing(s)") }.count == 1, "\(answers)")
         #expect(answers.filter { $0.contains("0 crossing(s)") }.count == 1, "\(answers)")

@@ -50,7 +50,7 @@ extension AppProcessTests {
         let app = try await AppProcessTests.signedUpToPermissions(dir)
         app.type("a")
         #expect(await app.waitForScreen("onboarding.finish"))
-        let show = try TrendyProcess.run(["location", "show", "--data-dir", dir.path]).stdout
+        let show = try await TrendyProcess.run(["location", "show", "--data-dir", dir.path]).stdout
         #expect(show.contains("Permission: always"), "while the app runs: \(show)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
@@ -70,12 +70,12 @@ extension AppProcessTests {
         let third = try #require(calendar.date(byAdding: .hour, value: 50, to: thisMonth))
         for minute in 0..<12 {
             let at = ISO8601DateFormatter().string(from: third.addingTimeInterval(Double(minute) * 60))
-            #expect(try TrendyProcess.run(["log", "Coffee", "--at", at] + d).status == 0)
+            #expect(try await TrendyProcess.run(["log", "Coffee", "--at", at] + d).status == 0)
         }
         let nextMonth = try #require(calendar.date(byAdding: .month, value: 1, to: thisMonth))
         let ahead = try #require(calendar.date(byAdding: .day, value: 24, to: nextMonth)).addingTimeInterval(43_200)
         #expect(
-            try TrendyProcess.run(["log", "Coffee", "--at", ISO8601DateFormatter().string(from: ahead)] + d).status == 0
+            try await TrendyProcess.run(["log", "Coffee", "--at", ISO8601DateFormatter().string(from: ahead)] + d).status == 0
         )
         app.type("3")
         #expect(
@@ -99,7 +99,7 @@ extension AppProcessTests {
     /// limit stopped at 10,000).
     @Test func everyEventOfABigAccountCanBeListed() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         var text = "type,timestamp\n"
         let base = Date(timeIntervalSince1970: 1_750_000_000)
         for i in 0..<10_050 {
@@ -108,21 +108,21 @@ extension AppProcessTests {
         let file = dir.url.appendingPathComponent("runs.csv")
         try text.write(to: file, atomically: true, encoding: .utf8)
         let d = ["--data-dir", dir.path]
-        #expect(try TrendyProcess.run(["import", file.path] + d).status == 0)
-        let all = try TrendyProcess.run(["events", "list", "--all", "--json"] + d)
+        #expect(try await TrendyProcess.run(["import", file.path] + d).status == 0)
+        let all = try await TrendyProcess.run(["events", "list", "--all", "--json"] + d)
         let items = (try? JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [[String: Any]]) ?? []
         #expect(items.count == 10_051, "the imported runs and the onboarding's coffee")
-        let lines = try TrendyProcess.run(["events", "list", "--all"] + d).stdout.split(separator: "\n")
+        let lines = try await TrendyProcess.run(["events", "list", "--all"] + d).stdout.split(separator: "\n")
         #expect(lines.count == 10_051)
-        #expect(try TrendyProcess.run(["events", "list", "--limit", "20000", "--json"] + d).status == 0)
-        #expect(try TrendyProcess.run(["events", "list", "--limit", "0"] + d).status == 64)
+        #expect(try await TrendyProcess.run(["events", "list", "--limit", "20000", "--json"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["events", "list", "--limit", "0"] + d).status == 64)
     }
 
     /// The help screen and an event in full, through the real binary (issue 32).
     @Test func helpAndAnEventInFull() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
         let long = String(repeating: "a long note that keeps going ", count: 6) + "THE END"
-        #expect(try TrendyProcess.run(["log", "Coffee", "--note", long, "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--note", long, "--data-dir", dir.path]).status == 0)
         app.type("?")
         #expect(await app.waitForScreen("dashboard.help"))
         #expect(app.text.contains("the event in full"))
@@ -143,7 +143,7 @@ extension AppProcessTests {
     /// neither commit the note nor delete the event (outside tester, HIGH).
     @Test func aPastedLineBreakNeverDeletesAnEvent() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 90)
         #expect(await app.waitFor { $0.contains("\u{1B}[?2004h") && $0.contains("Dashboard") }, "bracketed paste is on")
         app.type("2")
@@ -153,7 +153,7 @@ extension AppProcessTests {
         try await Task.sleep(for: .milliseconds(500))
         app.type("\r")
         #expect(await app.waitFor { $0.contains("Note saved.") })
-        let list = try TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path]).stdout
+        let list = try await TrendyProcess.run(["events", "list", "--json", "--data-dir", dir.path]).stdout
         #expect(list.contains("\"notes\" : \"pasted dy\""), "\(list)")
         app.type("q")
         #expect(await app.exitStatus() == 0)
@@ -163,7 +163,7 @@ extension AppProcessTests {
     /// the app takes raw input again: a single key works (it was echoed and ignored until Enter).
     @Test func afterAStopFromOutsideKeysWorkAtOnce() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 30, columns: 90)
         #expect(await app.waitFor { $0.contains("Dashboard") })
         app.send(SIGSTOP)
@@ -185,7 +185,7 @@ extension AppProcessTests {
     /// In a window shorter than the screen, the keys stay in sight (issue 32, item 13).
     @Test func aSmallWindowStillShowsTheKeys() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let app = try RunningApp(["--data-dir", dir.path, "--sync-interval", "0"], tty: true, rows: 15, columns: 50)
         #expect(await app.waitFor { $0.contains("Dashboard") })
         app.type("?")
@@ -199,13 +199,13 @@ extension AppProcessTests {
     /// outside tester's future events sat above it); the events list still shows every event.
     @Test func aFutureEventIsNotRecent() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try AppProcessTests.onboarded(dir)
+        try await AppProcessTests.onboarded(dir)
         let d = ["--data-dir", dir.path]
         for i in 0..<6 {
             let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(40 * 86_400 + Double(i) * 60))
-            #expect(try TrendyProcess.run(["log", "Coffee", "--at", ahead, "--note", "ahead \(i)"] + d).status == 0)
+            #expect(try await TrendyProcess.run(["log", "Coffee", "--at", ahead, "--note", "ahead \(i)"] + d).status == 0)
         }
-        #expect(try TrendyProcess.run(["log", "Coffee", "--note", "just now"] + d).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Coffee", "--note", "just now"] + d).status == 0)
         let app = try RunningApp(["--sync-interval", "0"] + d)
         #expect(await app.waitFor { $0.contains("just now") }, "the one just logged is recent")
         let dashboard = app.text.components(separatedBy: "── frame").last ?? ""

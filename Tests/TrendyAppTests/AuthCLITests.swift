@@ -26,7 +26,7 @@ struct AuthCLITests {
     {
         var full = args + ["--data-dir", dir.path]
         if let server { full += ["--api-url", server.baseURL.absoluteString] }
-        return try await TrendyProcess.runAsync(full, stdin: stdin)
+        return try await TrendyProcess.run(full, stdin: stdin)
     }
 
     func json(_ r: TrendyProcess.Result) -> [String: Any] {
@@ -53,7 +53,7 @@ struct AuthCLITests {
             let bare = try await trendy(["whoami"], dir, nil)
             #expect(bare.status == 0 && bare.stdout.contains("Signed in as home@example.com"), "\(bare.stderr)")
             #expect(storedSession(dir) != nil, "the session is kept")
-            let dead = try await TrendyProcess.runAsync([
+            let dead = try await TrendyProcess.run([
                 "sync", "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9",
             ])
             #expect(dead.status == 69, "offline on the server given: \(dead.stderr)")
@@ -123,11 +123,11 @@ struct AuthCLITests {
             let noStdin = try await trendy(["login", "--email", "x@example.com"], dir, server, stdin: "")
             #expect(noStdin.status == 64)
             #expect(noStdin.stderr.contains("--password-stdin"))
-            let badURL = try await TrendyProcess.runAsync(["whoami", "--data-dir", dir.path, "--api-url", "ftp://x"])
+            let badURL = try await TrendyProcess.run(["whoami", "--data-dir", dir.path, "--api-url", "ftp://x"])
             #expect(badURL.status == 64)
         }
         let dir = TemporaryDirectory("trendy-it", create: false)
-        let offline = try await TrendyProcess.runAsync(
+        let offline = try await TrendyProcess.run(
             [
                 "login", "--email", "x@example.com", "--password-stdin", "--data-dir", dir.path, "--api-url",
                 "http://127.0.0.1:1",
@@ -175,7 +175,7 @@ struct AuthCLITests {
                 ["login", "--email", "pw@example.com", "--password-stdin"], laptop, server, stdin: "password-new-2\n")
             #expect(new.status == 0)
         }
-        let signedOut = try await TrendyProcess.runAsync(
+        let signedOut = try await TrendyProcess.run(
             [
                 "account", "password", "--password-stdin", "--data-dir",
                 TemporaryDirectory("trendy-it", create: false).path,

@@ -193,7 +193,7 @@ struct ConcurrencyMatrixTests {
             let results = try await withThrowingTaskGroup(of: TrendyProcess.Result.self) { group in
                 for who in ["a", "b"] {
                     group.addTask {
-                        try await TrendyProcess.runAsync(
+                        try await TrendyProcess.run(
                             [
                                 "signup", "--email", "\(who)\(round)@example.com", "--password-stdin", "--data-dir",
                                 dir.path,
@@ -207,7 +207,7 @@ struct ConcurrencyMatrixTests {
             }
             for r in results { #expect(r.status == 0 || r.status == 75, "\(r.status): \(r.stderr)") }
             #expect(results.contains { $0.status == 0 })
-            let whoami = try await TrendyProcess.runAsync(["whoami", "--data-dir", dir.path])
+            let whoami = try await TrendyProcess.run(["whoami", "--data-dir", dir.path])
             #expect(whoami.status == 0, "\(whoami.stderr)")
         }
     }

@@ -246,7 +246,7 @@ struct GeofenceCLITests {
     }
 
     @Test func theTourEndsWithAPlaceVisitedAndSynced() async throws {
-        let r = try await TrendyProcess.runAsync(["tour", "--events", "100", "--json"])
+        let r = try await TrendyProcess.run(["tour", "--events", "100", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         // Two documents: the data directory, then the chapters.
         let start = try #require(r.stdout.range(of: "\n[")).lowerBound

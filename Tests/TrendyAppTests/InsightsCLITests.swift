@@ -59,7 +59,7 @@ struct InsightsCLITests {
         try await RunningTestServer.with(.testing()) { server in
             let api = ["--api-url", server.baseURL.absoluteString, "--data-dir", dir.path]
             func trendy(_ args: [String], stdin: String? = nil) async throws -> TrendyProcess.Result {
-                try await TrendyProcess.runAsync(args + api, environment: zone, stdin: stdin)
+                try await TrendyProcess.run(args + api, environment: zone, stdin: stdin)
             }
             #expect(
                 try await trendy(["signup", "--email", "ins@example.com", "--password-stdin"], stdin: "password-1\n")
@@ -132,14 +132,14 @@ struct InsightsCLITests {
             #expect(try await server.raw(.GET, "/api/v1/insights").status == 401)
         }
         // The server is gone: the device still answers, the same.
-        let offline = try await TrendyProcess.runAsync(
+        let offline = try await TrendyProcess.run(
             ["insights", "--json", "--at", Self.moment, "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"],
             environment: zone)
         #expect(offline.status == 0, "\(offline.stderr)")
         let again = (try? JSONSerialization.jsonObject(with: Data(offline.stdout.utf8)) as? [String: Any]) ?? [:]
         #expect(Self.canonical(again["correlations"]) == Self.canonical(deviceReport["correlations"]))
         let id = try #require((deviceReport["headline"] as? [String: Any])?["id"] as? String)
-        let explained = try await TrendyProcess.runAsync(
+        let explained = try await TrendyProcess.run(
             ["insights", "explain", id, "--data-dir", dir.path, "--api-url", "http://127.0.0.1:9"], environment: zone)
         #expect(explained.status == 0, "\(explained.stderr)")
         #expect(explained.stdout.contains("Recomputed from the events one by one: the same."))
@@ -154,15 +154,15 @@ struct InsightsCLITests {
             (["--skip-day", "2026-13-01"], 64), (["--skip-day", "0999-06-01"], 64), (["--grace", "40"], 64),
             (["--skip-weekdays", "mon,tue,wed,thu,fri,sat,sun"], 64),
         ] {
-            let r = try await TrendyProcess.runAsync(["insights", "settings"] + args + d)
+            let r = try await TrendyProcess.run(["insights", "settings"] + args + d)
             #expect(r.status == Int32(status), "\(args): \(r.stderr)")
             #expect(!r.stderr.isEmpty)
         }
-        let shown = try await TrendyProcess.runAsync(["insights", "settings", "--json"] + d)
+        let shown = try await TrendyProcess.run(["insights", "settings", "--json"] + d)
         let settings = (try? JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]) ?? [:]
         #expect(settings["day_start_hour"] as? Int == 0)
         #expect((settings["skip_weekdays"] as? [Int])?.isEmpty == true)
-        let changed = try await TrendyProcess.runAsync(
+        let changed = try await TrendyProcess.run(
             [
                 "insights", "settings", "--day-start", "4", "--skip-weekdays", "sat,sun", "--grace", "2", "--skip-day",
                 "2026-12-25", "--json",
@@ -175,7 +175,7 @@ struct InsightsCLITests {
         for (args, status) in [
             (["explain", "streak:nothing"], 65), (["--time-zone", "Nowhere/Land"], 64), (["--at", "soon"], 64),
         ] {
-            let r = try await TrendyProcess.runAsync(["insights"] + args + d)
+            let r = try await TrendyProcess.run(["insights"] + args + d)
             #expect(r.status == Int32(status), "\(args): \(r.stderr)")
         }
     }
@@ -197,7 +197,7 @@ struct InsightsAppTests {
             (["onboarding", "next", "--type", "Coffee"], nil), (["onboarding", "next", "--log", "Coffee"], nil),
             (["onboarding", "skip"], nil), (["onboarding", "next"], nil),
         ] as [([String], String?)] {
-            let r = try await TrendyProcess.runAsync(args + d, stdin: stdin)
+            let r = try await TrendyProcess.run(args + d, stdin: stdin)
             #expect(r.status == 0, "\(args): \(r.stderr)")
         }
         // Only the onboarding's one Coffee: nothing strong enough for the dashboard.
@@ -214,7 +214,7 @@ struct InsightsAppTests {
         // 150 days up to yesterday: correlations look at the last year with data.
         let start = Date().addingTimeInterval(-151 * 86_400)
         try InsightsCLITests.life(start: start).write(to: file, atomically: true, encoding: .utf8)
-        #expect(try await TrendyProcess.runAsync(["import", file.path] + d).status == 0)
+        #expect(try await TrendyProcess.run(["import", file.path] + d).status == 0)
         for plain in [false, true] {
             let app = try RunningApp(["--sync-interval", "0"] + (plain ? ["--plain"] : []) + d)
             #expect(await app.waitFor { $0.contains(plain ? "Insight: Headache on" : "★ Headache on") }, "the banner")

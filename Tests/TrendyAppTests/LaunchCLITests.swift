@@ -23,7 +23,7 @@ struct LaunchCLITests {
     {
         var full = args + ["--data-dir", dir.path]
         if let api { full += ["--api-url", api] }
-        return try await TrendyProcess.runAsync(full, stdin: stdin)
+        return try await TrendyProcess.run(full, stdin: stdin)
     }
 
     func json(_ r: TrendyProcess.Result) -> [String: Any] {
@@ -95,19 +95,19 @@ struct LaunchCLITests {
         #expect(GlobalOptions.dataDirectory(in: ["--", "--data-dir", "/a"]) == nil)
         #expect(GlobalOptions.dataDirectory(in: ["--data-dir"]) == nil)
 
-        let help = try await TrendyProcess.runAsync(["launch", "--help"])
+        let help = try await TrendyProcess.run(["launch", "--help"])
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: trendy launch"))
-        let bad = try await TrendyProcess.runAsync(["launch", "--no-such-option"])
+        let bad = try await TrendyProcess.run(["launch", "--no-such-option"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("Unknown option '--no-such-option'"))
         #expect(bad.stderr.contains("Usage: trendy launch"))
-        let badTab = try await TrendyProcess.runAsync(["launch", "--tab", "nowhere"])
+        let badTab = try await TrendyProcess.run(["launch", "--tab", "nowhere"])
         #expect(badTab.status == 64)
         // Both spellings of the data directory launch the same install.
         let dir = TemporaryDirectory("trendy-it", create: false)
         for form in [["--data-dir", dir.path], ["--data-dir=\(dir.path)"]] {
-            let r = try await TrendyProcess.runAsync(
+            let r = try await TrendyProcess.run(
                 ["launch", "--no-wait", "--json", "--api-url", Self.unreachable] + form)
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("onboarding(welcome)"))

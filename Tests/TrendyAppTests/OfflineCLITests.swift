@@ -26,7 +26,7 @@ struct OfflineCLITests {
 
     func timed(_ args: [String], _ dir: TemporaryDirectory) async throws -> (TrendyProcess.Result, Duration) {
         let started = ContinuousClock.now
-        let r = try await TrendyProcess.runAsync(args + ["--data-dir", dir.path])
+        let r = try await TrendyProcess.run(args + ["--data-dir", dir.path])
         return (r, ContinuousClock.now - started)
     }
 
@@ -140,7 +140,7 @@ struct OfflineCLITests {
     @Test func aBadServerTimeoutIsAUsageError() async throws {
         let dir = TemporaryDirectory("trendy-it", create: false)
         for value in ["0", "-1", "abc", "nan", "1000"] {
-            let r = try await TrendyProcess.runAsync(
+            let r = try await TrendyProcess.run(
                 ["status", "--data-dir", dir.path], environment: ["TRENDY_SERVER_TIMEOUT": value])
             #expect(r.status == 64, "\(value): \(r.stderr)")
             #expect(r.stderr.contains("server timeout"))
@@ -153,7 +153,7 @@ extension OfflineCLITests {
         _ args: [String], _ dir: TemporaryDirectory, environment: [String: String]
     ) async throws -> (TrendyProcess.Result, Duration) {
         let started = ContinuousClock.now
-        let r = try await TrendyProcess.runAsync(args + ["--data-dir", dir.path], environment: environment)
+        let r = try await TrendyProcess.run(args + ["--data-dir", dir.path], environment: environment)
         return (r, ContinuousClock.now - started)
     }
 }

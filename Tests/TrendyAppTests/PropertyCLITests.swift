@@ -12,7 +12,7 @@ struct PropertyCLITests {
     /// The binary on a thread of its own: a test waiting for it keeps no cooperative thread (a
     /// dozen such tests at once starved the suite's timed tests for 20 s).
     func run(_ args: [String], stdin: String? = nil) async throws -> TrendyProcess.Result {
-        try await TrendyProcess.runAsync(args, stdin: stdin)
+        try await TrendyProcess.run(args, stdin: stdin)
     }
 
     /// A signed-up install on the embedded backend (as `CLISkeletonTests.signedUp`, off the
@@ -20,7 +20,7 @@ struct PropertyCLITests {
     static func signedUp() async throws -> (TemporaryDirectory, [String]) {
         let dir = TemporaryDirectory("trendy-cli", create: false)
         let d = ["--data-dir", dir.path]
-        let signup = try await TrendyProcess.runAsync(
+        let signup = try await TrendyProcess.run(
             ["signup", "--email", "cli-\(UUID().uuidString.prefix(6))@example.com", "--password-stdin"] + d,
             stdin: "password-1\n")
         #expect(signup.status == 0, "\(signup.stderr)")

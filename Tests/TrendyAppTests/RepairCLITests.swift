@@ -103,13 +103,13 @@ struct RepairCLITests {
     @Test func everyFileInTheDataDirectoryIsOwnerOnly() async throws {
         let dir = TemporaryDirectory("trendy-it", create: false)
         // The embedded backend (server.sqlite), the install database with its WAL, a repair.
-        let signup = try await TrendyProcess.runAsync(
+        let signup = try await TrendyProcess.run(
             ["signup", "--email", "modes@example.com", "--password-stdin", "--data-dir", dir.path],
             stdin: "modes-pass-1\n")
         #expect(signup.status == 0, "\(signup.stderr)")
-        #expect(try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
-        #expect(try await TrendyProcess.runAsync(["repair", "--data-dir", dir.path]).status == 0)
-        #expect(try await TrendyProcess.runAsync(["log", "Tea", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["types", "add", "Tea", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["repair", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["log", "Tea", "--data-dir", dir.path]).status == 0)
         let modes = try Self.modes(dir.url)
         #expect(modes["trendy.sqlite"] != nil)
         #expect(modes["server.sqlite"] != nil)
@@ -121,7 +121,7 @@ struct RepairCLITests {
             chmod(dir.url.appendingPathComponent(name).path, 0o644)
         }
         for folder in [dir.url, dir.url.appendingPathComponent("logs")] { chmod(folder.path, 0o755) }
-        #expect(try await TrendyProcess.runAsync(["status", "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["status", "--data-dir", dir.path]).status == 0)
         let after = try Self.modes(dir.url)
         for name in ["trendy.sqlite", "session.json", "onboarding.json"] { #expect(after[name] == 0o600, "\(name)") }
         for folder in [dir.url, dir.url.appendingPathComponent("logs")] {
@@ -141,9 +141,9 @@ struct RepairCLITests {
         }
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         try text.write(to: csv, atomically: true, encoding: .utf8)
-        #expect(try await TrendyProcess.runAsync(["import", csv.path, "--data-dir", dir.path]).status == 0)
+        #expect(try await TrendyProcess.run(["import", csv.path, "--data-dir", dir.path]).status == 0)
         func pending() async throws -> Int? {
-            let status = try await TrendyProcess.runAsync(["status", "--json", "--data-dir", dir.path])
+            let status = try await TrendyProcess.run(["status", "--json", "--data-dir", dir.path])
             #expect(status.status == 0, "\(status.stderr)")
             return cli.json(status)["pending"] as? Int
         }
@@ -155,7 +155,7 @@ struct RepairCLITests {
             try await TrendyProcess.killed(["repair", "--data-dir", dir.path], after: delay)
             #expect(try await pending() == before, "trial \(trial), killed after \(delay)")
         }
-        let list = try await TrendyProcess.runAsync([
+        let list = try await TrendyProcess.run([
             "events", "list", "--limit", "10000", "--json", "--data-dir", dir.path,
         ])
         #expect(cli.array(list).count == 1_500)

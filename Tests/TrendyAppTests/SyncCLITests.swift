@@ -12,7 +12,7 @@ struct SyncCLITests {
     {
         var full = args + ["--data-dir", dir.path]
         if let server { full += ["--api-url", server.baseURL.absoluteString] }
-        return try await TrendyProcess.runAsync(full, stdin: stdin)
+        return try await TrendyProcess.run(full, stdin: stdin)
     }
 
     func json(_ r: TrendyProcess.Result) -> Any? { try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) }
@@ -182,29 +182,29 @@ struct SyncCLITests {
         let dir = TemporaryDirectory("trendy-it", create: false)
         let offline = ["--api-url", "http://127.0.0.1:1"]
         // Signed out: sync refuses clearly.
-        let signedOut = try await TrendyProcess.runAsync(["sync", "--data-dir", dir.path] + offline)
+        let signedOut = try await TrendyProcess.run(["sync", "--data-dir", dir.path] + offline)
         #expect(signedOut.status == 77)
-        let unknown = try await TrendyProcess.runAsync(["log", "Nope", "--data-dir", dir.path] + offline)
+        let unknown = try await TrendyProcess.run(["log", "Nope", "--data-dir", dir.path] + offline)
         #expect(unknown.status == 65)
         #expect(unknown.stderr.contains("trendy types add Nope"))
-        let badTime = try await TrendyProcess.runAsync(["types", "add", "Tea", "--data-dir", dir.path] + offline)
+        let badTime = try await TrendyProcess.run(["types", "add", "Tea", "--data-dir", dir.path] + offline)
         #expect(badTime.status == 0)
-        let when = try await TrendyProcess.runAsync(
+        let when = try await TrendyProcess.run(
             ["log", "Tea", "--at", "teatime", "--data-dir", dir.path] + offline)
         #expect(when.status == 64)
         // Impossible dates are refused, not rolled over (Feb 30 used to become Mar 2).
         for impossible in ["2026-02-30T10:00:00Z", "2026-04-31T10:00:00Z", "2026-11-22T10:00:60Z"] {
-            let rolled = try await TrendyProcess.runAsync(
+            let rolled = try await TrendyProcess.run(
                 ["log", "Tea", "--at", impossible, "--data-dir", dir.path] + offline)
             #expect(rolled.status == 64, "\(impossible)")
             #expect(rolled.stderr.contains("is not a time"))
         }
-        let missing = try await TrendyProcess.runAsync(
+        let missing = try await TrendyProcess.run(
             ["import", "/nonexistent.csv", "--data-dir", dir.path] + offline)
         #expect(missing.status == 66)
         let badFile = dir.url.appendingPathComponent("x.json")
         try Data("{not json".utf8).write(to: badFile)
-        let malformed = try await TrendyProcess.runAsync(["import", badFile.path, "--data-dir", dir.path] + offline)
+        let malformed = try await TrendyProcess.run(["import", badFile.path, "--data-dir", dir.path] + offline)
         #expect(malformed.status == 65)
         #expect(malformed.stderr.contains("not valid JSON"))
     }

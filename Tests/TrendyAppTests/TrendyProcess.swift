@@ -22,7 +22,9 @@ struct TrendyProcess {
         return here.appendingPathComponent("trendy")
     }
 
-    static func run(
+    /// Runs the binary and waits for it on the calling thread: only for a thread of its own (see
+    /// `run`), never on the cooperative pool, whose two threads on this machine are every test's.
+    private static func runBlocking(
         _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
     ) throws -> Result {
         let process = Process()
@@ -67,15 +69,17 @@ extension TrendyProcess {
 }
 
 extension TrendyProcess {
-    /// Runs the binary on a background thread, so a server running in this test process keeps
-    /// its cooperative threads while the child runs.
-    static func runAsync(
+    /// Runs the binary and waits for it on a thread of its own, so the test process's cooperative
+    /// threads (one per core) keep running every other test, its servers and its timers while the
+    /// child runs. A blocking wait here starved the pool for 20 s on a 2-core CI machine, and a
+    /// probe's 400 ms timer answered after 20 s.
+    static func run(
         _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 do {
-                    continuation.resume(returning: try run(arguments, environment: environment, stdin: stdin))
+                    continuation.resume(returning: try runBlocking(arguments, environment: environment, stdin: stdin))
                 } catch {
                     continuation.resume(throwing: error)
                 }

@@ -80,8 +80,8 @@ struct ReachabilityTests {
 
     @Test func aServerThatAcceptsAndNeverAnswersIsGivenOnlyTheBudget() async throws {
         let silent = try SilentServer()
-        // The client's own limits are a minute: only the probe's budget can end the wait early.
-        let budget = NetworkBudget(respond: .milliseconds(400), idle: .seconds(60), request: .seconds(60))
+        // The client's own limits are ten minutes: only the probe's budget can end the wait early.
+        let budget = NetworkBudget(respond: .milliseconds(400), idle: .seconds(600), request: .seconds(600))
         try await withProbe(silent.url, budget: budget) { probe in
             let started = ContinuousClock.now
             let answer = await probe.check()
@@ -89,7 +89,10 @@ struct ReachabilityTests {
             #expect(answer == .offline(.notResponding(server: "127.0.0.1:\(silent.port)", seconds: 0.4)))
             #expect(answer.explanation == "The server at 127.0.0.1:\(silent.port) did not answer within 0.4 s")
             #expect(waited >= .milliseconds(350))
-            #expect(waited < .seconds(20))
+            // Far below the client's ten minutes, with room for a machine whose cooperative threads
+            // are busy with other work: on a 2-core CI machine the suite's own tests once held both
+            // for 20 s, and a 400 ms timer could not fire until they let go.
+            #expect(waited < .seconds(120))
         }
     }
 
@@ -105,8 +108,9 @@ struct ReachabilityTests {
         let probe = HealthCheckProbe(api: api, budget: .milliseconds(300))
         let started = ContinuousClock.now
         let answer = await probe.check()
-        // The held call never returns: anything short of the test's time limit is the budget.
-        #expect(ContinuousClock.now - started < .seconds(20))
+        // The held call never returns: any answer at all is the budget's (the wait is bounded loosely,
+        // as above: a timer fires only when a cooperative thread is free to run it).
+        #expect(ContinuousClock.now - started < .seconds(120))
         #expect(answer == .offline(.notResponding(server: "", seconds: 0.3)))
         api.releaseHeld()
         try await http.shutdown()
