@@ -33,7 +33,8 @@ extension AppProcessTests {
         #expect(try #require(ISO8601DateFormatter.withFractions.date(from: stamp)) < midnight, "yesterday, not now")
         app.type("u")
         #expect(await Self.shows(app, "Took back the log."))
-        #expect(!(try await TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
+        #expect(
+            !(try await TrendyProcess.run(["events", "list"] + d).stdout.contains("oat milk")), "undone everywhere")
         app.type("2")
         // An undo never overwrites a change made since (outside attack: another terminal's note went).
         app.type("c")

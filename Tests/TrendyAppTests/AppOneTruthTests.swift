@@ -83,7 +83,8 @@ extension AppProcessTests {
         #expect(await app.waitForScreen("dashboard"))
         #expect(try await TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
         #expect(
-            try await TrendyProcess.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+            try await TrendyProcess.run(["geofence", "add", "Gym", "52.52", "13.405", "--type", "Coffee"] + d).status
+                == 0)
         let move = try await TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)
         #expect(
             move.stdout.contains("The running app handled it") && move.stdout.contains("1 event(s) logged"),

@@ -109,7 +109,9 @@ struct AppProcessTests {
 
     @Test func anEventLoggedByAnotherProcessShowsInTheRunningApp() async throws {
         let (dir, app) = try await AppProcessTests.onboardedApp()
-        let log = try await TrendyProcess.run(["log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path])
+        let log = try await TrendyProcess.run([
+            "log", "Coffee", "--note", "from the other terminal", "--data-dir", dir.path,
+        ])
         #expect(log.status == 0)
         #expect(await app.waitFor(10) { $0.contains("from the other terminal") && $0.contains("Today: 2 event(s)") })
         app.type("q")
@@ -181,7 +183,9 @@ struct AppControlTests {
         #expect(app.text.components(separatedBy: "── frame").last?.contains("› ") == true, "the event is selected")
         let bad = try await TrendyProcess.run(["open", "https://example.com", "--data-dir", dir.path])
         #expect(bad.status == 64)
-        let unknown = try await TrendyProcess.run(["open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path])
+        let unknown = try await TrendyProcess.run([
+            "open", "trendy://events/\(UUIDv7Text.sample)", "--data-dir", dir.path,
+        ])
         #expect(unknown.status == 1 && unknown.stderr.contains("No event"), "\(unknown.stderr)")
         #expect(await app.waitFor { $0.contains("No event") })
         app.type("q")
@@ -218,7 +222,9 @@ struct AppControlTests {
         try await Task.sleep(for: .seconds(3))
         #expect(!RunningApp.screens(app.text).contains("analytics"), "the cut request never ran")
         // A link whose text carries terminal escapes: shown as text, never sent to the terminal.
-        let hostile = try await TrendyProcess.run(["open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path])
+        let hostile = try await TrendyProcess.run([
+            "open", "trendy://log/X%1b%5b2J%1b%5d0;PWNED%07", "--data-dir", dir.path,
+        ])
         #expect(hostile.status == 1 && hostile.stderr.contains("No event type named X"), "\(hostile.stderr)")
         #expect(!hostile.stderr.contains("\u{1B}"), "nor to the terminal of the command that sent it")
         #expect(await app.waitFor { $0.contains("No event type named X") })
@@ -282,7 +288,8 @@ struct AppControlTests {
         #expect(try await TrendyProcess.run(["location", "permission", "always"] + d).status == 0)
         #expect(try await TrendyProcess.run(["location", "set", "52.53", "13.405"] + d).status == 0)
         #expect(
-            try await TrendyProcess.run(["geofence", "add", "Café", "52.52", "13.405", "--type", "Coffee"] + d).status == 0)
+            try await TrendyProcess.run(["geofence", "add", "Café", "52.52", "13.405", "--type", "Coffee"] + d).status
+                == 0)
         let app = try RunningApp(["--sync-interval", "0"] + d)
         #expect(await app.waitForScreen("dashboard"))
         let move = try await TrendyProcess.run(["location", "set", "52.52", "13.405"] + d)

@@ -75,7 +75,8 @@ extension AppProcessTests {
         let nextMonth = try #require(calendar.date(byAdding: .month, value: 1, to: thisMonth))
         let ahead = try #require(calendar.date(byAdding: .day, value: 24, to: nextMonth)).addingTimeInterval(43_200)
         #expect(
-            try await TrendyProcess.run(["log", "Coffee", "--at", ISO8601DateFormatter().string(from: ahead)] + d).status == 0
+            try await TrendyProcess.run(["log", "Coffee", "--at", ISO8601DateFormatter().string(from: ahead)] + d)
+                .status == 0
         )
         app.type("3")
         #expect(
@@ -203,7 +204,8 @@ extension AppProcessTests {
         let d = ["--data-dir", dir.path]
         for i in 0..<6 {
             let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(40 * 86_400 + Double(i) * 60))
-            #expect(try await TrendyProcess.run(["log", "Coffee", "--at", ahead, "--note", "ahead \(i)"] + d).status == 0)
+            #expect(
+                try await TrendyProcess.run(["log", "Coffee", "--at", ahead, "--note", "ahead \(i)"] + d).status == 0)
         }
         #expect(try await TrendyProcess.run(["log", "Coffee", "--note", "just now"] + d).status == 0)
         let app = try RunningApp(["--sync-interval", "0"] + d)

@@ -158,7 +158,8 @@ struct CLISkeletonTests {
         #expect(
             refused.status == 64 && refused.stderr.contains("Walk and its 3 events needs --yes"), "\(refused.stderr)")
         #expect(
-            try await TrendyProcess.run(["events", "list", "--json"] + d).stdout.components(separatedBy: "\"id\"").count == 4)
+            try await TrendyProcess.run(["events", "list", "--json"] + d).stdout.components(separatedBy: "\"id\"").count
+                == 4)
         #expect(try await TrendyProcess.run(["types", "rm", "Empty"] + d).status == 0, "no events: nothing to ask")
         let removed = try await TrendyProcess.run(["types", "rm", "Walk", "--yes"] + d)
         #expect(removed.status == 0 && removed.stdout.contains("and its 3 event(s)"), "\(removed.stdout)")

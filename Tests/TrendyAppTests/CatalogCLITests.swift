@@ -121,6 +121,7 @@ struct CatalogCLITests {
         let nowhere = try await run(["export", "-o", dir.url.appendingPathComponent("no/such/dir/e.csv").path] + d)
         #expect(nowhere.status == 73 && nowhere.stderr.contains("cannot write"), "\(nowhere.stderr)")
         #expect(
-            try await run(["export", "--type", "Gym"] + d).stdout.split(separator: "\n").count == 2, "header and the visit")
+            try await run(["export", "--type", "Gym"] + d).stdout.split(separator: "\n").count == 2,
+            "header and the visit")
     }
 }
