@@ -113,7 +113,7 @@ enum RawHTTP {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: json))
-        let response = try await http.execute(request, timeout: .seconds(10))
+        let response = try await http.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 1 << 20)
         try await http.shutdown()
         return String(buffer: body)

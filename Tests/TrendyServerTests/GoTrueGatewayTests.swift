@@ -20,7 +20,7 @@ struct GoTrueGatewayTests {
     func gateway(_ h: ServerHarness, logs: LogSystem = .disabled()) -> GoTrueAuthGateway {
         GoTrueAuthGateway(
             configuration: .init(
-                baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests(request: .seconds(10))),
+                baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests()),
             http: h.http, logger: logs.logger(.auth))
     }
 

@@ -29,7 +29,7 @@ struct GoTrueGatewayContractTests {
         try await ServerHarness.with { h in
             let gateway = GoTrueAuthGateway(
                 configuration: .init(
-                    baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests(request: .seconds(10))),
+                    baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests()),
                 http: h.http, logger: LogSystem.disabled().logger(.auth))
             try await AuthGatewayContract.verify(gateway, advance: h.clock.advance)
         }

@@ -93,12 +93,12 @@ struct OperationsTests {
             let sink = InMemoryLogSink()
             let logs = LogSystem(configuration: .init(defaultLevel: .debug), sinks: [sink])
             let client = LiveTrendyAPIClient(
-                configuration: .init(baseURL: h.baseURL, budget: .forTests(request: .seconds(10))), http: h.http,
+                configuration: .init(baseURL: h.baseURL, budget: .forTests()), http: h.http,
                 tokens: StaticTokenProvider(session.accessToken), logger: logs.logger(.api))
             _ = try await client.listEventTypes()
             let gateway = GoTrueAuthGateway(
                 configuration: .init(
-                    baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests(request: .seconds(10))),
+                    baseURL: h.baseURL.appendingPathComponent("auth/v1"), budget: .forTests()),
                 http: h.http, logger: logs.logger(.auth))
             _ = try await gateway.signIn(email: session.user.email, password: "password-123")
             let sent = sink.records.compactMap { $0.metadata["request_id"].map { "\($0)" } }

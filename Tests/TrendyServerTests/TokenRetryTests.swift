@@ -33,7 +33,7 @@ final class RotatingTokens: AccessTokenProvider {
 struct TokenRetryTests {
     func client(_ h: ServerHarness, _ tokens: RotatingTokens) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
-            configuration: .init(baseURL: h.baseURL, budget: .forTests(request: .seconds(10))), http: h.http,
+            configuration: .init(baseURL: h.baseURL, budget: .forTests()), http: h.http,
             tokens: tokens,
             logger: LogSystem.disabled().logger(.api))
     }
