@@ -280,8 +280,11 @@ extension OutboxSyncEngine {
 
     /// Event edits and deletes go in one `POST /events/edits`, each item with its own base. The
     /// request's idempotency key is made of the entries' keys (an entry's key changes whenever its
-    /// body does), so a resend after a lost answer is replayed, not applied over what another
-    /// device changed meanwhile — as a single `PATCH` with its entry's key is.
+    /// body does) and the device id the items carry, so a resend after a lost answer is replayed,
+    /// not applied over what another device changed meanwhile — as a single `PATCH` with its
+    /// entry's key is. A copied or repaired database sends under a new device id, hence a new key:
+    /// with the old one its resend was a different body under a used key (422), for ever (an
+    /// outsider's attack, issue 35).
     func sendEventEdits(_ work: [OutboxEntry]) async throws -> SendOutcome {
         var items: [EventEditItem] = []
         for entry in work {
@@ -296,17 +299,20 @@ extension OutboxSyncEngine {
         }
         let response: EventEditResponse
         do {
-            response = try await api.editEvents(items, idempotencyKey: Self.batchKey(work))
+            response = try await api.editEvents(items, idempotencyKey: Self.batchKey(work, device: deviceId))
         } catch {
             switch error {
-            case .conflict:
+            case .conflict(let problem) where problem.code != ProblemCode.idempotencyKeyReused:
                 // The batch's only whole-request conflict: the same request still running (its
                 // answer was lost and the resend came first). Items' conflicts are their results.
                 return .transient("the same batch of edits is still being applied")
-            case .validation where work.count > 1, .badRequest where work.count > 1, .notFound, .server(405, _):
+            case .validation where work.count > 1, .badRequest where work.count > 1, .notFound, .server(405, _),
+                .conflict:
                 // A server without the route (never "every item missing": that is per item), or
                 // one item it cannot read, which refuses the whole request: one by one, that item
-                // is refused alone and the others go through.
+                // is refused alone and the others go through. A key used with another body (a
+                // batch sent before under a key that did not name the device) goes one by one
+                // too, each item under its entry's own key.
                 let api = api
                 response = try await EventEditResponse.oneByOne(
                     items,
@@ -335,11 +341,12 @@ extension OutboxSyncEngine {
         return .mixed(delivered: delivered, replaced: [:], gone: gone, refused: refused)
     }
 
-    /// A batch's idempotency key: a 128-bit FNV-1a digest of its entries' keys, in order.
-    static func batchKey(_ work: [OutboxEntry]) -> String {
+    /// A batch's idempotency key: a 128-bit FNV-1a digest of its entries' keys, in order, and the
+    /// device id its items carry.
+    static func batchKey(_ work: [OutboxEntry], device: String) -> String {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x6c62_272e_07bb_0142
-        for byte in work.map(\.idempotencyKey).joined(separator: ",").utf8 {
+        for byte in (work.map(\.idempotencyKey) + [device]).joined(separator: ",").utf8 {
             a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
             b = (b ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 0x9e37_79b9
         }

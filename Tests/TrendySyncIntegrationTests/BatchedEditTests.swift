@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TrendyAPI
 import TrendyAPILive
@@ -6,6 +7,8 @@ import TrendyAPITesting
 import TrendyModels
 import TrendySync
 import TrendySyncLive
+import TrendySyncTesting
+import TrendyTestSupport
 
 /// Issue 35: queued edits and deletes of events go in batches (`POST /events/edits`), in outbox
 /// order, and each item's answer is booked on its own entry.
@@ -99,6 +102,39 @@ struct BatchedEditTests {
                 #expect(try await h.direct.event(id: event.id).value.notes == event.notes)
             }
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+        }
+    }
+
+    /// An outsider's attack: a batch whose answer was lost, resent from a copy of the database (a
+    /// new device id in every item) went under the same key with another body — 422 for ever, read
+    /// as "still being applied", and nothing pulled. The key names the device now.
+    @Test func aBatchResentUnderANewDeviceIdIsDeliveredNotRetriedForEver() async throws {
+        try await SyncHarness.with { h in
+            let (store, database) = try MemoryLocalStore.makeWithDatabase(now: { h.clock.now })
+            let engine = h.engine(on: store, pageSize: 500)
+            let type = EventType(id: h.ids.next(), name: "Coffee")
+            try await store.createEventType(type)
+            var events = (0..<3).map { h.event(type, offset: Double($0)) }
+            for event in events { try await store.createEvent(event) }
+            #expect(await engine.sync(full: false).outcome == .ok)
+            for index in events.indices {
+                events[index].notes = "copied \(index)"
+                try await store.updateEvent(events[index])
+            }
+            h.api.loseAnswer("editEvents", with: .transport(.timedOut))
+            #expect(await engine.sync(full: false).outcome != .ok)
+            try await database.write {
+                try $0.execute(sql: "UPDATE sync_state SET value = 'a-copy-of-the-device' WHERE key = 'device_id'")
+            }
+            h.clock.advance(65)  // past the backoff
+            let resent = await engine.sync(full: false)
+            #expect(resent.outcome == .ok, "\(resent)")
+            #expect(try await store.outboxCounts() == (pending: 0, failed: 0))
+            for event in events {
+                #expect(try await h.direct.event(id: event.id).value.notes == event.notes)
+            }
+            // The same values again: nothing to keep as a conflict.
+            #expect(try await h.direct.conflicts().isEmpty)
         }
     }
 }
