@@ -87,6 +87,28 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// An outsider's attack: an event logged here and deleted before it was ever sent, whose
+    /// copy with the same id reached the server from elsewhere (a copy of this database, an
+    /// archive imported on another device). The server and every other device have it; no pull
+    /// brought it here, because the delete left a tombstone though it sent nothing.
+    @Test func anUnsentCreateDeletedHereDoesNotHideTheSameEventFromElsewhere() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "from the archive")
+            try await h.store.createEvent(x)
+            try await h.store.deleteEvent(id: x.id)
+            // The same event, from the copy.
+            #expect(try await h.direct.createEvents([x], idempotencyKey: nil).results.first?.status == .created)
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.event(id: x.id)?.value.notes == "from the archive")
+            // Nothing was sent for the deleted create: the server keeps the copy.
+            #expect(h.api.calls("deleteEvent").isEmpty && h.api.calls("editEvents").isEmpty)
+            #expect(try await h.direct.event(id: x.id).value.id == x.id)
+        }
+    }
+
     /// Another device moved an event to 09:00. This device, not yet knowing, edits that event's
     /// note and moves its own unsent event to 09:00: the server merges the unsent event into the
     /// moved one. The note written last wins, whichever copy it was written on: with
