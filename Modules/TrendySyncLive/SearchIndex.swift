@@ -128,6 +128,39 @@ enum SearchIndex {
                 """)
     }
 
+    /// An update that gives the event another id (a merge: this device's copy takes the server's)
+    /// or changes its text or time.
+    static let changedOrRenamed = "(old.id IS NOT new.id OR \(changed))"
+
+    /// Migration `sync.v12-search-follows-ids`: the update triggers follow an event whose id
+    /// changes (`mergeIntoServerCopy`): the index kept the old id, and search lost the event until
+    /// a pull (an outsider's attack, issue 35). The entries earlier merges left behind go, and the
+    /// events they lost are indexed again.
+    static func migrateRenames(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DROP TRIGGER local_events_search_update;
+                DROP TRIGGER local_events_search_note_update;
+                CREATE TRIGGER local_events_search_update AFTER UPDATE OF id, body, timestamp_ms ON local_events
+                WHEN NOT \(deferred) AND \(changedOrRenamed) BEGIN
+                  \(forget("old.id"))
+                  \(index)
+                END;
+                CREATE TRIGGER local_events_search_note_update AFTER UPDATE OF id, body, timestamp_ms ON local_events
+                WHEN \(deferred) AND \(changedOrRenamed) BEGIN
+                  \(note("old.id"))
+                  \(note("new.id"))
+                END;
+                INSERT INTO local_search_dirty (event_id)
+                  SELECT s.event_id FROM local_event_search AS s
+                  WHERE NOT EXISTS (SELECT 1 FROM local_events WHERE id = s.event_id)
+                  UNION
+                  SELECT e.id FROM local_events AS e
+                  WHERE NOT EXISTS (SELECT 1 FROM local_event_search WHERE event_id = e.id) AND \(text("e")) != '';
+                """)
+        try reindexNoted(db)
+    }
+
     /// Notes `id` for the deferred pass, once (not `INSERT OR IGNORE`: a trigger's conflict clause
     /// yields to the statement that fired it, and an upsert's would make a second note an error).
     static func note(_ id: String) -> String {

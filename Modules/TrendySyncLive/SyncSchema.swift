@@ -20,6 +20,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v9-property-definitions", migrate: propertyDefinitions)
         migrator.registerMigration("sync.v10-search", migrate: SearchIndex.migrate)
         migrator.registerMigration("sync.v11-search-deferral", migrate: SearchIndex.migrateDeferral)
+        migrator.registerMigration("sync.v12-search-follows-ids", migrate: SearchIndex.migrateRenames)
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.

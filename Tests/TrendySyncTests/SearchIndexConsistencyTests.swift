@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import TrendyAPI
+import TrendyLogging
 import TrendyModels
 import TrendySync
 import TrendySyncTesting
@@ -51,6 +52,35 @@ import TrendySyncTesting
         }
     }
 
+    /// An install whose merges (before `sync.v12-search-follows-ids`) left entries under ids no
+    /// event has, and events no entry finds: the migration mends both.
+    @Test func theMigrationMendsWhatEarlierMergesLeft() async throws {
+        let queue = try DatabaseQueue()
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        try migrator.migrate(queue, upTo: "sync.v11-search-deferral")
+        let store = SQLiteLocalStore(database: queue, logger: LogSystem.disabled().logger(.data))
+        let ids = UUIDv7Generator()
+        let type = EventType(id: ids.next(), name: "Coffee")
+        try await store.createEventType(type)
+        let events = (0..<3).map {
+            Event(
+                id: ids.next(), eventTypeId: type.id, timestamp: t0 + Double($0),
+                notes: ["apple", "banana", "cherry"][$0])
+        }
+        for event in events { try await store.createEvent(event) }
+        let renamed = (new: ids.next().description, old: events[1].id.description)
+        try await queue.write { db in
+            try db.execute(
+                sql: "UPDATE local_events SET id = ?1, body = json_set(body, '$.id', ?1) WHERE id = ?2",
+                arguments: [renamed.new, renamed.old])
+        }
+        try migrator.migrate(queue)
+        try check(queue, seed: 0, step: 0)
+        let found = try await store.eventPage(offset: 0, limit: 10, filter: EventFilter(text: "banana")).map(\.value.id)
+        #expect(found.map(\.description) == [renamed.new])
+    }
+
     @Test(arguments: 1...12 as ClosedRange<UInt64>)
     func seededWritesKeepTheIndexExact(seed: UInt64) async throws {
         var rng = SplitMix64(seed: seed)
@@ -81,7 +111,25 @@ import TrendySyncTesting
             return e
         }
         for step in 0..<25 {
-            switch Int.random(in: 0..<5, using: &rng) {
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 5:
+                // A merge: this device's copy takes the server's id (an outsider found search lost
+                // the event until a pull came), alone or inside a pulled page's transaction.
+                guard let event = known.randomElement(using: &rng) else { continue }
+                var merged = event
+                merged.id = ids.next()
+                let deferred = Bool.random(using: &rng)
+                let ids = (new: merged.id.description, old: event.id.description)
+                try await queue.write { db in
+                    let rename = {
+                        try db.execute(
+                            sql: "UPDATE local_events SET id = ?1, body = json_set(body, '$.id', ?1) WHERE id = ?2",
+                            arguments: [ids.new, ids.old])
+                    }
+                    if deferred { try SearchIndex.deferring(db, rename) } else { try rename() }
+                }
+                known.removeAll { $0.id == event.id }
+                known.append(merged)
             case 0, 1:
                 // A pulled page: new events, changed and unchanged known ones, deletes.
                 var events = (0..<Int.random(in: 1..<12, using: &rng)).map { _ in draw() }
