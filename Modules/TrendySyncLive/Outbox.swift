@@ -118,8 +118,10 @@ enum Outbox {
             // database, an archive imported on another device) is another device's event, and a
             // pull brings it here like any other; a tombstone hid it from every pull for ever
             // while the server and every other device had it (an outsider's attack, issue 35).
-            try db.cachedStatement(sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ? AND cascade_of IS NULL")
-                .execute(arguments: [entity.rawValue, id])
+            try db.cachedStatement(
+                sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ? AND cascade_of IS NULL"
+            )
+            .execute(arguments: [entity.rawValue, id])
         }
         // A change folded into a waiting entry: when its fields were written, and a tick of the
         // change mark (an entry appended takes a number of its own).
