@@ -16,7 +16,6 @@ public enum InsightSchema {
     /// Adds the migrations (after Sync's: the triggers are on its table).
     public static func register(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("insights.v1", migrate: migrate)
-        migrator.registerMigration("insights.v2-bulk-writes", migrate: migrateBulkWrites)
     }
 
     /// Far enough back that every event's day is floored correctly by integer division.
@@ -165,106 +164,8 @@ public enum InsightSchema {
                 """)
     }
 
-    // MARK: Bulk writes (issue 35)
-
-    /// Whether the current transaction is one of Sync's bulk writes (a pulled page, a download
-    /// page, an import): Sync's `sync_state` holds the `search_deferred` flag row from the first
-    /// row to the last, and deletes it at the end, in the same transaction.
-    static let bulk = "EXISTS (SELECT 1 FROM sync_state WHERE key = 'search_deferred')"
-
-    /// Notes the `row` event's part (`sign` 1 to add, -1 to take out) for the end of the bulk write.
-    static func note(_ sign: Int, _ row: String) -> String {
-        """
-        INSERT INTO insight_pending (sign, event_type_id, timestamp_ms, body)
-          SELECT \(sign), \(column(row, "event_type_id")), \(column(row, "timestamp_ms")), \(column(row, "body"))
-          WHERE \(column(row, "event_type_id")) IS NOT NULL;
-        """
-    }
-
-    /// The noted parts with their wall-clock time and the day start.
-    static let pending = """
-        (SELECT r.sign AS sign, r.event_type_id AS event_type_id, r.body AS body,
-                r.timestamp_ms + 1000 * \(offset("r")) AS wall,
-                coalesce((SELECT day_start FROM insight_settings WHERE id = 1), 0) * 3600000 AS ds
-         FROM insight_pending AS r) AS r
-        """
-
-    /// Every noted part added to the aggregates at once, each key's net change in one upsert.
-    static let applyPending = """
-        INSERT INTO insight_daily (type_id, day, zone, count)
-          SELECT r.event_type_id, \(day) AS d, \(zone("r")) AS z, sum(r.sign) FROM \(pending)
-          WHERE 1 GROUP BY r.event_type_id, d, z HAVING sum(r.sign) != 0
-          ON CONFLICT (type_id, day, zone) DO UPDATE SET count = count + excluded.count;
-        INSERT INTO insight_slots (type_id, slot, count)
-          SELECT r.event_type_id, \(slot) AS s, sum(r.sign) FROM \(pending)
-          WHERE 1 GROUP BY r.event_type_id, s HAVING sum(r.sign) != 0
-          ON CONFLICT (type_id, slot) DO UPDATE SET count = count + excluded.count;
-        INSERT INTO insight_values (type_id, key, day, n, milli)
-          SELECT r.event_type_id, p.key, \(day) AS d, sum(r.sign),
-                 sum(r.sign * CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER))
-          FROM \(pending), json_each(r.body, '$.properties') AS p
-          WHERE \(numeric("r")) AND json_extract(p.value, '$.type') IN ('number', 'duration')
-          GROUP BY r.event_type_id, p.key, d
-          HAVING sum(r.sign) != 0 OR sum(r.sign * CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER)) != 0
-          ON CONFLICT (type_id, key, day) DO UPDATE SET n = n + excluded.n, milli = milli + excluded.milli;
-        DELETE FROM insight_pending;
-        """
-
-    /// Migration `insights.v2-bulk-writes`: inside one of Sync's bulk writes the triggers only
-    /// note each row's part (`insight_pending`), and the end of the bulk write (the flag row's
-    /// delete) adds the notes to the aggregates in three grouped upserts; every other write keeps
-    /// them row by row. Row by row, the aggregates cost a pulled change about 9 µs of a 36 µs
-    /// apply: three upserts, each with its own zone and settings lookups, per row.
-    static func migrateBulkWrites(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                DROP TRIGGER insight_events_insert;
-                DROP TRIGGER insight_events_update;
-                DROP TRIGGER insight_events_replace;
-                DROP TRIGGER insight_events_delete;
-                CREATE TABLE insight_pending (
-                    seq INTEGER PRIMARY KEY, sign INTEGER NOT NULL, event_type_id TEXT NOT NULL,
-                    timestamp_ms INTEGER NOT NULL, body TEXT NOT NULL
-                );
-                CREATE TRIGGER insight_events_insert AFTER INSERT ON local_events WHEN NOT \(bulk) BEGIN
-                  \(add("new"))
-                END;
-                CREATE TRIGGER insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events
-                WHEN NOT \(bulk) BEGIN
-                  \(remove("old"))
-                  \(add("new"))
-                END;
-                CREATE TRIGGER insight_events_replace BEFORE INSERT ON local_events
-                WHEN NOT \(bulk) AND EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
-                  \(remove("replaced"))
-                END;
-                CREATE TRIGGER insight_events_delete AFTER DELETE ON local_events WHEN NOT \(bulk) BEGIN
-                  \(remove("old"))
-                END;
-                CREATE TRIGGER insight_events_note_insert AFTER INSERT ON local_events WHEN \(bulk) BEGIN
-                  \(note(1, "new"))
-                END;
-                CREATE TRIGGER insight_events_note_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events
-                WHEN \(bulk) BEGIN
-                  \(note(-1, "old"))
-                  \(note(1, "new"))
-                END;
-                CREATE TRIGGER insight_events_note_replace BEFORE INSERT ON local_events
-                WHEN \(bulk) AND EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
-                  \(note(-1, "replaced"))
-                END;
-                CREATE TRIGGER insight_events_note_delete AFTER DELETE ON local_events WHEN \(bulk) BEGIN
-                  \(note(-1, "old"))
-                END;
-                CREATE TRIGGER insight_bulk_write_end AFTER DELETE ON sync_state WHEN old.key = 'search_deferred' BEGIN
-                  \(applyPending)
-                END;
-                """)
-    }
-
     /// The tables this plugin keeps (a repair leaves them to be rebuilt).
     public static let tables: Set<String> = [
         "insight_settings", "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values",
-        "insight_pending",
     ]
 }
