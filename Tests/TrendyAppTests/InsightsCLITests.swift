@@ -211,8 +211,12 @@ struct InsightsAppTests {
         quiet.type("q")
         #expect(await quiet.exitStatus() == 0)
         let file = dir.url.appendingPathComponent("life.csv")
-        // 150 days up to yesterday: correlations look at the last year with data.
-        let start = Date().addingTimeInterval(-151 * 86_400)
+        // 150 days up to two days ago: correlations look at the last year with data. The days
+        // start at midnight UTC, as the fixed history's do: from the time of day the test ran, a
+        // headache 15 hours after the day's start fell on the next day after 09:00 UTC, and the
+        // finding the dashboard shows was gone (it failed from 09:00 on).
+        let midnight = (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400
+        let start = Date(timeIntervalSince1970: midnight - 151 * 86_400)
         try InsightsCLITests.life(start: start).write(to: file, atomically: true, encoding: .utf8)
         #expect(try await TrendyProcess.run(["import", file.path] + d).status == 0)
         for plain in [false, true] {
