@@ -286,7 +286,8 @@ public final class SQLiteLocalStore: LocalStore {
     public func deleteEvent(id: UUIDv7) async throws {
         let at = now()
         try await db.write { db in
-            try db.execute(sql: "DELETE FROM local_events WHERE id = ?", arguments: [id.description])
+            // Cached, as an edit's UPDATE is: compiling it compiles every trigger on the table.
+            try db.cachedStatement(sql: "DELETE FROM local_events WHERE id = ?").execute(arguments: [id.description])
             guard db.changesCount > 0 else { throw LocalStoreError.notFound("event") }
             try Outbox.tombstone(db, .event, id.description)
             try Outbox.enqueue(db, .event, id.description, .delete, payload: nil, now: at)
