@@ -50,6 +50,8 @@ enum UpdateBenchmarks {
             var echoPull: [Double] = []
             var omittedPull: [Double] = []
             var omittedApplied = 0
+            // A person's edits on this device, one transaction each (what a bulk edit in the app does).
+            var localEdits: [Double] = []
             for round in 0..<rounds {
                 let fresh = SyncBenchmarks.events(
                     n, type: type.id, ids: ids, start: Date().addingTimeInterval(-2e6 - Double(round * n)))
@@ -63,10 +65,12 @@ enum UpdateBenchmarks {
                 creates.append(Double(n) / BenchHarness.seconds(await createEnd.value - c0))
                 // Alternate which mode goes first, so drift on a shared machine hits both alike.
                 for mode in round % 2 == 0 ? Mode.allCases : Mode.allCases.reversed() {
+                    let e0 = ContinuousClock.now
                     for i in events.indices {
                         events[i].notes = "\(mode.rawValue) \(round) \(i)"
                         try await store.updateEvent(events[i])
                     }
+                    localEdits.append(Double(n) / BenchHarness.seconds(ContinuousClock.now - e0))
                     if mode == .wholeEntity {
                         let whole = Dictionary(uniqueKeysWithValues: events.map { ($0.id.description, $0) })
                         try await pool.write { db in
@@ -129,6 +133,15 @@ enum UpdateBenchmarks {
                         value: field, unit: "changes/s", baseline: whole, ratio: field / whole,
                         target: "ratio ≥ 0.9", met: field / whole >= 0.9))
             }
+            let local = BenchHarness.median(localEdits)
+            results.append(
+                BenchResult(
+                    suite: "updates",
+                    name:
+                        "local_edit_throughput (\(n) note edits on this device, one transaction each; "
+                        + "baseline: the same edits pushed, median of \(2 * rounds))",
+                    value: local, unit: "edits/s", baseline: edits, ratio: local / edits, target: "report",
+                    met: nil))
             let omitted = BenchHarness.median(omittedPull)
             let echoed = BenchHarness.median(echoPull)
             results.append(
