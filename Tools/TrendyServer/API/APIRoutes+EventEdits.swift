@@ -145,15 +145,10 @@ extension APIRoutes {
 enum BaseRules {
     static let versionReason = "must be a change-feed cursor (an integer ≥ 0)"
 
-    /// Why `device` cannot name a device (1 to 100 characters, none a control character: it is
-    /// shown in conflicts and logs), if it cannot.
+    /// Why `device` cannot name a device (1 to 100 characters), if it cannot.
     static func deviceIssue(_ device: String?) -> String? {
         guard let device else { return nil }
-        if device.isEmpty || device.unicodeScalars.count > 100 { return "must be 1 to 100 characters" }
-        if device.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            return "must not hold control characters"
-        }
-        return nil
+        return device.isEmpty || device.unicodeScalars.count > 100 ? "must be 1 to 100 characters" : nil
     }
 
     /// Why `version` cannot be a base, if it cannot.
