@@ -24,7 +24,7 @@ struct FeedNeverSkipsTests {
         let seed = ProcessInfo.processInfo.environment["TRENDY_FEED_SEED"].flatMap(UInt64.init) ?? 23
         try await RunningTestServer.instances(2) { servers in
             let session = try await servers[0].signUp()
-            let clients = servers.map { $0.client(session.accessToken, request: .seconds(60)) }
+            let clients = servers.map { $0.client(session.accessToken) }
             let type = try await clients[0].createEventType(
                 EventTypeCreate(id: UUIDv7Generator().next(), name: "Feed"), idempotencyKey: nil
             ).value

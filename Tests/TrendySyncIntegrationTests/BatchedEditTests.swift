@@ -137,4 +137,30 @@ struct BatchedEditTests {
             #expect(try await h.direct.conflicts().isEmpty)
         }
     }
+
+    /// A batch key the server already holds with another body (`422 idempotency_key_reused`) is
+    /// not "still being applied": the batch goes one by one, each item under its entry's key,
+    /// instead of being retried under the same key for ever.
+    @Test func aReusedBatchKeyGoesOneByOneNotRetriedForEver() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var events = (0..<3).map { h.event(type, offset: Double($0)) }
+            for event in events { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            for index in events.indices {
+                events[index].notes = "reused \(index)"
+                try await h.store.updateEvent(events[index])
+            }
+            h.api.fail(
+                "editEvents",
+                with: .conflict(
+                    APIProblem(status: 422, code: ProblemCode.idempotencyKeyReused, title: "Idempotency key reused")))
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("updateEvent").map(\.ids) == events.map { [$0.id.description] })
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            for event in events {
+                #expect(try await h.direct.event(id: event.id).value.notes == event.notes)
+            }
+        }
+    }
 }

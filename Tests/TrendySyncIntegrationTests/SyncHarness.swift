@@ -55,9 +55,9 @@ struct SyncHarness: Sendable {
         _ tests: [RunningTestServer], faults: FaultConfiguration, _ body: (SyncHarness) async throws -> Void
     ) async throws {
         let test = tests[0]
-        let (direct, session) = try await test.signedUpClient(request: .seconds(60))
+        let (direct, session) = try await test.signedUpClient()
         let api = InterceptingAPIClient(
-            rotatingAmong: tests.map { $0.client(session.accessToken, request: .seconds(60)) })
+            rotatingAmong: tests.map { $0.client(session.accessToken) })
         let clock = ManualClock(Date())
         let store = try memoryStore(now: { clock.now })
         let box = IdentityBox(session.user.id)
@@ -83,7 +83,7 @@ struct SyncHarness: Sendable {
 
     /// Clients for `session`, one per instance.
     func clients(_ session: GoTrueSession) -> [LiveTrendyAPIClient] {
-        tests.map { $0.client(session.accessToken, request: .seconds(60)) }
+        tests.map { $0.client(session.accessToken) }
     }
 
     /// The engine's health check with the test budget (``NetworkBudget/forTests(request:)``).
@@ -103,7 +103,7 @@ struct SyncHarness: Sendable {
 
     /// A new account on the server and a client signed in to it.
     func account() async throws -> (LiveTrendyAPIClient, GoTrueSession) {
-        try await test.signedUpClient(request: .seconds(60))
+        try await test.signedUpClient()
     }
 
     /// A migrated in-memory local store.

@@ -50,6 +50,11 @@ public struct RunningTestServer: Sendable {
         return result
     }
 
+    /// How long a test's request to a test server may take unless the test says otherwise: timing
+    /// is not what these tests check, and the whole suite beside two CPU-bound processes once took
+    /// more than 10 s to answer a sign-up on loopback.
+    public static let patience: Duration = .seconds(60)
+
     /// One raw HTTP exchange with this server: for auth routes, headers and malformed bodies.
     public func raw(
         _ method: HTTPMethod, _ path: String, body: String? = nil, bodyData: Data? = nil,
@@ -60,7 +65,7 @@ public struct RunningTestServer: Sendable {
         for (k, v) in headers { request.headers.add(name: k, value: v) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
         if let bodyData { request.body = .bytes(ByteBuffer(bytes: bodyData)) }
-        let response = try await http.execute(request, timeout: .seconds(60))
+        let response = try await http.execute(request, timeout: .seconds(Self.patience.components.seconds))
         let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
         return RawResponse(
             status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
@@ -74,7 +79,7 @@ public struct RunningTestServer: Sendable {
         var request = HTTPClientRequest(url: baseURL.absoluteString + "/auth/v1/signup")
         request.method = .POST
         request.body = .bytes(ByteBuffer(string: #"{"email":"\#(email)","password":"\#(password)"}"#))
-        let response = try await http.execute(request, timeout: .seconds(60))
+        let response = try await http.execute(request, timeout: .seconds(Self.patience.components.seconds))
         let body = try await response.body.collect(upTo: 1 << 20)
         guard response.status == .ok else {
             throw SignUpFailed(status: Int(response.status.code), body: String(buffer: body))
@@ -83,14 +88,14 @@ public struct RunningTestServer: Sendable {
     }
 
     /// A live API client that sends `token` (none: unauthenticated), with a request budget.
-    public func client(_ token: String?, request: Duration = .seconds(60)) -> LiveTrendyAPIClient {
+    public func client(_ token: String?, request: Duration = RunningTestServer.patience) -> LiveTrendyAPIClient {
         LiveTrendyAPIClient(
             configuration: .init(baseURL: baseURL, budget: .forTests(request: request)), http: http,
             tokens: StaticTokenProvider(token), logger: LogSystem.disabled().logger(.api))
     }
 
     /// A new account and a client signed in to it.
-    public func signedUpClient(request: Duration = .seconds(60)) async throws -> (
+    public func signedUpClient(request: Duration = RunningTestServer.patience) async throws -> (
         client: LiveTrendyAPIClient, session: GoTrueSession
     ) {
         let session = try await signUp()
@@ -134,10 +139,9 @@ extension NetworkBudget {
     /// A budget for clients of a test server on loopback: timing is not what their tests check,
     /// and on a busy machine (the suite's own parallel tests, a CI neighbour) the server can take
     /// longer than the 2 s a person's device allows to connect or answer its health check — the
-    /// client would then judge it offline. 15 s to respond; `request` for a whole request, a minute
-    /// unless a test names less: the whole suite beside two CPU-bound processes once took more
-    /// than 10 s to answer a request on loopback.
-    public static func forTests(request: Duration = .seconds(60)) -> NetworkBudget {
+    /// client would then judge it offline. 15 s to respond; `request` for a whole request
+    /// (``RunningTestServer/patience`` unless a test names less).
+    public static func forTests(request: Duration = RunningTestServer.patience) -> NetworkBudget {
         NetworkBudget(respond: .seconds(15), idle: max(request, .seconds(15)), request: max(request, .seconds(15)))
     }
 }
