@@ -66,6 +66,36 @@ extension AppProcessTests {
         #expect(await app.exitStatus() == 0)
     }
 
+    /// A note being typed when its event is deleted elsewhere (outside attack: Enter said "That
+    /// event is gone." and the typed note was lost): the note is kept, `u` logs the event again
+    /// with it, and the CLI reads it.
+    @Test func aNoteTypedWhileItsEventIsDeletedElsewhereIsNotLost() async throws {
+        let (dir, app) = try await Self.onboardedApp()
+        let d = ["--data-dir", dir.path]
+        app.type("L")
+        #expect(await Self.shows(app, "Log an event of which type?"))
+        app.type("1")
+        app.type("original<down><enter>")  // now: the newest, the selected row
+        #expect(await Self.shows(app, "Logged Coffee at"), "\(Self.lastFrame(app))")
+        app.type("2")
+        app.type("c")
+        #expect(await Self.shows(app, "Note (empty clears it)"))
+        app.type(" and what I typed")
+        let json = try await TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?
+                .first { $0["notes"] as? String == "original" }?["id"] as? String)
+        #expect(try await TrendyProcess.run(["events", "rm", id] + d).status == 0)
+        app.type("<enter>")
+        #expect(await Self.shows(app, "u logs it again with your note"), "\(Self.lastFrame(app))")
+        app.type("u")
+        #expect(await Self.shows(app, "The event is back."), "\(Self.lastFrame(app))")
+        let after = try await TrendyProcess.run(["events", "list", "--json"] + d).stdout
+        #expect(after.contains("original and what I typed"), "the typed note is on the event logged again: \(after)")
+        app.type("q")
+        #expect(await app.exitStatus() == 0)
+    }
+
     /// Types made, renamed and deleted after onboarding, a place added, and signing out and in
     /// again, all inside the app; the CLI agrees.
     @Test func typesPlacesAndTheAccountInsideTheApp() async throws {

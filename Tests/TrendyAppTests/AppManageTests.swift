@@ -82,6 +82,31 @@ import TrendySync
         #expect(core.ui.handle(.char("u"), core.context) == .redraw && core.ui.message == "Nothing to undo.")
     }
 
+    @Test func aNoteForAnEventDeletedMeanwhileIsKeptForU() {
+        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
+        core.context = context()
+        let shown = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "was")
+        var data = AppViewData()
+        data.page = [shown]
+        core.lastData = data
+        _ = core.handle(.key(.char("c")))
+        #expect(core.noted == shown, "the event as shown when its note form opened")
+        for key in chars("typed") { _ = core.handle(.key(key)) }
+        let command = AppUI.Command.editNote(eventId: shown.id, note: "typed")
+        #expect(core.handle(.key(.enter)).contains { if case .perform(command) = $0 { true } else { false } })
+        let gone = AppCore.Outcome(message: "That event is gone.", failed: true, gone: true)
+        _ = core.handle(.performed(command, gone, route: .authenticated))
+        var again = shown
+        again.notes = "typed"
+        #expect(core.ui.undo == .relog(again), "u logs it again with the note")
+        #expect(core.ui.message?.contains("u logs it again with your note") == true)
+        // Cleared, or another event's: nothing to keep.
+        core.ui.undo = nil
+        _ = core.handle(.performed(.editNote(eventId: shown.id, note: nil), gone, route: .authenticated))
+        _ = core.handle(.performed(.editNote(eventId: Self.page[1], note: "x"), gone, route: .authenticated))
+        #expect(core.ui.undo == nil)
+    }
+
     @Test func formsTakeCtrlUAndTabAndNoOtherControlKey() {
         var ui = AppUI()
         ui.tab = .events

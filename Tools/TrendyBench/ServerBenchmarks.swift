@@ -16,16 +16,20 @@ enum ServerBenchmarks {
     static func run(smoke: Bool, stores: [BenchStore]) async throws -> [BenchResult] {
         var results: [BenchResult] = []
         var ingest: [String: Double] = [:]
+        var feed: [String: Double] = [:]
         for store in stores {
             let measured = try await run(smoke: smoke, store: store)
             ingest[store.description] = measured.first?.value
+            feed[store.description] = measured.first { $0.name.hasPrefix("change_feed_read") }?.value
             results += measured
         }
-        if let sqlite = ingest["sqlite"], let postgres = ingest["postgres"] {
+        // PostgreSQL against SQLite in the same run (issue 35: ingest ≥ 0.8, feed ≥ 0.5).
+        for (name, figures, target) in [("batch_ingest", ingest, 0.8), ("change_feed_read", feed, 0.5)] {
+            guard let sqlite = figures["sqlite"], let postgres = figures["postgres"] else { continue }
             results.append(
                 BenchResult(
-                    suite: "server", name: "batch_ingest postgres vs sqlite (same run)", value: postgres / sqlite,
-                    unit: "×", baseline: nil, ratio: nil, target: "≥ 0.5", met: postgres / sqlite >= 0.5))
+                    suite: "server", name: "\(name) postgres vs sqlite (same run)", value: postgres / sqlite,
+                    unit: "×", baseline: nil, ratio: nil, target: "≥ \(target)", met: postgres / sqlite >= target))
         }
         return results
     }

@@ -12,6 +12,14 @@ extension AppCore {
             // The last change made here is what `u` takes back; an undo is not undone in turn.
             ui.undo = outcome.undo
         }
+        if case .editNote(let id, let note?) = command, outcome.gone, var event = noted, event.id == id {
+            // Deleted (elsewhere, most likely) while the note was typed: the note is not lost.
+            event.notes = note
+            ui.undo = .relog(event)
+            ui.message =
+                "That event was deleted (here or on another device), so the note was not saved: "
+                + "u logs it again with your note."
+        }
         if let position = outcome.position {
             // The position is in the list of every event (of the filtered type), not a search's.
             ui.query = nil
@@ -48,6 +56,12 @@ extension AppCore {
         let label = form.labels[form.field]
         guard form.isSecret(form.field) else { return "\(label): \(value.isEmpty ? "empty" : value)" }
         return "\(label): \(value.count) character\(value.count == 1 ? "" : "s")"
+    }
+
+    /// Remembers the event a note form that just opened is for (``noted``).
+    mutating func rememberNoted() {
+        guard case .form(let form) = ui.mode, case .note(let id) = form.kind, noted?.id != id else { return }
+        noted = lastData?.page.first { $0.id == id }
     }
 
     /// Signing in or up was refused: the form stays with the email, the password to type again.

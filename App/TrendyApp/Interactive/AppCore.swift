@@ -40,6 +40,8 @@ struct AppCore: Sendable {
         var undo: AppUI.Undo?
         /// Where the events list should stand (a jump to a date): the event's place in it.
         var position: Int?
+        /// The event the command named is gone (deleted here or by a pass meanwhile).
+        var gone = false
     }
 
     /// What the core reacts to.
@@ -145,6 +147,9 @@ struct AppCore: Sendable {
     /// The form and line the last frame showed (--plain announces a keystroke as its field only).
     var shownForm: AppUI.Form?
     var shownMessage: String?
+    /// The event as shown when its note form opened: when a pass deletes it while the note is
+    /// typed, `u` logs it again with the note (``afterward(_:_:)``) instead of the note being lost.
+    var noted: Event?
 
     init(route: AppRoute, tab: MainTab, banner: String, plain: Bool, links: [DeepLink]) {
         self.route = route
@@ -187,7 +192,9 @@ struct AppCore: Sendable {
             return render(data)
         case .key(let key):
             if busy != nil { return whileBusy(key) }
-            guard let command = ui.handle(key, context) else { return [] }
+            let asked = ui.handle(key, context)
+            rememberNoted()
+            guard let command = asked else { return [] }
             switch command {
             case .quit: return [.exit(0)]
             case .signIn, .signUp, .changePassword:

@@ -78,7 +78,7 @@ extension AppRunner {
     func change(_ id: UUIDv7, _ done: String, _ edit: (inout Event) -> Void) async throws -> Outcome {
         let before = try await env.store.event(id: id)?.value
         guard let after = try await EventActions(env: env).change(id, edit), let before else {
-            return Outcome(message: "That event is gone.", failed: true)
+            return Outcome(message: "That event is gone.", failed: true, gone: true)
         }
         let mark = try await env.store.localChangeMark()
         return Outcome(message: done, wrote: true, undo: .revert(before: before, after: after, mark: mark))
