@@ -164,8 +164,10 @@ public enum InsightSchema {
                 """)
     }
 
-    /// The tables this plugin keeps (a repair leaves them to be rebuilt).
-    public static let tables: Set<String> = [
-        "insight_settings", "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values",
+    /// The tables the triggers and the store derive from the events and the zone database (a
+    /// repair leaves them to be rebuilt: copied beside the events they count, each event would
+    /// count twice). The person's settings (`insight_settings`) are kept.
+    public static let derived: Set<String> = [
+        "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values",
     ]
 }

@@ -65,11 +65,18 @@ public enum LocalDatabaseRepair {
     /// ``finishInterruptedRepair(at:)`` (every open runs it), so a killed repair never leaves a
     /// half-built database where the app looks (an outsider found exactly that losing changes).
     /// The caller must keep every other user of the database out (the install lock).
-    public static func repair(at url: URL, migrator: DatabaseMigrator, now: Date = Date()) throws -> Report {
-        try repair(at: url, migrator: migrator, now: now, stoppingAfter: nil)
+    /// `derived` names the tables features derive from other rows (their triggers fill them as
+    /// the rows are copied); they are left to be rebuilt, never copied.
+    public static func repair(
+        at url: URL, migrator: DatabaseMigrator, derived: Set<String> = [], now: Date = Date()
+    ) throws -> Report {
+        try repair(at: url, migrator: migrator, derived: derived, now: now, stoppingAfter: nil)
     }
 
-    static func repair(at url: URL, migrator: DatabaseMigrator, now: Date, stoppingAfter stop: Step?) throws -> Report {
+    static func repair(
+        at url: URL, migrator: DatabaseMigrator, derived: Set<String> = [], now: Date, stoppingAfter stop: Step?
+    ) throws -> Report {
+        let skipped = Self.skipped.union(derived)
         try finishInterruptedRepair(at: url)
         let fm = FileManager.default
         // A free name: two repairs in the same second must not collide.

@@ -63,7 +63,7 @@ struct RepairCLITests {
             #expect(repair.status == 0, "\(repair.stderr)")
             let report = cli.json(repair)
             #expect(report["pending_changes"] as? Int == 2)
-            #expect((report["unreadable"] as? [String])?.contains("local_events") == true)
+            #expect(report["unreadable"] as? [String] == ["local_events"], "only the damaged table")
             #expect(FileManager.default.fileExists(atPath: report["moved_to"] as? String ?? "/nonexistent"))
             #expect(report["restored_from_outbox"] as? Int == 2)
             // Before any sync the unsynced events are back in the list (rebuilt from their
@@ -86,6 +86,27 @@ struct RepairCLITests {
             let db = try DatabaseQueue(path: dir.url.appendingPathComponent("trendy.sqlite").path)
             #expect(try await db.read { try String.fetchAll($0, sql: "PRAGMA integrity_check") } == ["ok"])
         }
+    }
+
+    /// A repair of a healthy database says nothing is unreadable (it listed the insights plugin's
+    /// aggregates, tables it must not copy), and the insights afterwards are the insights before:
+    /// the aggregates are rebuilt from the events once, not copied beside them (twice).
+    @Test func aHealthyRepairReadsEverythingAndCountsEachEventOnce() async throws {
+        let dir = TemporaryDirectory("trendy-it", create: false)
+        let offline = ["--api-url", "http://127.0.0.1:9"]
+        #expect(try await trendy(["types", "add", "Tea"], dir, offline[1]).status == 0)
+        for day in 10...20 {
+            let logged = try await trendy(["log", "Tea", "--at", "2026-11-\(day)T09:00:00Z"], dir, offline[1])
+            #expect(logged.status == 0, "\(logged.stderr)")
+        }
+        let at = ["insights", "--json", "--at", "2026-11-21T12:00:00Z"]
+        let before = try await trendy(at, dir, offline[1])
+        #expect(before.status == 0, "\(before.stderr)")
+        let repair = try await trendy(["repair"], dir, offline[1])
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(!repair.stdout.contains("Could not read"), "\(repair.stdout)")
+        let after = try await trendy(at, dir, offline[1])
+        #expect(after.stdout == before.stdout, "the same insights, each event counted once")
     }
 
     /// Modes of every file in the data directory (recursively), by relative path.

@@ -37,7 +37,7 @@ struct RepairCommand: AsyncParsableCommand {
         }
         defer { install.release() }
         do {
-            let report = try AppDatabase.repair(at: paths.database, migrator: AppPlugins.migrator(AppPlugins.active))
+            let report = try AppDatabase.repair(at: paths.database, plugins: AppPlugins.active)
             out.line("Rebuilt the database; the old file is kept at \(report.movedTo).")
             let total = report.copied.values.reduce(0, +)
             out.line("Kept \(total) row(s), \(report.pendingChanges) of them unsynced change(s).")

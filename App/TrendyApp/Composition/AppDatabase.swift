@@ -44,7 +44,9 @@ enum AppDatabase {
 
     /// Moves a damaged database aside and rebuilds it from what can still be read (see
     /// `LocalDatabaseRepair`).
-    static func repair(at url: URL, migrator: DatabaseMigrator) throws -> LocalDatabaseRepair.Report {
-        try LocalDatabaseRepair.repair(at: url, migrator: migrator)
+    static func repair(at url: URL, plugins: [any TrendyPlugin]) throws -> LocalDatabaseRepair.Report {
+        try LocalDatabaseRepair.repair(
+            at: url, migrator: AppPlugins.migrator(plugins),
+            derived: plugins.reduce(into: Set<String>()) { $0.formUnion($1.derivedTables) })
     }
 }

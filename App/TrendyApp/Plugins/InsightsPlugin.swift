@@ -26,6 +26,7 @@ public struct InsightsPlugin: TrendyPlugin {
 
     /// Adds the aggregates and the triggers that keep them (after Sync's tables).
     public func registerMigrations(in migrator: inout DatabaseMigrator) { InsightSchema.register(in: &migrator) }
+    public var derivedTables: Set<String> { InsightSchema.derived }
 
     /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {

@@ -33,6 +33,10 @@ public protocol TrendyPlugin: Sendable {
     var settings: [PluginSetting] { get }
     /// Adds the feature's migrations of the local database (after those of earlier plugins).
     func registerMigrations(in migrator: inout DatabaseMigrator)
+    /// The feature's tables that its triggers derive from other tables' rows: `trendy repair`
+    /// leaves them to be rebuilt rather than copying them (a copy beside the rows they are derived
+    /// from would count each row twice).
+    var derivedTables: Set<String> { get }
     /// The onboarding position the first route is decided from, read synchronously before
     /// anything is built; nil when the feature has no say (only onboarding has).
     func launchFacts(paths: AppPaths, userId: String?) -> OnboardingLaunchFacts?
@@ -51,6 +55,8 @@ extension TrendyPlugin {
     public var settings: [PluginSetting] { [] }
     /// No migrations by default.
     public func registerMigrations(in migrator: inout DatabaseMigrator) {}
+    /// No derived tables by default.
+    public var derivedTables: Set<String> { [] }
     /// No local backend by default.
     public func localBackend(paths: AppPaths) -> LocalBackendFactory? { nil }
     /// No say in the launch by default.
