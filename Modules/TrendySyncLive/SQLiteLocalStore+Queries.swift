@@ -70,6 +70,7 @@ extension SQLiteLocalStore {
         // Nothing holds a word longer than the longest text (and SQLite refuses such a pattern).
         if words.contains(where: { $0.count > 10_000 }) { return [] }
         return try await db.read { db in
+            db.add(function: Self.fold)
             // Words of three characters or more that name no type: the full-text index, newest
             // first; else a walk of the time index that checks each event.
             if let match = SearchIndex.query(words), try !Self.namesAType(db, words) {
@@ -87,12 +88,26 @@ extension SQLiteLocalStore {
             .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
     }
 
+    /// A text in lower case, every letter (`trendy_fold`): SQLite's `LIKE` and `lower` fold ASCII
+    /// only, while the index's trigram tokenizer folds every letter, so a word with other letters
+    /// ("ÉCLAIR") was found by the index in any case but by the scan only as typed.
+    static let fold = DatabaseFunction("trendy_fold", argumentCount: 1, pure: true) { values in
+        String.fromDatabaseValue(values[0])?.lowercased()
+    }
+
+    /// The condition that `column` holds `word` in any case, and its argument: `LIKE` for an
+    /// ASCII word (it folds those letters, and uses no function), else the folded text.
+    static func holds(_ column: String, _ word: String) -> (String, String) {
+        if word.allSatisfy(\.isASCII) { return ("\(column) LIKE ? ESCAPE '\\'", likePattern(word)) }
+        return ("instr(trendy_fold(\(column)), ?) > 0", word.lowercased())
+    }
+
     /// Whether a word is found in a type's name (such words match the type's every event).
     static func namesAType(_ db: Database, _ words: [String]) throws -> Bool {
         try words.contains { word in
-            try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM local_event_types WHERE name LIKE ? ESCAPE '\\' LIMIT 1",
-                arguments: [likePattern(word)]) == true
+            let (condition, argument) = holds("name", word)
+            return try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM local_event_types WHERE \(condition) LIMIT 1", arguments: [argument]) == true
         }
     }
 
@@ -159,20 +174,20 @@ extension SQLiteLocalStore {
     }
 
     /// A page of the time index, each event checked: every word somewhere in its indexed text (the
-    /// note, the place, text-like values) or its type's name (ASCII letters in any case).
+    /// note, the place, text-like values) or its type's name, in any case (``holds(_:_:)``).
     static func scanPage(_ db: Database, words: [String], filter: EventFilter, offset: Int, limit: Int) throws
         -> [LocalRecord<Event>]
     {
         var (conditions, arguments) = conditions(filter)
         for word in words {
-            let like = "LIKE ? ESCAPE '\\'"
-            conditions.append(
+            let (text, textArgument) = holds(
                 """
-                (coalesce((SELECT f.text FROM local_event_search AS s JOIN local_events_fts AS f ON f.rowid = s.key
-                  WHERE s.event_id = e.id), '') \(like)
-                OR e.event_type_id IN (SELECT id FROM local_event_types WHERE name \(like)))
-                """)
-            arguments += [likePattern(word), likePattern(word)]
+                coalesce((SELECT f.text FROM local_event_search AS s JOIN local_events_fts AS f ON f.rowid = s.key
+                  WHERE s.event_id = e.id), '')
+                """, word)
+            let (name, nameArgument) = holds("name", word)
+            conditions.append("(\(text) OR e.event_type_id IN (SELECT id FROM local_event_types WHERE \(name)))")
+            arguments += [textArgument, nameArgument]
         }
         let condition = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = """
