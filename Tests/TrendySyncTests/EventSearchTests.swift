@@ -9,6 +9,34 @@ import TrendySyncTesting
 /// or the type's name, in any case, each one needed; a type and a source narrow it; the person's
 /// `%` and `_` are characters, not patterns.
 @Suite struct EventSearchTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// Both ways of searching find letters beyond ASCII in any case, as the index does: a short
+    /// word or a type's name sends a query to the scan, whose `LIKE` folded ASCII only (an outside
+    /// attack: "ÉCLAIR dé" found nothing while "ÉCLAIR" alone found the éclair).
+    @Test func everyLetterInAnyCaseOnBothPaths() async throws {
+        let store = try MemoryLocalStore.make()
+        let ids = UUIDv7Generator()
+        let cream = EventType(id: ids.next(), name: "Crème")
+        let plain = EventType(id: ids.next(), name: "Coffee")
+        try await store.createEventType(cream)
+        try await store.createEventType(plain)
+        let eclair = Event(id: ids.next(), eventTypeId: plain.id, timestamp: Self.t0, notes: "ÉCLAIR DÉLICE")
+        let flan = Event(id: ids.next(), eventTypeId: cream.id, timestamp: Self.t0.addingTimeInterval(1), notes: "flan")
+        let other = Event(id: ids.next(), eventTypeId: plain.id, timestamp: Self.t0.addingTimeInterval(2), notes: "tea")
+        _ = try await store.insertEvents([eclair, flan, other])
+        func found(_ text: String) async throws -> Set<UUIDv7> {
+            Set(try await store.eventPage(offset: 0, limit: 10, filter: EventFilter(text: text)).map(\.value.id))
+        }
+        #expect(try await found("éclair") == [eclair.id], "the index")
+        #expect(try await found("éclair dé") == [eclair.id], "the scan (a short word)")
+        #expect(try await found("dÉ") == [eclair.id])
+        #expect(try await found("CRÈME") == [flan.id], "a type's name in another case")
+        #expect(try await found("crème fla") == [flan.id])
+        #expect(try await found("ea") == [other.id], "ASCII as before")
+        #expect(try await found("é_") == [], "the person's characters, not patterns")
+    }
+
     @Test func wordsAreFoundInNotesPlacesAndTypeNamesNewestFirst() async throws {
         let store = try MemoryLocalStore.make()
         let ids = UUIDv7Generator()
