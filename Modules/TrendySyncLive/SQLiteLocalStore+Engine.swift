@@ -46,21 +46,38 @@ extension SQLiteLocalStore {
                 head = try Self.withoutDeletedTypes(db, head, sent: first["sent"])
             }
             var work = [head]
-            // Events travel in batches, in outbox order: creates in one request, edits and
-            // deletes in another (`POST /events/edits`); anything else ends the unit.
-            if head.entity == .event {
+            if head.sentBefore {
+                // A batch sent before (its answer lost) goes again exactly as it went: the same
+                // entries make the same key, and the server replays its answer. Joined by edits
+                // made since, it was another key, and the server applied its items again, over
+                // what another device changed meanwhile (an outsider's attack). An entry sent
+                // before batches were remembered (`batch` NULL) goes alone.
+                if let batch = first["batch"] as Int64? {
+                    work += try Row.fetchAll(
+                        db,
+                        sql: "SELECT * FROM outbox WHERE state = 'pending' AND batch = ? AND seq != ? ORDER BY seq",
+                        arguments: [batch, head.seq]
+                    ).compactMap(Self.entry)
+                }
+            } else if head.entity == .event {
+                // Events travel in batches, in outbox order: creates in one request, edits and
+                // deletes in another (`POST /events/edits`); anything else, or an entry sent
+                // before (it goes with its own batch), ends the unit.
                 for row in rows.dropFirst() {
                     guard let e = Self.entry(row), e.entity == .event, (e.kind == .create) == (head.kind == .create),
-                        (row["next_attempt_at"] as Double) <= now.timeIntervalSince1970
+                        !e.sentBefore, (row["next_attempt_at"] as Double) <= now.timeIntervalSince1970
                     else { break }
                     work.append(e)
                 }
             }
             let seqs = work.map(\.seq)
+            // The unit is remembered as a batch (its first entry's seq) the first time it goes.
             try db.execute(
-                sql:
-                    "UPDATE outbox SET state = 'in_flight', sent = 1 WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))",
-                arguments: StatementArguments(seqs))
+                sql: """
+                    UPDATE outbox SET state = 'in_flight', sent = 1, batch = coalesce(batch, ?)
+                    WHERE seq IN (\(seqs.map { _ in "?" }.joined(separator: ",")))
+                    """,
+                arguments: StatementArguments([head.seq] + seqs))
             return (work, nil)
         }
     }
@@ -282,7 +299,10 @@ extension SQLiteLocalStore {
         try await db.write { db in
             for e in entries {
                 try db.execute(
-                    sql: "UPDATE outbox SET state = 'pending', sent = ? WHERE seq = ?",
+                    sql: """
+                        UPDATE outbox SET state = 'pending', sent = ?1, batch = CASE WHEN ?1 THEN batch END
+                        WHERE seq = ?2
+                        """,
                     arguments: [e.sentBefore, e.seq])
             }
         }

@@ -70,7 +70,9 @@ extension SQLiteLocalStore {
         // Nothing holds a word longer than the longest text (and SQLite refuses such a pattern).
         if words.contains(where: { $0.count > 10_000 }) { return [] }
         return try await db.read { db in
-            db.add(function: Self.fold)
+            // Only for a word with letters beyond ASCII: adding a function expires the
+            // connection's prepared statements.
+            if words.contains(where: { !$0.allSatisfy(\.isASCII) }) { db.add(function: Self.fold) }
             // Words of three characters or more that name no type: the full-text index, newest
             // first; else a walk of the time index that checks each event.
             if let match = SearchIndex.query(words), try !Self.namesAType(db, words) {

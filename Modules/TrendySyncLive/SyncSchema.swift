@@ -21,6 +21,11 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v10-search", migrate: SearchIndex.migrate)
         migrator.registerMigration("sync.v11-search-deferral", migrate: SearchIndex.migrateDeferral)
         migrator.registerMigration("sync.v12-search-follows-ids", migrate: SearchIndex.migrateRenames)
+        // The batch an entry was first sent in (its first entry's seq): a resend after a lost
+        // answer goes as that batch again, under the same key.
+        migrator.registerMigration("sync.v13-sent-batches") { db in
+            try db.execute(sql: "ALTER TABLE outbox ADD COLUMN batch INTEGER")
+        }
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.

@@ -105,6 +105,17 @@ import TrendySync
         _ = core.handle(.performed(.editNote(eventId: shown.id, note: nil), gone, route: .authenticated))
         _ = core.handle(.performed(.editNote(eventId: Self.page[1], note: "x"), gone, route: .authenticated))
         #expect(core.ui.undo == nil)
+        // Reopened after the event changed: the event as shown now, not as it was; typing keeps
+        // it even when the event has left the screen.
+        var moved = shown
+        moved.timestamp = shown.timestamp.addingTimeInterval(-3_600)
+        data.page = [moved]
+        core.lastData = data
+        _ = core.handle(.key(.char("c")))
+        #expect(core.noted == moved)
+        core.lastData = AppViewData()
+        _ = core.handle(.key(.char("x")))
+        #expect(core.noted == moved)
     }
 
     @Test func formsTakeCtrlUAndTabAndNoOtherControlKey() {

@@ -138,6 +138,45 @@ struct BatchedEditTests {
         }
     }
 
+    /// An outsider's attack: a batch of edits whose answer was lost went again joined by edits
+    /// made since — another set of entries, hence another key — and the server applied its items
+    /// a second time, over another device's newer note (kept only as a conflict). A batch sent
+    /// before goes again exactly as it went, and the new edits follow in their own batch.
+    @Test func aBatchWhoseAnswerWasLostGoesAgainAsItWentNotJoinedByNewEdits() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var events = (0..<8).map { h.event(type, offset: Double($0)) }
+            for event in events { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            for index in 0..<4 {
+                events[index].notes = "first \(index)"
+                try await h.store.updateEvent(events[index])
+            }
+            h.api.loseAnswer("editEvents", with: .transport(.timedOut))
+            #expect(await h.engine.sync(full: false).outcome != .ok)
+            #expect(try await h.direct.event(id: events[0].id).value.notes == "first 0", "applied, answer lost")
+            for index in 4..<8 {
+                events[index].notes = "later \(index)"
+                try await h.store.updateEvent(events[index])
+            }
+            var newer = EventUpdate()
+            newer.notes = .set("another device, newer")
+            _ = try await h.direct.updateEvent(id: events[0].id, newer, idempotencyKey: nil)
+            h.clock.advance(65)  // past the backoff
+            let resent = await h.engine.sync(full: false)
+            #expect(resent.outcome == .ok, "\(resent)")
+            let batches = h.api.calls("editEvents").suffix(2).map(\.ids)
+            #expect(batches == [events[0..<4].map(\.id.description), events[4..<8].map(\.id.description)])
+            #expect(try await h.direct.event(id: events[0].id).value.notes == "another device, newer")
+            #expect(try await h.direct.conflicts().isEmpty, "a replay, not a second write")
+            for event in events.dropFirst() {
+                #expect(try await h.direct.event(id: event.id).value.notes == event.notes)
+            }
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
+            #expect(try await h.store.event(id: events[0].id)?.value.notes == "another device, newer")
+        }
+    }
+
     /// A batch key the server already holds with another body (`422 idempotency_key_reused`) is
     /// not "still being applied": the batch goes one by one, each item under its entry's key,
     /// instead of being retried under the same key for ever.

@@ -58,9 +58,16 @@ extension AppCore {
         return "\(label): \(value.count) character\(value.count == 1 ? "" : "s")"
     }
 
-    /// Remembers the event a note form that just opened is for (``noted``).
-    mutating func rememberNoted() {
-        guard case .form(let form) = ui.mode, case .note(let id) = form.kind, noted?.id != id else { return }
+    /// Remembers the event a note form that just opened (`before` was not it) is for, as shown
+    /// then (``noted``): each opening takes it again, so a form reopened after the event changed
+    /// never offers `u` the event as it was before; typing in the form keeps it, even when the
+    /// event has left the screen meanwhile.
+    mutating func rememberNoted(before: AppUI.Mode) {
+        func noteForm(_ mode: AppUI.Mode) -> UUIDv7? {
+            guard case .form(let form) = mode, case .note(let id) = form.kind else { return nil }
+            return id
+        }
+        guard let id = noteForm(ui.mode), noteForm(before) != id else { return }
         noted = lastData?.page.first { $0.id == id }
     }
 

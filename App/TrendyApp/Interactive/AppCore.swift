@@ -192,8 +192,9 @@ struct AppCore: Sendable {
             return render(data)
         case .key(let key):
             if busy != nil { return whileBusy(key) }
+            let before = ui.mode
             let asked = ui.handle(key, context)
-            rememberNoted()
+            rememberNoted(before: before)
             guard let command = asked else { return [] }
             switch command {
             case .quit: return [.exit(0)]
