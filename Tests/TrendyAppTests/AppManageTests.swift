@@ -118,6 +118,41 @@ import TrendySync
         #expect(core.noted == moved)
     }
 
+    /// An outsider's attack: the note form opened with "original", another device's note came in
+    /// meanwhile (the list showed it), and Enter put the form's text over it everywhere, with no
+    /// conflict. Now the form stays and says so; a second Enter saves over it knowingly.
+    @Test func aNoteChangedElsewhereWhileTypedIsNotOverwrittenUnasked() {
+        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
+        core.context = context()
+        let shown = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "original")
+        var data = AppViewData()
+        data.page = [shown]
+        core.lastData = data
+        _ = core.handle(.key(.char("c")))
+        for key in chars("mine") { _ = core.handle(.key(key)) }
+        var theirs = shown
+        theirs.notes = "their important edit"
+        data.page = [theirs]
+        core.lastData = data
+        let command = AppUI.Command.editNote(eventId: shown.id, note: "mine")
+        func performs(_ effects: [AppCore.Effect]) -> Bool {
+            effects.contains { if case .perform(command) = $0 { true } else { false } }
+        }
+        #expect(!performs(core.handle(.key(.enter))), "not saved over theirs unasked")
+        #expect(core.ui.message?.contains("“their important edit”") == true)
+        guard case .form(let form) = core.ui.mode else {
+            Issue.record("the form stays as typed")
+            return
+        }
+        #expect(form.values == ["mine"])
+        #expect(performs(core.handle(.key(.enter))), "asked: the second Enter saves")
+        // Unchanged meanwhile: one Enter saves.
+        _ = core.handle(.key(.char("c")))
+        for key in chars("again") { _ = core.handle(.key(key)) }
+        let again = AppUI.Command.editNote(eventId: shown.id, note: "again")
+        #expect(core.handle(.key(.enter)).contains { if case .perform(again) = $0 { true } else { false } })
+    }
+
     @Test func formsTakeCtrlUAndTabAndNoOtherControlKey() {
         var ui = AppUI()
         ui.tab = .events

@@ -71,6 +71,23 @@ extension AppCore {
         noted = lastData?.page.first { $0.id == id }
     }
 
+    /// Whether Enter on a note form would overwrite a note that changed since the form opened
+    /// (another device's, pulled meanwhile, or another terminal's): the form stays as typed, says
+    /// what the note is now, and a second Enter saves over it. Before, the form's starting text
+    /// silently replaced the newer note everywhere, with no conflict on any device (an outsider's
+    /// attack): from the server's view this device had seen it.
+    mutating func noteChangedMeanwhile(_ command: AppUI.Command, before: AppUI.Mode) -> Bool {
+        guard case .editNote(let id, let note) = command, let shown = noted, shown.id == id,
+            let now = lastData?.page.first(where: { $0.id == id }), now.notes != shown.notes, note != now.notes
+        else { return false }
+        ui.mode = before
+        noted = now
+        ui.message =
+            "The note was changed elsewhere since you opened it; it is now “\(now.notes ?? "")”. "
+            + "Enter saves yours over it, Esc keeps it."
+        return true
+    }
+
     /// Signing in or up was refused: the form stays with the email, the password to type again.
     mutating func keepFormForAnotherTry() {
         guard case .form(var form) = ui.mode, form.values.count > 1 else { return }

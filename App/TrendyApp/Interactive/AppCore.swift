@@ -196,6 +196,7 @@ struct AppCore: Sendable {
             let asked = ui.handle(key, context)
             rememberNoted(before: before)
             guard let command = asked else { return [] }
+            if noteChangedMeanwhile(command, before: before) { return thenRead([]) }
             switch command {
             case .quit: return [.exit(0)]
             case .signIn, .signUp, .changePassword:
