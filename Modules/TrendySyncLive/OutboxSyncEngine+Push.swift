@@ -256,10 +256,35 @@ extension OutboxSyncEngine {
 
     /// Event creates go in one batch request; ids make it safe to resend, so the batch needs no key.
     /// The device goes with it, so its pulls leave the creates out (D57).
+    ///
+    /// A batch the server refuses whole as too large (one create of megabytes: a note of 10,000
+    /// characters with combining marks) goes again one create per request, so that create is
+    /// refused alone; before, it refused its 49 neighbours with it on every pass, even after
+    /// `--retry-failed` (an outsider's attack).
     func sendEventBatch(_ work: [OutboxEntry]) async throws -> SendOutcome {
-        let response = try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: deviceId)) {
-            () async throws(TrendyAPIError) -> EventBatchResponse in
-            try await api.createEvents(encoded: work.map { $0.payload ?? "{}" }, idempotencyKey: nil)
+        let device = deviceId
+        let api = api
+        @Sendable func create(_ entries: ArraySlice<OutboxEntry>) async throws -> EventBatchResponse {
+            try await ChangeBase.$current.withValue(ChangeBase(version: 0, deviceId: device)) {
+                () async throws(TrendyAPIError) -> EventBatchResponse in
+                try await api.createEvents(encoded: entries.map { $0.payload ?? "{}" }, idempotencyKey: nil)
+            }
+        }
+        let response: EventBatchResponse
+        do {
+            response = try await create(work[...])
+        } catch TrendyAPIError.payloadTooLarge where work.count > 1 {
+            var results: [EventBatchItemResult] = []
+            for index in work.indices {
+                do {
+                    results += try await create(work[index...index]).results.map {
+                        EventBatchItemResult(index: index, id: $0.id, status: $0.status, error: $0.error)
+                    }
+                } catch TrendyAPIError.payloadTooLarge(let problem) {
+                    results.append(EventBatchItemResult(index: index, id: nil, status: .failed, error: problem))
+                }
+            }
+            response = EventBatchResponse(results: results)
         }
         var delivered: [OutboxEntry] = []
         var refused: [(OutboxEntry, String)] = []
@@ -306,8 +331,8 @@ extension OutboxSyncEngine {
                 // The batch's only whole-request conflict: the same request still running (its
                 // answer was lost and the resend came first). Items' conflicts are their results.
                 return .transient("the same batch of edits is still being applied")
-            case .validation where work.count > 1, .badRequest where work.count > 1, .notFound, .server(405, _),
-                .conflict:
+            case .validation where work.count > 1, .badRequest where work.count > 1,
+                .payloadTooLarge where work.count > 1, .notFound, .server(405, _), .conflict:
                 // A server without the route (never "every item missing": that is per item), or
                 // one item it cannot read, which refuses the whole request: one by one, that item
                 // is refused alone and the others go through. A key used with another body (a

@@ -177,6 +177,24 @@ struct BatchedEditTests {
         }
     }
 
+    /// An outsider's attack: one create too large for a request (a note of 9,000 characters, each
+    /// with 250 combining marks: 4.5 MB) made the server refuse its whole batch (413) on every
+    /// pass, even after `--retry-failed`; its neighbours never reached the server. Now the batch
+    /// goes again one create per request, and that create alone is refused.
+    @Test func aCreateTooLargeForARequestIsRefusedAloneNotWithItsBatch() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var events = (0..<5).map { h.event(type, offset: Double($0)) }
+            events[2].notes = String(repeating: "a" + String(repeating: "\u{301}", count: 250), count: 9_000)
+            for event in events { try await h.store.createEvent(event) }
+            _ = await h.engine.sync(full: false)
+            var others = Set(events.map(\.id.description))
+            others.remove(events[2].id.description)
+            #expect(try await h.serverEventIds() == others)
+            #expect(try await h.store.outboxCounts() == (pending: 0, failed: 1))
+        }
+    }
+
     /// A batch key the server already holds with another body (`422 idempotency_key_reused`) is
     /// not "still being applied": the batch goes one by one, each item under its entry's key,
     /// instead of being retried under the same key for ever.
