@@ -77,6 +77,8 @@ public struct CircuitBreaker: Sendable, Hashable {
 public enum RetryPolicy {
     /// Attempts after which an entry is marked failed.
     public static let maxAttempts = 5
+    /// How long a change waits when the server says its request still runs (never an attempt).
+    public static let stillRunningDelay: TimeInterval = 5
 
     /// Seconds to wait before attempt `attempts + 1`.
     public static func delay(afterAttempts attempts: Int, base: TimeInterval = 1, cap: TimeInterval = 60)

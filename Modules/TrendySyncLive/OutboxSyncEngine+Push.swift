@@ -18,6 +18,11 @@ extension OutboxSyncEngine {
         case refused(String)
         /// Try again later (network, 5xx, timeout): counts an attempt.
         case transient(String)
+        /// The same request still runs on the server (its answer was lost, or a server killed
+        /// while running it holds its key until the claim's lease ends): try again shortly,
+        /// never counting an attempt. Counted, a killed server's minute-long claim used up the
+        /// five attempts of a device retrying, which then gave its edits up (an outsider's attack).
+        case stillRunning(String)
         /// 429: never counts an attempt.
         case rateLimited(retryAfter: Double?)
         /// The session is not accepted.
@@ -137,6 +142,11 @@ extension OutboxSyncEngine {
             }
             unresolved = taken.entries
             throw Stop.transient(message, retryAt: retryAt)
+        case .stillRunning(let message):
+            let retryAt = now().addingTimeInterval(RetryPolicy.stillRunningDelay)
+            for entry in work { try await store.retryLater(entry, error: message, now: now(), counting: false) }
+            unresolved = taken.entries
+            throw Stop.transient(message, retryAt: retryAt)
         case .rateLimited(let retryAfter):
             throw rateLimitedStop(retryAfter: retryAfter)
         case .unauthorized(let message):
@@ -175,7 +185,7 @@ extension OutboxSyncEngine {
         case .conflict(let p) where p.title == APIProblem.requestInProgressTitle:
             // The same change, sent again while its first request still runs (its answer was lost):
             // retried, never refused (a refused edit stayed failed for ever).
-            return .transient("the same request is still running")
+            return .stillRunning("the same request is still running")
         case .validation, .badRequest, .conflict, .payloadTooLarge, .notFound: return .refused(error.description)
         }
     }
@@ -330,7 +340,7 @@ extension OutboxSyncEngine {
             case .conflict(let problem) where problem.code != ProblemCode.idempotencyKeyReused:
                 // The batch's only whole-request conflict: the same request still running (its
                 // answer was lost and the resend came first). Items' conflicts are their results.
-                return .transient("the same batch of edits is still being applied")
+                return .stillRunning("the same batch of edits is still being applied")
             case .validation where work.count > 1, .badRequest where work.count > 1,
                 .payloadTooLarge where work.count > 1, .notFound, .server(405, _), .conflict:
                 // A server without the route (never "every item missing": that is per item), or

@@ -255,11 +255,13 @@ extension SQLiteLocalStore {
     }
 
     /// A transient failure: count an attempt and back off; after the last attempt, fail it.
-    /// Returns whether the entry is now failed.
+    /// Not `counting` (the same request still runs on the server): again after
+    /// ``RetryPolicy/stillRunningDelay``, attempts as they were. Returns whether the entry is now
+    /// failed.
     @discardableResult
-    func retryLater(_ entry: OutboxEntry, error: String, now: Date) async throws -> Bool {
-        let attempts = entry.attempts + 1
-        if attempts >= RetryPolicy.maxAttempts {
+    func retryLater(_ entry: OutboxEntry, error: String, now: Date, counting: Bool = true) async throws -> Bool {
+        let attempts = entry.attempts + (counting ? 1 : 0)
+        if counting, attempts >= RetryPolicy.maxAttempts {
             try await fail(
                 OutboxEntry(
                     seq: entry.seq, entity: entry.entity, entityId: entry.entityId, kind: entry.kind,
@@ -268,7 +270,8 @@ extension SQLiteLocalStore {
                 error: "gave up after \(attempts) attempts: \(error)", refused: false)
             return true
         }
-        let next = now.addingTimeInterval(RetryPolicy.delay(afterAttempts: attempts))
+        let next = now.addingTimeInterval(
+            counting ? RetryPolicy.delay(afterAttempts: attempts) : RetryPolicy.stillRunningDelay)
         try await db.write { db in
             try db.execute(
                 sql: """

@@ -257,4 +257,23 @@ struct SyncRefusalTests {
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
         }
     }
+
+    /// An outsider's attack: a server killed while it ran a request holds the request's key for
+    /// the claim's minute, and every resend meanwhile is "still running"; counted as attempts,
+    /// they used up the five a device has and its change was given up. Now they never count.
+    @Test func aRequestStillRunningForLongNeverUsesUpTheAttempts() async throws {
+        try await SyncHarness.with { h in
+            let tea = try await h.type("Tea")
+            let running = TrendyAPIError.conflict(
+                APIProblem(status: 409, code: ProblemCode.conflict, title: APIProblem.requestInProgressTitle))
+            for _ in 0..<12 {
+                h.api.fail("createEventType", with: running)
+                #expect(await h.engine.sync(full: false).outcome == .waiting)
+                h.clock.advance(6)
+            }
+            #expect(try await h.store.failedChanges().isEmpty, "not given up")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.direct.listEventTypes().map(\.value.id).contains(tea.id))
+        }
+    }
 }

@@ -35,8 +35,10 @@ public struct ServerConfiguration: Sendable {
     /// Bearer token for `/admin/v1` (fault switches); nil disables the admin API.
     public var adminToken: String?
     /// How long a request waits for another request holding its `Idempotency-Key` (on this or
-    /// another instance) before answering 409.
-    public var idempotencyPatience: Duration = .seconds(30)
+    /// another instance) before answering 409. Shorter than a client's request budget (the
+    /// engine's is 10 s): at 30 s the client gave up first and never heard the 409, so a key a
+    /// killed server still held looked like a dead network, attempt after attempt.
+    public var idempotencyPatience: Duration = .seconds(5)
     /// Bearer token a Prometheus scraper must send to `GET /metrics`; nil leaves it open.
     public var metricsToken: String?
     /// The issuer claim of access tokens.
