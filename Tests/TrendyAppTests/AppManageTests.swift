@@ -82,14 +82,20 @@ import TrendySync
         #expect(core.ui.handle(.char("u"), core.context) == .redraw && core.ui.message == "Nothing to undo.")
     }
 
-    @Test func aNoteForAnEventDeletedMeanwhileIsKeptForU() {
+    /// The events list showing `event` first, and its note form just opened (`c`).
+    func noteFormOpen(on event: Event) -> (AppCore, AppViewData) {
         var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
         core.context = context()
-        let shown = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "was")
         var data = AppViewData()
-        data.page = [shown]
+        data.page = [event]
         core.lastData = data
         _ = core.handle(.key(.char("c")))
+        return (core, data)
+    }
+
+    @Test func aNoteForAnEventDeletedMeanwhileIsKeptForU() {
+        let shown = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "was")
+        var (core, data) = noteFormOpen(on: shown)
         #expect(core.noted == shown, "the event as shown when its note form opened")
         for key in chars("typed") { _ = core.handle(.key(key)) }
         let command = AppUI.Command.editNote(eventId: shown.id, note: "typed")
@@ -122,13 +128,8 @@ import TrendySync
     /// meanwhile (the list showed it), and Enter put the form's text over it everywhere, with no
     /// conflict. Now the form stays and says so; a second Enter saves over it knowingly.
     @Test func aNoteChangedElsewhereWhileTypedIsNotOverwrittenUnasked() {
-        var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
-        core.context = context()
         let shown = Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(), notes: "original")
-        var data = AppViewData()
-        data.page = [shown]
-        core.lastData = data
-        _ = core.handle(.key(.char("c")))
+        var (core, data) = noteFormOpen(on: shown)
         for key in chars("mine") { _ = core.handle(.key(key)) }
         var theirs = shown
         theirs.notes = "their important edit"
