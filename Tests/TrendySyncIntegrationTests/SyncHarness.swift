@@ -39,9 +39,11 @@ struct SyncHarness: Sendable {
     /// engine's calls then go to each instance in turn).
     static func with(
         faults: FaultConfiguration = FaultConfiguration(), instances: Int = 1,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (SyncHarness) async throws -> Void
     ) async throws {
-        let c = ServerConfiguration.testing()
+        var c = ServerConfiguration.testing()
+        configure(&c)
         if instances > 1 {
             try await RunningTestServer.instances(instances, c) { tests in
                 try await run(tests, faults: faults, body)
