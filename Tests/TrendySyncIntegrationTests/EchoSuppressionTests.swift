@@ -9,7 +9,7 @@ import TrendySyncLive
 
 /// Echo suppression (D57, issue 35): a pass does not pull back what it pushed, and a change of
 /// another device that the server placed before this device's own edit never overwrites it.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(6)))
 struct EchoSuppressionTests {
     /// The event changes of the feed after `since` as `device` reads it.
     func eventChanges(_ h: SyncHarness, since: Int64, omitting device: String?) async throws -> Int {

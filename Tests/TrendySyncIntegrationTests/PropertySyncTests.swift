@@ -82,7 +82,7 @@ struct PropertySyncTests {
 /// device deleted a type must take the type away as the feed's delete would — with its cascade —
 /// so a definition made here on it and never sent is kept as a `deleted` conflict, not left to
 /// fail for ever on a type the server does not have.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(6)))
 struct BootstrapTypeCascadeTests {
     @Test func aTypeGoneBeforeADownloadTakesItsUnsentDefinitionAsAConflict() async throws {
         try await SyncHarness.with { h in
