@@ -15,12 +15,18 @@ import TrendyTestSupport
 /// order, and each item's answer is booked on its own entry.
 @Suite(.timeLimit(.minutes(6)))
 struct BatchedEditTests {
+    /// `count` events logged here and synced (of a type "Coffee").
+    static func synced(_ count: Int, _ h: SyncHarness) async throws -> (EventType, [Event]) {
+        let type = try await h.type()
+        let events = (0..<count).map { h.event(type, offset: Double($0)) }
+        for event in events { try await h.store.createEvent(event) }
+        #expect(await h.engine.sync(full: false).outcome == .ok)
+        return (type, events)
+    }
+
     @Test func aBulkEditGoesInBatchesInOutboxOrder() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            var events = (0..<120).map { h.event(type, offset: Double($0)) }
-            for event in events { try await h.store.createEvent(event) }
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            var (type, events) = try await Self.synced(120, h)
             for index in events.indices {
                 events[index].notes = "bulk \(index)"
                 try await h.store.updateEvent(events[index])
@@ -86,10 +92,7 @@ struct BatchedEditTests {
     /// refuses to parse) is sent again one by one, so one bad item holds back no other.
     @Test func aWholeRequestRefusalFallsBackToOneByOne() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            var events = (0..<3).map { h.event(type, offset: Double($0)) }
-            for event in events { try await h.store.createEvent(event) }
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            var (_, events) = try await Self.synced(3, h)
             for index in events.indices {
                 events[index].notes = "one by one \(index)"
                 try await h.store.updateEvent(events[index])
@@ -145,10 +148,7 @@ struct BatchedEditTests {
     /// before goes again exactly as it went, and the new edits follow in their own batch.
     @Test func aBatchWhoseAnswerWasLostGoesAgainAsItWentNotJoinedByNewEdits() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            var events = (0..<8).map { h.event(type, offset: Double($0)) }
-            for event in events { try await h.store.createEvent(event) }
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            var (_, events) = try await Self.synced(8, h)
             for index in 0..<4 {
                 events[index].notes = "first \(index)"
                 try await h.store.updateEvent(events[index])
@@ -204,10 +204,7 @@ struct BatchedEditTests {
     /// instead of being retried under the same key for ever.
     @Test func aReusedBatchKeyGoesOneByOneNotRetriedForEver() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            var events = (0..<3).map { h.event(type, offset: Double($0)) }
-            for event in events { try await h.store.createEvent(event) }
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            var (_, events) = try await Self.synced(3, h)
             for index in events.indices {
                 events[index].notes = "reused \(index)"
                 try await h.store.updateEvent(events[index])
