@@ -118,6 +118,10 @@ public struct EventBatchItemResult: Codable, Sendable, Equatable {
         case created
         /// Already stored (same id, or a duplicate by the de-duplication key); `id` is the stored event's.
         case existing
+        /// The id was deleted on the server: nothing was created (a resend never brings a deleted
+        /// event back). A create never sent before (an archive imported again after the delete)
+        /// goes again under a new id.
+        case deleted
         /// Rejected; see `error`.
         case failed
     }
@@ -148,6 +152,8 @@ public struct EventBatchResponse: Codable, Sendable, Equatable {
     public var created: Int
     /// How many were already stored.
     public var existing: Int
+    /// How many ids were deleted on the server (nothing created).
+    public var deleted: Int
     /// How many were rejected.
     public var failed: Int
 
@@ -156,7 +162,17 @@ public struct EventBatchResponse: Codable, Sendable, Equatable {
         self.results = results
         created = results.filter { $0.status == .created }.count
         existing = results.filter { $0.status == .existing }.count
+        deleted = results.filter { $0.status == .deleted }.count
         failed = results.filter { $0.status == .failed }.count
+    }
+
+    enum CodingKeys: String, CodingKey { case results, created, existing, deleted, failed }
+
+    /// Reads a response; the counts follow from the results (a server from before `deleted` sends
+    /// no such count).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(results: try container.decode([EventBatchItemResult].self, forKey: .results))
     }
 }
 
@@ -214,7 +230,8 @@ extension EventBatchResponse {
     /// The response as JSON, written directly (500 results through `JSONEncoder` cost as much as
     /// storing the events). Failed items' problems go through `JSONEncoder`; they are rare.
     public func wireJSON() -> Data {
-        var out = "{\"created\":\(created),\"existing\":\(existing),\"failed\":\(failed),\"results\":["
+        var out =
+            "{\"created\":\(created),\"deleted\":\(deleted),\"existing\":\(existing),\"failed\":\(failed),\"results\":["
         out.reserveCapacity(results.count * 90 + 64)
         for (n, r) in results.enumerated() {
             if n > 0 { out += "," }

@@ -97,6 +97,9 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
     /// The event the server de-duplicated this one into (same type and time, logged or imported
     /// on another device first); this device's fields were sent as edits of that event.
     public var mergedInto: String?
+    /// The id this event went again under: the server had deleted it before this device first
+    /// sent its create (an archive imported again after the delete).
+    public var revivedAs: String?
     /// Its outbox entries, in queue order.
     public var changes: [ExplainedChange]
     /// The change-feed cursor this install has applied: every server change up to it is here,
@@ -111,10 +114,11 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
     public init(
         entityId: String, entity: SyncEntity?, local: String?, syncStatus: EntitySyncStatus?, tombstoned: Bool,
         changes: [ExplainedChange], cursor: Int64?, conflicts: [StoredConflict], nextStep: String,
-        deletedWithType: String? = nil, mergedInto: String? = nil
+        deletedWithType: String? = nil, mergedInto: String? = nil, revivedAs: String? = nil
     ) {
         self.deletedWithType = deletedWithType
         self.mergedInto = mergedInto
+        self.revivedAs = revivedAs
         self.entityId = entityId
         self.entity = entity
         self.local = local
@@ -133,5 +137,6 @@ public struct SyncExplanation: Sendable, Hashable, Codable {
         case nextStep = "next_step"
         case deletedWithType = "deleted_with_type"
         case mergedInto = "merged_into"
+        case revivedAs = "revived_as"
     }
 }

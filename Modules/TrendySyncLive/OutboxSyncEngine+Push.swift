@@ -9,11 +9,12 @@ extension OutboxSyncEngine {
     enum SendOutcome {
         /// Every entry reached the server (`replaced`: sent id → the server's id for duplicates).
         case delivered(replaced: [String: String])
-        /// Some entries reached the server; others were refused with a message, or answered
-        /// `gone` (as ``gone``: an event edit or delete of a batch).
+        /// Some entries reached the server; others were refused with a message, answered `gone`
+        /// (as ``gone``: an event edit or delete of a batch), or were creates of an id the server
+        /// deleted before this device ever sent them (`revived`: they go again under new ids).
         case mixed(
             delivered: [OutboxEntry], replaced: [String: String], gone: [OutboxEntry] = [],
-            refused: [(OutboxEntry, String)])
+            refused: [(OutboxEntry, String)], revived: [OutboxEntry] = [])
         /// The server refused the entry for good (validation, conflict).
         case refused(String)
         /// Try again later (network, 5xx, timeout): counts an attempt.
@@ -120,10 +121,19 @@ extension OutboxSyncEngine {
             try await store.complete(work, replacedIds: replaced)
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
-        case .mixed(let delivered, let replaced, let gone, let refused):
-            if !replaced.isEmpty { try await store.releaseUnsent(taken.entries) }
+        case .mixed(let delivered, let replaced, let gone, let refused, let revived):
+            // Re-pointed ids: the unit taken meanwhile may hold changes to them; it is taken again.
+            let repointed = !replaced.isEmpty || !revived.isEmpty
+            if repointed { try await store.releaseUnsent(taken.entries) }
             try await store.complete(delivered, replacedIds: replaced)
-            if !replaced.isEmpty { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
+            for entry in revived {
+                let newId = ids.next()
+                try await store.reviveDeletedCreate(entry, as: newId)
+                logger.info(
+                    "A create of an event the server had deleted goes again under a new id",
+                    metadata: ["id": .string(entry.entityId), "new_id": .string(newId.description)])
+            }
+            if repointed { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
             for entry in gone { try await store.completeGone(entry) }
             for (entry, message) in refused {
                 try await store.fail(entry, error: message)
@@ -298,6 +308,7 @@ extension OutboxSyncEngine {
         }
         var delivered: [OutboxEntry] = []
         var refused: [(OutboxEntry, String)] = []
+        var revived: [OutboxEntry] = []
         var replaced: [String: String] = [:]
         for result in response.results where result.index < work.count {
             let entry = work[result.index]
@@ -306,11 +317,15 @@ extension OutboxSyncEngine {
             case .existing:
                 delivered.append(entry)
                 if let id = result.id, id != entry.entityId { replaced[entry.entityId] = id }
+            // Sent before: a late resend, and the delete made since comes with the pull. Never
+            // sent: an id from elsewhere (an archive imported again), brought back on purpose.
+            case .deleted where entry.sentBefore: delivered.append(entry)
+            case .deleted: revived.append(entry)
             case .failed: refused.append((entry, result.error?.description ?? "refused"))
             }
         }
-        if refused.isEmpty, delivered.count == work.count { return .delivered(replaced: replaced) }
-        return .mixed(delivered: delivered, replaced: replaced, refused: refused)
+        if refused.isEmpty, revived.isEmpty, delivered.count == work.count { return .delivered(replaced: replaced) }
+        return .mixed(delivered: delivered, replaced: replaced, refused: refused, revived: revived)
     }
 
     /// Event edits and deletes go in one `POST /events/edits`, each item with its own base. The

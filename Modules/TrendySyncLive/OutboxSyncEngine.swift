@@ -48,6 +48,8 @@ public actor OutboxSyncEngine: SyncEngine {
     var bulkLoad: SQLiteLocalStore.BulkLoadStart?
     /// This install's device id, sent with every change's base (read at the first push).
     var deviceId = "unknown"
+    /// New ids, for a create the server had deleted before this device sent it (it goes again).
+    let ids: UUIDv7Generator
 
     /// Creates an engine. `identity` returns the signed-in user id; a pass stops applying
     /// results the moment it changes. `reachability` is asked first in every pass (default: the
@@ -55,8 +57,10 @@ public actor OutboxSyncEngine: SyncEngine {
     public init(
         store: SQLiteLocalStore, api: any SyncRemote, reachability: (any ReachabilityProbe)? = nil,
         identity: @escaping @Sendable () -> String?,
-        configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = Date.init, logger: Logger
+        configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Date = Date.init,
+        ids: UUIDv7Generator = UUIDv7Generator(), logger: Logger
     ) {
+        self.ids = ids
         self.store = store
         self.api = api
         self.reachability = reachability ?? HealthCheckProbe(api: api)

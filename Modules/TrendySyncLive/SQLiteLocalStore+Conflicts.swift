@@ -266,7 +266,8 @@ extension SQLiteLocalStore {
             let tombstoned = tombstone != nil
             let deletedWithType: String? = tombstone?["cascade_of"]
             let mergedInto = try Self.mergedInto(db, entityId)
-            if entity == nil, mergedInto != nil { entity = .event }
+            let revivedAs = try Self.revivedAs(db, entityId)
+            if entity == nil, mergedInto != nil || revivedAs != nil { entity = .event }
             let conflicts = try Row.fetchAll(
                 db, sql: "SELECT body, state FROM sync_conflicts WHERE entity_id = ? ORDER BY detected_at",
                 arguments: [entityId]
@@ -280,14 +281,14 @@ extension SQLiteLocalStore {
                 changes: changes, cursor: try Self.cursor(db), conflicts: conflicts,
                 nextStep: Self.nextStep(
                     changes, local: local, tombstoned: tombstoned, deletedWithType: deletedWithType,
-                    mergedInto: mergedInto, now: at),
-                deletedWithType: deletedWithType, mergedInto: mergedInto)
+                    mergedInto: mergedInto, revivedAs: revivedAs, now: at),
+                deletedWithType: deletedWithType, mergedInto: mergedInto, revivedAs: revivedAs)
         }
     }
 
     static func nextStep(
         _ changes: [ExplainedChange], local: String?, tombstoned: Bool, deletedWithType: String? = nil,
-        mergedInto: String? = nil, now: Date
+        mergedInto: String? = nil, revivedAs: String? = nil, now: Date
     ) -> String {
         guard let first = changes.first(where: { $0.state != .failed }) else {
             if let failed = changes.first {
@@ -297,6 +298,10 @@ extension SQLiteLocalStore {
             if let mergedInto, local == nil {
                 return "nothing: the server already had this event from another device (same type and time) as "
                     + "\(mergedInto); what was set here went to that event as edits (`trendy sync explain \(mergedInto)`)"
+            }
+            if let revivedAs, local == nil {
+                return "nothing: the server had deleted this id before this install first sent it (imported again "
+                    + "after the delete), so it went again as \(revivedAs) (`trendy sync explain \(revivedAs)`)"
             }
             if let type = deletedWithType, local == nil {
                 return "nothing to send; deleted here with its event type \(type): the server's copy goes with the "

@@ -122,6 +122,52 @@ extension SQLiteLocalStore {
 
     /// ``mergedInto(_:)`` inside the caller's transaction.
     static func mergedInto(_ db: Database, _ localId: String) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT server_id FROM merged_events WHERE local_id = ?", arguments: [localId])
+        try String.fetchOne(
+            db, sql: "SELECT server_id FROM merged_events WHERE local_id = ? AND revived = 0", arguments: [localId])
+    }
+
+    /// The id `localId` went again under, when the server had deleted it before this device first
+    /// sent its create (``reviveDeletedCreate(_:as:)``).
+    static func revivedAs(_ db: Database, _ localId: String) throws -> String? {
+        try String.fetchOne(
+            db, sql: "SELECT server_id FROM merged_events WHERE local_id = ? AND revived = 1", arguments: [localId])
+    }
+
+    /// A create the server answered `deleted` although this device had never sent it: its id came
+    /// from elsewhere (an archive or a backup imported again after the event was deleted
+    /// everywhere). The person brought it back on purpose, and a deleted id never comes back
+    /// (D37), so the event goes again under `newId`: the row, its waiting changes and its
+    /// tombstone follow, the create is queued again as never sent, and `sync explain <old id>`
+    /// says where it went. Before, the device marked it synced while the server and every other
+    /// device lacked it, and a full sync later removed it without a word (an outsider's attack).
+    /// A create sent before is a late resend: the delete was made by someone who saw it, and the
+    /// pull brings it here.
+    func reviveDeletedCreate(_ entry: OutboxEntry, as newId: UUIDv7) async throws {
+        try await db.write { db in
+            let old = entry.entityId
+            let new = newId.description
+            try db.execute(
+                sql: "UPDATE local_events SET id = ?1, body = json_set(body, '$.id', ?1) WHERE id = ?2",
+                arguments: [new, old])
+            try db.execute(
+                sql: """
+                    UPDATE outbox SET payload = json_set(payload, '$.id', ?1), state = 'pending', sent = 0,
+                    batch = NULL, next_attempt_at = 0 WHERE seq = ?2
+                    """, arguments: [new, entry.seq])
+            try db.execute(
+                sql: "UPDATE outbox SET entity_id = ? WHERE entity = 'event' AND entity_id = ?", arguments: [new, old])
+            // The tombstone of a delete made here since goes with it; the one the server's delete
+            // left (sent long ago) stays with the old id, which no pull brings back.
+            try db.execute(
+                sql: """
+                    UPDATE OR IGNORE tombstones SET entity_id = ?1 WHERE entity = 'event' AND entity_id = ?2
+                    AND EXISTS (SELECT 1 FROM outbox WHERE entity = 'event' AND entity_id = ?1 AND kind = 'delete')
+                    """, arguments: [new, old])
+            try db.execute(
+                sql: "UPDATE OR IGNORE local_changes SET entity_id = ? WHERE entity_id = ?", arguments: [new, old])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO merged_events (local_id, server_id, revived) VALUES (?, ?, 1)",
+                arguments: [old, new])
+        }
     }
 }

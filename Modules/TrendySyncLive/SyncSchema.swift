@@ -26,6 +26,12 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v13-sent-batches") { db in
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN batch INTEGER")
         }
+        // A create the server answered `deleted` before it was ever sent (an archive imported
+        // again after its events were deleted) went again under a new id: `merged_events` says
+        // where, and whether it was a revival rather than a de-duplication.
+        migrator.registerMigration("sync.v14-revived-events") { db in
+            try db.execute(sql: "ALTER TABLE merged_events ADD COLUMN revived INTEGER NOT NULL DEFAULT 0")
+        }
     }
 
     /// `sync.v1`: the local entities, the outbox, tombstones, the cursor and the history.

@@ -136,6 +136,42 @@ extension ArchiveCLITests {
     /// Found by the second outside attack: an archive read into a second account on the same
     /// server kept the first account's ids, and every create was refused there for ever ("the id
     /// is already in use"). With a byte-order mark it was read as a list of events.
+    /// An outsider's attack: an archive read back after one of its events was deleted and synced.
+    /// The event showed on the importing device only ("synced"), and a full sync removed it
+    /// quietly. Now it is back on every device, under a new id the old one's explanation names.
+    @Test func anArchiveReadBackAfterADeleteBringsTheEventBackEverywhere() async throws {
+        try await AuthCLITests.withServer { server in
+            let cli = SyncCLITests()
+            let a = TemporaryDirectory("archive-back-a", create: false)
+            let b = TemporaryDirectory("archive-back-b", create: false)
+            let email = "back\(UUID().uuidString.prefix(6))@example.com"
+            try await cli.signIn("signup", email, a, server)
+            try await cli.signIn("login", email, b, server)
+            let da = ["--data-dir", a.path, "--api-url", server.baseURL.absoluteString]
+            let db = ["--data-dir", b.path, "--api-url", server.baseURL.absoluteString]
+            try await filled(da)
+            #expect(try await cli.trendy(["sync"], a, server).status == 0)
+            let file = a.path + "/all.json"
+            #expect(try await run.run(["export", "--archive", "-o", file] + da).status == 0)
+            let all = try await events(da, ids: false)
+            let gone = try #require(
+                run.array(try await run.run(["events", "list", "--json"] + da)).first?["id"] as? String)
+            #expect(try await run.run(["events", "rm", gone] + da).status == 0)
+            #expect(try await cli.trendy(["sync"], a, server).status == 0)
+
+            let imported = try await run.run(["import", file] + da)
+            #expect(imported.status == 0 && imported.stdout.contains("1 event(s) added"), "\(imported.stdout)")
+            for dir in [a, b] { #expect(try await cli.trendy(["sync"], dir, server).status == 0) }
+            #expect(try await events(da, ids: false) == all)
+            #expect(try await events(db, ids: false) == all, "back on the other device")
+            #expect(try await cli.trendy(["sync", "--full"], a, server).status == 0)
+            #expect(try await events(da, ids: false) == all, "a full sync keeps it")
+            let explained = try await run.run(["sync", "explain", gone] + da)
+            #expect(explained.status == 0 && explained.stdout.contains("sent again as"), "\(explained.stdout)")
+            #expect(try await cli.trendy(["status"], a, server).stdout.contains("Failed: 0"))
+        }
+    }
+
     @Test func anArchiveReadIntoAnotherAccountOnTheSameServerSyncs() async throws {
         try await AuthCLITests.withServer { server in
             let cli = SyncCLITests()

@@ -170,7 +170,9 @@ struct ConflictRouteTests {
     }
 
     /// Found by the simulation: a create retried after another device deleted the entity
-    /// (its first answer lost) brought the entity back.
+    /// (its first answer lost) brought the entity back. It creates nothing and says the id was
+    /// deleted (`deleted` in a batch, 410 alone): the sender tells a late resend from an archive
+    /// imported again, which it sends again under a new id.
     @Test func aRetriedCreateOfADeletedEntityDoesNotBringItBack() async throws {
         try await ServerHarness.with { h in
             let (api, _) = try await h.newUserClient()
@@ -179,7 +181,16 @@ struct ConflictRouteTests {
             _ = try await api.createEvents([event], idempotencyKey: nil)
             try await api.deleteEvent(id: event.id)
             let retried = try await api.createEvents([event], idempotencyKey: nil)
-            #expect(retried.results.first?.status == .existing)
+            #expect(retried.results.first?.status == .deleted)
+            #expect(retried.results.first?.id == event.id.description)
+            #expect(retried.deleted == 1 && retried.existing == 0 && retried.created == 0)
+            let single = await #expect(throws: TrendyAPIError.self) {
+                try await api.createEvent(event, idempotencyKey: nil)
+            }
+            guard case .server(status: 410, _) = single else {
+                Issue.record("a single create of a deleted id: expected 410, got \(String(describing: single))")
+                return
+            }
             await #expect(throws: TrendyAPIError.self) { try await api.event(id: event.id) }
             #expect(try await api.syncSummary().eventCount == 0)
         }

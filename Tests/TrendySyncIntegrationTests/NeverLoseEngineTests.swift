@@ -109,6 +109,74 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// An outsider's attack: an archive exported, its event deleted and synced, then the archive
+    /// imported again. The server answered "already there" for the deleted id, so the event showed
+    /// here as synced while the server and every other device lacked it, and a full sync later
+    /// removed it without a word. Now it goes again under a new id and is back everywhere; a
+    /// second import of the same archive adds nothing.
+    @Test func anEventImportedAgainAfterItWasDeletedEverywhereComesBackEverywhere() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "keep me")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.store.deleteEvent(id: x.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.serverEventIds().isEmpty)
+
+            #expect(try await h.store.insertEvents([x]).inserted == 1)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let explained = try await h.store.explain(entityId: x.id.description)
+            let revived = try #require(explained.revivedAs)
+            #expect(explained.local == nil)
+            #expect(explained.nextStep.contains("went again as \(revived)"))
+            #expect(try await h.serverEventIds() == [revived])
+            let server = try await h.direct.listEvents(limit: 10, after: nil).items.map(\.value)
+            #expect(server.map(\.notes) == ["keep me"])
+            #expect(server.first?.timestamp == Self.t0)
+            #expect(try await h.localEventIds() == [revived])
+            let revivedId = try #require(UUIDv7(revived))
+            let local = try #require(try await h.store.event(id: revivedId))
+            #expect(local.syncStatus == .synced)
+            #expect(local.value.notes == "keep me")
+            // Another device's edit of it reaches this one (the old id's tombstone stays behind).
+            var edit = EventUpdate()
+            edit.notes = .set("edited elsewhere")
+            _ = try await h.direct.updateEvent(id: revivedId, edit, idempotencyKey: nil)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.event(id: revivedId)?.value.notes == "edited elsewhere")
+
+            // The same archive again: the event is here (same type and time), nothing is added.
+            #expect(try await h.store.insertEvents([x]).inserted == 0)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.serverEventIds() == [revived])
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
+    /// The other side of the revival: a create this device had sent (its answer lost), deleted on
+    /// another device meanwhile, then sent again. That is a late resend, not an import: the delete
+    /// was made by someone who saw the event, so it stays deleted everywhere.
+    @Test func aLateResendOfACreateDeletedMeanwhileStaysDeleted() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "sent once")
+            try await h.store.createEvent(x)
+            h.api.loseAnswer("createEvents", with: .transport(.timedOut))
+            #expect(await h.engine.sync(full: false).outcome != .ok)
+            #expect(try await h.serverEventIds() == [x.id.description], "applied, answer lost")
+            try await h.direct.deleteEvent(id: x.id)
+            h.clock.advance(65)  // past the backoff
+
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.serverEventIds().isEmpty)
+            #expect(try await h.localEventIds().isEmpty)
+            #expect(try await h.store.explain(entityId: x.id.description).revivedAs == nil)
+            #expect(try await h.store.failedChanges().isEmpty)
+        }
+    }
+
     /// Another device moved an event to 09:00. This device, not yet knowing, edits that event's
     /// note and moves its own unsent event to 09:00: the server merges the unsent event into the
     /// moved one. The note written last wins, whichever copy it was written on: with

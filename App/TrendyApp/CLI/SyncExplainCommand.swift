@@ -20,7 +20,10 @@ extension SyncCommand {
         func run() async throws {
             try await CommandRunner(global).run { env, out in
                 let x = try await env.store.explain(entityId: id.lowercased())
-                guard x.entity != nil || !x.conflicts.isEmpty || x.tombstoned || x.mergedInto != nil else {
+                guard
+                    x.entity != nil || !x.conflicts.isEmpty || x.tombstoned || x.mergedInto != nil
+                        || x.revivedAs != nil
+                else {
                     throw CLIError(
                         code: .notFound, message: "this install knows nothing of \(id)", exitCode: .dataError)
                 }
@@ -31,6 +34,8 @@ extension SyncCommand {
                     let why =
                         if let merged = x.mergedInto {
                             " (the server had it already as \(merged): same type and time)"
+                        } else if let revived = x.revivedAs {
+                            " (deleted on the server before this install sent it; sent again as \(revived))"
                         } else if let type = x.deletedWithType {
                             " (deleted here with its type \(type))"
                         } else if x.tombstoned {

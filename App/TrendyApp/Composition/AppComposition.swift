@@ -115,12 +115,13 @@ public enum AppComposition {
         let reachability = HealthCheckProbe(
             api: api, budget: backend.budget.respond,
             server: backend.apiURL.map { HTTPTransport.serverName($0.absoluteString) } ?? "")
+        let ids = UUIDv7Generator()
         let engine = OutboxSyncEngine(
             store: store, api: api, reachability: reachability,
-            identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration,
+            identity: { [auth] in auth.currentUserId }, configuration: syncConfiguration, ids: ids,
             logger: logs.logger(.sync))
         let platform = AppPlatform(
-            paths: paths, logs: logs, ids: UUIDv7Generator(), auth: auth, remote: api, database: database, store: store,
+            paths: paths, logs: logs, ids: ids, auth: auth, remote: api, database: database, store: store,
             engine: engine, reachability: reachability, budget: backend.budget, afterSync: SyncHooks(), timeZone: zone)
         var app = AppAssembly(platform: platform)
         for plugin in plugins { plugin.install(into: &app) }

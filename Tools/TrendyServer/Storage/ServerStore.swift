@@ -82,6 +82,10 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case created(Timestamped<Event>)
     /// Already stored (same id, or a duplicate by the de-duplication key).
     case existing(Timestamped<Event>)
+    /// The id was this user's and was deleted: nothing is created (a late resend must not bring
+    /// it back), and the sender learns it (a create it never sent before, such as an archive
+    /// imported again, goes again under a new id). The event's last content.
+    case deleted(Timestamped<Event>)
     /// Refused.
     case failed(StoreError)
 }

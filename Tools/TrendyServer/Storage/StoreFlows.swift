@@ -143,7 +143,7 @@ enum StoreFlows {
                 continue
             }
             if let body = facts.deleted[id] {
-                outcomes.append(.existing(try stored(body)))
+                outcomes.append(.deleted(try stored(body)))
                 continue
             }
             guard facts.types.contains(event.eventTypeId.description) else {
