@@ -41,6 +41,10 @@ extension OutboxSyncEngine {
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
+        /// `410` for a type's create this device never sent: the server had deleted the id (an
+        /// archive imported again after the type was deleted everywhere). It goes again under a
+        /// new id, with everything that names it.
+        case revivedType
     }
 
     /// Drains the outbox; returns how many entries reached the server. "Syncing X of Y" fixes Y
@@ -164,6 +168,16 @@ extension OutboxSyncEngine {
         case .gone:
             try await store.completeGone(work[0])
             breaker.recordSuccess()
+        case .revivedType:
+            // The unit taken meanwhile may name the type: put back, re-pointed, taken again.
+            try await store.releaseUnsent(taken.entries)
+            let newId = ids.next()
+            try await store.reviveDeletedType(work[0], as: newId)
+            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            breaker.recordSuccess()
+            logger.info(
+                "A type the server had deleted goes again under a new id",
+                metadata: ["id": .string(work[0].entityId), "new_id": .string(newId.description)])
         case .adoptedType(let server):
             // The unit taken meanwhile may hold changes that name the local type: put it
             // back, re-point everything at the server's type, and take it again.
@@ -214,6 +228,15 @@ extension OutboxSyncEngine {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
             // 410: the entity was deleted and the server kept this change as a conflict (D37).
             if case .server(410, _) = error, work[0].kind != .create { return .gone }
+            // 410 for a create: the server had deleted the id. Sent before, it is a late resend
+            // (the pull brings the delete); never sent, the id came from elsewhere (an archive
+            // imported again): a type goes again under a new id, a place or a property is refused
+            // saying so (each names types and regions other modules hold by id).
+            if case .server(410, _) = error, work[0].kind == .create {
+                if work[0].sentBefore { return .delivered(replaced: [:]) }
+                if work[0].entity == .eventType { return .revivedType }
+                return .refused("deleted on the server before this device first sent it; add it again to bring it back")
+            }
             if case .conflict = error, work[0].entity == .eventType, work[0].kind == .create,
                 let adoption = await sameNamedServerType(work[0])
             {

@@ -185,8 +185,15 @@ struct PropertyDefinitionRouteTests {
             #expect(feed.map(\.operation) == [.create, .update, .delete])
             if case .propertyDefinition(let d)? = feed[1].data { #expect(d.value.label == "Shots") }
             #expect(try await api.listPropertyDefinitions().isEmpty)
-            // A retried create of the deleted definition never brings it back.
-            _ = try await api.createPropertyDefinition(shots, idempotencyKey: nil)
+            // A retried create of the deleted definition never brings it back: 410.
+            let retried = await #expect(throws: TrendyAPIError.self) {
+                try await api.createPropertyDefinition(shots, idempotencyKey: nil)
+            }
+            if case .server(status: let status, _) = retried {
+                #expect(status == 410)
+            } else {
+                Issue.record("\(String(describing: retried))")
+            }
             #expect(try await api.listPropertyDefinitions().isEmpty)
         }
     }

@@ -45,10 +45,13 @@ import TrendyModels
             try StoreFlows.createEventType(
                 type, facts: CreateFacts(taken: true, stored: nil, deletedBody: nil), nameTaken: false, now: now)
         }
-        let deleted = try StoreFlows.createEventType(
-            type, facts: CreateFacts(taken: false, stored: nil, deletedBody: try StoreRules.encode(stored)),
-            nameTaken: false, now: now)
-        #expect(!deleted.answer.1 && deleted.writes.isEmpty, "a deleted id is never brought back")
+        // A deleted id is never brought back; the sender learns it was deleted.
+        let deletedBody = try StoreRules.encode(stored)
+        #expect(throws: StoreError.deletedId(type.id.description)) {
+            try StoreFlows.createEventType(
+                type, facts: CreateFacts(taken: false, stored: nil, deletedBody: deletedBody), nameTaken: false,
+                now: now)
+        }
         #expect(throws: StoreError.conflict("an event type named \"Coffee\" already exists")) {
             try StoreFlows.createEventType(
                 type, facts: CreateFacts(taken: false, stored: nil, deletedBody: nil), nameTaken: true, now: now)

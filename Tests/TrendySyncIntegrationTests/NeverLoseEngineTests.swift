@@ -154,6 +154,38 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The same for a type: an archive's type deleted everywhere since came back here under its
+    /// old id marked synced, the server lacked it, and each of its events was refused for want of
+    /// it. Now the type goes again under a new id, its events with it.
+    @Test func aTypeImportedAgainAfterItWasDeletedEverywhereComesBackWithItsEvents() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type("Run")
+            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "ran")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.store.deleteEventType(id: type.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.direct.listEventTypes().isEmpty)
+
+            // The archive: the type under its id, then its event.
+            #expect(try await h.store.findOrCreateEventType(type).created)
+            #expect(try await h.store.insertEvents([x]).inserted == 1)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.failedChanges().isEmpty)
+            let serverTypes = try await h.direct.listEventTypes().map(\.value)
+            #expect(serverTypes.map(\.name) == ["Run"])
+            let revivedType = try #require(serverTypes.first?.id)
+            #expect(revivedType != type.id)
+            #expect(try await h.store.eventTypes().map(\.value.id) == [revivedType])
+            let server = try await h.direct.listEvents(limit: 10, after: nil).items.map(\.value)
+            #expect(server.map(\.notes) == ["ran"])
+            #expect(server.map(\.eventTypeId) == [revivedType])
+            let local = try await h.store.events(limit: 10, since: nil)
+            #expect(local.map(\.value.eventTypeId) == [revivedType])
+            #expect(local.map(\.syncStatus) == [.synced])
+        }
+    }
+
     /// The other side of the revival: a create this device had sent (its answer lost), deleted on
     /// another device meanwhile, then sent again. That is a late resend, not an import: the delete
     /// was made by someone who saw the event, so it stays deleted everywhere.

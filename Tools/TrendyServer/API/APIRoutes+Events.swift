@@ -101,7 +101,7 @@ extension APIRoutes {
             switch outcome.first {
             case .created(let stored): return try APIResult.json(stored, status: 201)
             case .existing(let stored): return try APIResult.json(stored, status: 200)
-            case .deleted: throw ProblemError.from(StoreError.gone("the event \(event.id) was deleted"))
+            case .deleted: throw ProblemError.from(StoreError.deletedId(event.id.description))
             case .failed(let error): throw ProblemError.from(error)
             case .none: throw ProblemError(500, ProblemCode.internalError, "Internal server error")
             }

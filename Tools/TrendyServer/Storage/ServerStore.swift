@@ -71,6 +71,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case emailTaken
     /// The entity was deleted (an edit of it is kept as a conflict).
     case gone(String)
+    /// A create of an id this user deleted: nothing is created, and nothing kept (410; D37).
+    case deletedId(String)
     /// The database does not answer now (503: retry shortly; nothing was changed, or the
     /// transaction was rolled back).
     case unavailable(String)

@@ -105,7 +105,8 @@ enum StoreFlows {
     }
 
     /// What a create of a stored or deleted id answers (nil: the id is free). Another user's id is
-    /// a conflict; a deleted one answers its last content, never brings it back.
+    /// a conflict; a deleted one is `gone` (410) and never comes back: the sender tells a late
+    /// resend (done) from a create it never sent, such as an archive imported again (D37).
     static func existing<Entity: Codable & Sendable & Hashable>(_ facts: CreateFacts<Entity>, id: String) throws
         -> Timestamped<Entity>?
     {
@@ -113,7 +114,8 @@ enum StoreFlows {
             guard let stored = facts.stored else { throw StoreError.conflict("the id \(id) is already in use") }
             return stored
         }
-        return try facts.deletedBody.map { try StoreRules.decode(Timestamped<Entity>.self, $0) }
+        if facts.deletedBody != nil { throw StoreError.deletedId(id) }
+        return nil
     }
 
     /// A batch of event creates: in the order of the batch, an event earlier in it counting as
