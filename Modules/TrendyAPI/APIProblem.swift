@@ -21,6 +21,10 @@ public struct APIProblem: Codable, Sendable, Hashable, Error, CustomStringConver
     public var code: String
     /// Every invalid field, for validation problems.
     public var errors: [FieldIssue]?
+    /// For a create of a deleted id (`410`): the account's change-feed cursor when it was deleted
+    /// (a create queued at an older cursor is a late resend; one queued at it or later brings the
+    /// entity back under a new id, D37). Absent for an id deleted before servers kept it.
+    public var deletedVersion: Int64?
 
     /// The title of the `409` a request gets while another request with its `Idempotency-Key` is
     /// still running: not a refusal of the change, the same change not yet answered.
@@ -44,6 +48,7 @@ public struct APIProblem: Codable, Sendable, Hashable, Error, CustomStringConver
     enum CodingKeys: String, CodingKey {
         case type, title, status, detail, instance, code, errors
         case requestId = "request_id"
+        case deletedVersion = "deleted_version"
     }
 
     /// `409 conflict: an event type named "Coffee" already exists`.
@@ -69,6 +74,10 @@ public enum ProblemCode {
     public static let conflict = "conflict"
     /// The entity was deleted; the change was kept as a conflict (410).
     public static let gone = "gone"
+    /// `GET /changes?since=` beyond the account's latest change: the server lost changes a
+    /// device had (restored from a backup). The device downloads everything again and sends what
+    /// the server lacks.
+    public static let cursorAhead = "cursor_ahead"
     /// The same idempotency key was used with a different body.
     public static let idempotencyKeyReused = "idempotency_key_reused"
     /// The body is larger than the server accepts.

@@ -134,13 +134,22 @@ public struct EventBatchItemResult: Codable, Sendable, Equatable {
     public var status: Status
     /// Why it failed.
     public var error: APIProblem?
+    /// For `deleted`: the account's change-feed cursor when the id was deleted (see
+    /// ``APIProblem/deletedVersion``).
+    public var deletedVersion: Int64?
 
     /// Creates a result.
-    public init(index: Int, id: String?, status: Status, error: APIProblem? = nil) {
+    public init(index: Int, id: String?, status: Status, error: APIProblem? = nil, deletedVersion: Int64? = nil) {
         self.index = index
         self.id = id
         self.status = status
         self.error = error
+        self.deletedVersion = deletedVersion
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case index, id, status, error
+        case deletedVersion = "deleted_version"
     }
 }
 
@@ -243,6 +252,7 @@ extension EventBatchResponse {
                 // Ids are UUID text (hex and dashes): nothing to escape.
                 out += "\"id\":\"\(id)\","
             }
+            if let version = r.deletedVersion { out += "\"deleted_version\":\(version)," }
             out += "\"index\":\(r.index),\"status\":\"\(r.status.rawValue)\"}"
         }
         out += "]}"
@@ -258,7 +268,10 @@ extension EventBatchResponse {
             guard let index = item["index"]?.integer, let statusText = item["status"]?.string,
                 let status = EventBatchItemResult.Status(rawValue: statusText), status != .failed
             else { return nil }
-            results.append(EventBatchItemResult(index: Int(index), id: item["id"]?.string, status: status))
+            results.append(
+                EventBatchItemResult(
+                    index: Int(index), id: item["id"]?.string, status: status,
+                    deletedVersion: item["deleted_version"]?.integer))
         }
         return EventBatchResponse(results: results)
     }

@@ -28,6 +28,13 @@ enum Outbox {
     /// person asked for, a refused entry revived): the key is only changed where the body is.
     static let requeued = "state = 'pending', attempts = 0, next_attempt_at = 0, last_error = NULL"
 
+    /// ``requeued`` for a failed entry sent again: one the server refused (`sent` 0: it applied
+    /// nothing) gets a new key. Under its old key a batch of edits, whose answer the server keeps
+    /// (per-item refusals are a 2xx answer), was answered with the old refusal: `sync
+    /// --retry-failed`, or a type sent again, refused the edit again for a day.
+    static let retried =
+        "\(requeued), idempotency_key = CASE WHEN sent = 0 THEN lower(hex(randomblob(16))) ELSE idempotency_key END"
+
     /// Entries left in flight (a killed process, a damaged database) go back to the queue. They
     /// may have reached the server under their keys, so they stay `sent` and keep their keys.
     static func requeueInFlight(_ db: Database) throws {

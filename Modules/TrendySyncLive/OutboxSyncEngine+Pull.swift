@@ -80,7 +80,21 @@ extension OutboxSyncEngine {
         // Pipelined: the next page is requested as soon as this one arrives (its cursor is known),
         // so the server's read and the local apply overlap instead of taking turns.
         var cursor = try await store.cursor() ?? 0
-        var page = try await changesPage(since: cursor)
+        var page: ChangesPage
+        do {
+            page = try await feedPage(since: cursor)
+        } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
+            // The server has no change this cursor names: it lost changes this device had
+            // (restored from a backup). Everything again; what it lacks goes to it in this run.
+            logger.warning(
+                "The server's change feed is behind this device's cursor; downloading everything again",
+                metadata: ["cursor": .int(Int(cursor))])
+            applied += try await bootstrap(user: user)
+            cursor = try await store.cursor() ?? 0
+            page = try await changesPage(since: cursor)
+        } catch {
+            throw stop(for: error)
+        }
         while true {
             try ensureSameUser(user)
             guard page.nextCursor >= cursor else {
@@ -118,11 +132,17 @@ extension OutboxSyncEngine {
 
     /// A feed page; without this install's own changes it holds (D57) unless configured not to.
     func changesPage(since cursor: Int64) async throws -> ChangesPage {
-        if configuration.omitsOwnChanges, deviceId == "unknown" { deviceId = try await store.deviceId() }
-        let omitting = configuration.omitsOwnChanges && deviceId != "unknown" ? deviceId : nil
-        return try await call { () throws(TrendyAPIError) in
-            try await api.changes(since: cursor, limit: configuration.pageSize, omitting: omitting)
+        try await call { () throws(TrendyAPIError) in try await feedPage(since: cursor) }
+    }
+
+    /// ``changesPage(since:)``'s request, its failure as the API's (the device id unread here
+    /// pulls this install's changes back, harmlessly).
+    private func feedPage(since cursor: Int64) async throws(TrendyAPIError) -> ChangesPage {
+        if configuration.omitsOwnChanges, deviceId == "unknown" {
+            deviceId = (try? await store.deviceId()) ?? "unknown"
         }
+        let omitting = configuration.omitsOwnChanges && deviceId != "unknown" ? deviceId : nil
+        return try await api.changes(since: cursor, limit: configuration.pageSize, omitting: omitting)
     }
 
     /// Downloads everything, then sets the cursor to the latest taken before the download
@@ -178,8 +198,16 @@ extension OutboxSyncEngine {
             guard let next else { break }
             page = try await next.value
         }
-        try await store.finishBootstrap(cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore)
+        let missing = try await store.finishBootstrap(
+            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore)
         logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest))])
+        if missing > 0 {
+            // Sent again in a pass of their own, before this run ends.
+            followUp = true
+            logger.notice(
+                "The server did not list entities this device holds as synced; they go to it again",
+                metadata: ["count": .int(missing)])
+        }
         return count
     }
 

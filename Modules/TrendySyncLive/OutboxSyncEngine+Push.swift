@@ -165,6 +165,14 @@ extension OutboxSyncEngine {
             throw rateLimitedStop(retryAfter: retryAfter)
         case .unauthorized(let message):
             throw Stop.failed(message)
+        case .gone where work[0].entity == .eventType:
+            // A type's delete cascades to what names it, which the unit taken meanwhile may hold
+            // (in flight, the cascade would leave it: a definition made here on the type was sent,
+            // refused and dropped instead of kept as a conflict). Put back, taken again after.
+            try await store.releaseUnsent(taken.entries)
+            try await store.completeGone(work[0])
+            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            breaker.recordSuccess()
         case .gone:
             try await store.completeGone(work[0])
             breaker.recordSuccess()
@@ -228,12 +236,11 @@ extension OutboxSyncEngine {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
             // 410: the entity was deleted and the server kept this change as a conflict (D37).
             if case .server(410, _) = error, work[0].kind != .create { return .gone }
-            // 410 for a create: the server had deleted the id. Sent before, it is a late resend
-            // (the pull brings the delete); never sent, the id came from elsewhere (an archive
-            // imported again): a type goes again under a new id, a place or a property is refused
+            // 410 for a create: the server had deleted the id (``isLateResend(_:deletedVersion:)``).
+            // A type brought back goes again under a new id; a place or a property is refused
             // saying so (each names types and regions other modules hold by id).
-            if case .server(410, _) = error, work[0].kind == .create {
-                if work[0].sentBefore { return .delivered(replaced: [:]) }
+            if case .server(410, let problem) = error, work[0].kind == .create {
+                if Self.isLateResend(work[0], deletedVersion: problem?.deletedVersion) { return .gone }
                 if work[0].entity == .eventType { return .revivedType }
                 return .refused("deleted on the server before this device first sent it; add it again to bring it back")
             }
@@ -297,6 +304,22 @@ extension OutboxSyncEngine {
         }
     }
 
+    /// Whether a create the server answered "deleted" is a late resend — queued before the
+    /// delete, so the delete was made by someone who had it in front of them: it goes here as the
+    /// delete takes it (D37) — rather than a create of an id from elsewhere queued after the
+    /// delete (an archive imported again), which the person meant to bring back. The server says
+    /// its cursor at the delete; the entry was queued at its base. Deciding by "sent before"
+    /// lost an imported event whose first send failed (its answer lost, or the process killed
+    /// mid-send: taking marks an entry sent): the retry looked late and the event was dropped
+    /// here (an outsider's attack). Without a cursor from the server (an id deleted before
+    /// servers kept one) "sent before" decides; an entry queued before any sync (no base) is
+    /// brought back.
+    static func isLateResend(_ entry: OutboxEntry, deletedVersion: Int64?) -> Bool {
+        guard let deletedVersion else { return entry.sentBefore }
+        guard let base = entry.baseVersion else { return false }
+        return base < deletedVersion
+    }
+
     /// Event creates go in one batch request; ids make it safe to resend, so the batch needs no key.
     /// The device goes with it, so its pulls leave the creates out (D57).
     ///
@@ -332,6 +355,7 @@ extension OutboxSyncEngine {
         var delivered: [OutboxEntry] = []
         var refused: [(OutboxEntry, String)] = []
         var revived: [OutboxEntry] = []
+        var gone: [OutboxEntry] = []
         var replaced: [String: String] = [:]
         for result in response.results where result.index < work.count {
             let entry = work[result.index]
@@ -340,15 +364,13 @@ extension OutboxSyncEngine {
             case .existing:
                 delivered.append(entry)
                 if let id = result.id, id != entry.entityId { replaced[entry.entityId] = id }
-            // Sent before: a late resend, and the delete made since comes with the pull. Never
-            // sent: an id from elsewhere (an archive imported again), brought back on purpose.
-            case .deleted where entry.sentBefore: delivered.append(entry)
+            case .deleted where Self.isLateResend(entry, deletedVersion: result.deletedVersion): gone.append(entry)
             case .deleted: revived.append(entry)
             case .failed: refused.append((entry, result.error?.description ?? "refused"))
             }
         }
         if refused.isEmpty, revived.isEmpty, delivered.count == work.count { return .delivered(replaced: replaced) }
-        return .mixed(delivered: delivered, replaced: replaced, refused: refused, revived: revived)
+        return .mixed(delivered: delivered, replaced: replaced, gone: gone, refused: refused, revived: revived)
     }
 
     /// Event edits and deletes go in one `POST /events/edits`, each item with its own base. The

@@ -27,29 +27,39 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Re-points everything that names the type `local` at `new`, in the caller's transaction:
-    /// events, geofences and property definitions with their changes not yet on the server, and
-    /// the changes the server refused for want of the type (they go again).
-    static func repointType(_ db: Database, from local: String, to new: String) throws {
-        let references = [
-            ("event", "local_events", "$.event_type_id"),
-            ("geofence", "local_geofences", "$.event_type_entry_id"),
-            ("geofence", "local_geofences", "$.event_type_exit_id"),
-            ("property_definition", "local_property_definitions", "$.event_type_id"),
-        ]
-        for (entity, table, path) in references {
-            // Refused for want of the type: back in the queue, as a person's edit would.
+    /// What names a type: (entity, table, JSON path of the type's id in its payload and body).
+    static let typeReferences = [
+        ("event", "local_events", "$.event_type_id"),
+        ("geofence", "local_geofences", "$.event_type_entry_id"),
+        ("geofence", "local_geofences", "$.event_type_exit_id"),
+        ("property_definition", "local_property_definitions", "$.event_type_id"),
+    ]
+
+    /// Changes the server refused for want of the type `id` go back in the queue, as a person's
+    /// edit would put them (the type is on its way to the server now).
+    static func requeueRefused(_ db: Database, namingType id: String) throws {
+        for (entity, table, path) in typeReferences {
             try db.execute(
                 sql: """
                     UPDATE \(table) SET sync_status = 'pending' WHERE id IN (
                         SELECT entity_id FROM outbox WHERE entity = ?1 AND state = 'failed' AND sent = 0
                         AND json_extract(payload, ?2) = ?3)
-                    """, arguments: [entity, path, local])
+                    """, arguments: [entity, path, id])
             try db.execute(
                 sql: """
-                    UPDATE outbox SET \(Outbox.requeued)
+                    UPDATE outbox SET \(Outbox.retried)
                     WHERE entity = ?1 AND state = 'failed' AND sent = 0 AND json_extract(payload, ?2) = ?3
-                    """, arguments: [entity, path, local])
+                    """, arguments: [entity, path, id])
+        }
+    }
+
+    /// Re-points everything that names the type `local` at `new`, in the caller's transaction:
+    /// events, geofences and property definitions with their changes not yet on the server, and
+    /// the changes the server refused for want of the type (they go again).
+    static func repointType(_ db: Database, from local: String, to new: String) throws {
+        let references = typeReferences
+        try requeueRefused(db, namingType: local)
+        for (entity, table, path) in references {
             try db.execute(
                 sql: """
                     UPDATE outbox SET payload = json_set(payload, ?2, ?4)

@@ -122,33 +122,70 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Ends the download: drops synced entities the server does not have and sets the cursor.
-    /// `everyEventArrived`: the events were not remembered (see ``bootstrap(_:remember:)``), and
-    /// every synced event in the store came with this download.
-    func finishBootstrap(cursor: Int64, everyEventArrived: Bool = false) async throws {
-        try await db.write { db in
-            // A type the server no longer has was deleted elsewhere: it goes as a feed's delete
-            // would take it, with its cascade — a definition made here on it and never sent is kept
-            // as a `deleted` conflict, not left behind to fail (the simulation, seed 718 on two
-            // instances: a device whose first download came after the type's delete).
-            for id in try String.fetchAll(
-                db,
-                sql: """
-                    SELECT id FROM local_event_types WHERE sync_status = 'synced'
-                    AND id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = ?)
-                    """, arguments: [SyncEntity.eventType.rawValue])
-            {
-                try Self.applyDelete(db, .eventType, id)
-            }
-            for entity in SyncEntity.allCases where !(everyEventArrived && entity == .event) {
-                try db.execute(
+    /// Ends the download: sends again every synced entity the server did not list (answers how
+    /// many), and sets the cursor. `everyEventArrived`: the events were not remembered (see
+    /// ``bootstrap(_:remember:)``), and every synced event in the store came with this download.
+    ///
+    /// A synced entity the server lacks was deleted there (a delete this device missed), or the
+    /// server lost it (restored from a backup taken before it arrived). It was dropped, which
+    /// lost every event a restored server lacked on every device that held it (an outsider's
+    /// attack). It is now queued again as a create already sent and based before everything
+    /// (so a `deleted` answer reads as a late resend), ahead of every waiting change
+    /// (it existed before them, and they may name it), types first: a server that lost it
+    /// creates it again; one that deleted it answers so (`410`, a batch item `deleted`), and it
+    /// goes here as the delete would take it (D37), its cascade with it.
+    @discardableResult
+    func finishBootstrap(cursor: Int64, everyEventArrived: Bool = false) async throws -> Int {
+        let at = now()
+        return try await db.write { db in
+            var missing = 0
+            // Each goes to the front of the queue in turn, so the last placed (types) go first.
+            let order: [SyncEntity] = [.event, .geofence, .propertyDefinition, .eventType]
+            for entity in order where !(everyEventArrived && entity == .event) {
+                let columns = entity == .eventType ? "id, name, color, icon" : "id, body"
+                // Synced, or failed by a change refused since (an edit of an event the server
+                // lost is refused as not found): any the server had once, i.e. whose create is
+                // not waiting or refused here.
+                let rows = try Row.fetchAll(
+                    db,
                     sql: """
-                        DELETE FROM \(Self.table(entity)) WHERE sync_status = 'synced'
-                        AND id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = ?)
+                        SELECT \(columns) FROM \(Self.table(entity)) AS t WHERE sync_status IN ('synced', 'failed')
+                        AND id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = ?1)
+                        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.entity = ?1 AND o.entity_id = t.id
+                                        AND o.kind = 'create')
                         """, arguments: [entity.rawValue])
+                for row in rows {
+                    let id: String = row["id"]
+                    let payload: String
+                    if entity == .eventType {
+                        guard let uuid = UUIDv7(id) else { continue }
+                        payload = try Self.encode(
+                            EventType(id: uuid, name: row["name"], color: row["color"], icon: row["icon"]))
+                    } else {
+                        payload = row["body"]
+                    }
+                    try Outbox.enqueue(db, entity, id, .create, payload: payload, now: at)
+                    try db.execute(
+                        sql: """
+                            UPDATE outbox SET sent = 1, base_version = 0, seq = (SELECT min(seq) FROM outbox) - 1
+                            WHERE entity = ? AND entity_id = ? AND kind = 'create'
+                            """, arguments: [entity.rawValue, id])
+                    try db.execute(
+                        sql: "UPDATE \(Self.table(entity)) SET sync_status = 'pending' WHERE id = ?", arguments: [id])
+                    // Its own changes refused meanwhile, and those refused for want of it (a
+                    // type), go again after it.
+                    try db.execute(
+                        sql: """
+                            UPDATE outbox SET \(Outbox.retried)
+                            WHERE entity = ? AND entity_id = ? AND state = 'failed' AND sent = 0
+                            """, arguments: [entity.rawValue, id])
+                    if entity == .eventType { try Self.requeueRefused(db, namingType: id) }
+                    missing += 1
+                }
             }
             try db.execute(sql: "DELETE FROM bootstrap_seen")
             try Self.setCursor(db, cursor, force: true)
+            return missing
         }
     }
 }

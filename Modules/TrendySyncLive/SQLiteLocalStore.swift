@@ -392,7 +392,7 @@ public final class SQLiteLocalStore: LocalStore {
     public func retryFailed() async throws -> Int {
         try await db.write { db in
             try db.execute(
-                sql: "UPDATE outbox SET \(Outbox.requeued) WHERE state = 'failed'")
+                sql: "UPDATE outbox SET \(Outbox.retried) WHERE state = 'failed'")
             let failed = db.changesCount
             try db.execute(sql: "UPDATE outbox SET next_attempt_at = 0 WHERE state = 'pending' AND next_attempt_at > 0")
             return failed

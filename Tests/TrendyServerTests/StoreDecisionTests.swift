@@ -47,10 +47,10 @@ import TrendyModels
         }
         // A deleted id is never brought back; the sender learns it was deleted.
         let deletedBody = try StoreRules.encode(stored)
-        #expect(throws: StoreError.deletedId(type.id.description)) {
+        #expect(throws: StoreError.deletedId(type.id.description, version: 7)) {
             try StoreFlows.createEventType(
-                type, facts: CreateFacts(taken: false, stored: nil, deletedBody: deletedBody), nameTaken: false,
-                now: now)
+                type, facts: CreateFacts(taken: false, stored: nil, deletedBody: deletedBody, deletedVersion: 7),
+                nameTaken: false, now: now)
         }
         #expect(throws: StoreError.conflict("an event type named \"Coffee\" already exists")) {
             try StoreFlows.createEventType(

@@ -154,6 +154,36 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// An outsider's attack on the revival: the re-imported event's first send failed — its
+    /// answer lost, or the request never arrived (a killed process) — and the retry, "sent
+    /// before", read as a late resend: the event was kept here only, then dropped. The server's
+    /// cursor at the delete decides instead: the import was queued after it.
+    @Test(arguments: [true, false])
+    func anEventImportedAgainWhoseFirstSendFailedStillComesBack(answerLost: Bool) async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "keep me")
+            try await h.store.createEvent(x)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.store.deleteEvent(id: x.id)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+
+            #expect(try await h.store.insertEvents([x]).inserted == 1)
+            if answerLost {
+                h.api.loseAnswer("createEvents", with: .transport(.timedOut))
+            } else {
+                h.api.fail("createEvents", with: .transport(.timedOut))
+            }
+            #expect(await h.engine.sync(full: false).outcome != .ok)
+            h.clock.advance(65)  // past the backoff
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let revived = try #require(try await h.store.explain(entityId: x.id.description).revivedAs)
+            #expect(try await h.serverEventIds() == [revived])
+            #expect(try await h.localEventIds() == [revived])
+            #expect(try await h.store.outboxCounts().pending == 0)
+        }
+    }
+
     /// The same for a type: an archive's type deleted everywhere since came back here under its
     /// old id marked synced, the server lacked it, and each of its events was refused for want of
     /// it. Now the type goes again under a new id, its events with it.
@@ -183,6 +213,119 @@ struct NeverLoseEngineTests {
             let local = try await h.store.events(limit: 10, since: nil)
             #expect(local.map(\.value.eventTypeId) == [revivedType])
             #expect(local.map(\.syncStatus) == [.synced])
+        }
+    }
+
+    /// An outsider's attack: a server restored from a backup lacks what devices had synced after
+    /// the backup. A full download dropped every synced entity the server did not list, so the
+    /// device lost them too. Now each goes to the server again, types first, within the one
+    /// `sync --full`; one the server deleted (a delete this device missed) goes here as the
+    /// delete takes it, and stays deleted there.
+    @Test func aFullSyncSendsAgainWhatTheServerLostAndDropsWhatItDeleted() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "on the server")
+            let deleted = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "deleted")
+            for event in [kept, deleted] { try await h.store.createEvent(event) }
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // Another device deletes one; this device misses that delete (its cursor is past it).
+            try await h.direct.deleteEvent(id: deleted.id)
+            try await h.store.setCursor(try await h.direct.latestCursor().cursor, force: true)
+            // What the server lost in its restore: a type and two events this device holds as synced.
+            let lostType = EventType(id: h.ids.next(), name: "Run")
+            try await h.store.createEventType(lostType)
+            let lost = [
+                Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 120, notes: "lost"),
+                Event(id: h.ids.next(), eventTypeId: lostType.id, timestamp: Self.t0 + 180, notes: "lost run"),
+            ]
+            for event in lost { try await h.store.createEvent(event) }
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                for table in ["local_events", "local_event_types"] {
+                    try db.execute(sql: "UPDATE \(table) SET sync_status = 'synced'")
+                }
+            }
+            // A change waiting here that names the lost type goes after the type.
+            var moved = kept
+            moved.eventTypeId = lostType.id
+            try await h.store.updateEvent(moved)
+
+            let run = await h.engine.sync(full: true)
+            #expect(run.outcome == .ok, "\(run)")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let failed = try await h.store.failedChanges()
+            #expect(failed.isEmpty, "\(failed)")
+            #expect(Set(try await h.direct.listEventTypes().map(\.value.name)) == ["Coffee", "Run"])
+            let server = try await h.direct.listEvents(limit: 10, after: nil).items.map(\.value)
+            #expect(Set(server.map(\.id)) == Set([kept.id] + lost.map(\.id)))
+            #expect(server.first { $0.id == kept.id }?.eventTypeId == lostType.id)
+            let local = try await h.store.events(limit: 10, since: nil)
+            #expect(Set(local.map(\.value.id)) == Set([kept.id] + lost.map(\.id)), "the deleted one goes here too")
+            #expect(local.allSatisfy { $0.syncStatus == .synced })
+        }
+    }
+
+    /// An outsider's attack: after the server was restored from a backup, a device's cursor was
+    /// ahead of its feed. The feed answered "nothing new" up to that cursor, so the device skipped
+    /// every change made since the restore, and kept what the server lost as synced, for good.
+    /// Now the server says so (`409 cursor_ahead`) and an ordinary pass downloads everything and
+    /// sends back what the server lacks.
+    @Test func aDeviceAheadOfARestoredServerCatchesUpAndSendsWhatItLost() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
+            try await h.store.createEvent(kept)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // What the restore lost: an event this device synced, and the changes after it.
+            let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
+            try await h.store.createEvent(lost)
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                try db.execute(sql: "UPDATE local_events SET sync_status = 'synced'")
+            }
+            let latest = try await h.direct.latestCursor().cursor
+            try await h.store.setCursor(latest + 5, force: true)
+            // After the restore another device logs an event: its change is numbered below this
+            // device's cursor.
+            let since = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 120, notes: "since")
+            _ = try await h.direct.createEvents([since], idempotencyKey: nil)
+
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            let everywhere: Set<UUIDv7> = [kept.id, lost.id, since.id]
+            #expect(Set(try await h.localEventIds()) == Set(everywhere.map(\.description)))
+            #expect(Set(try await h.serverEventIds()) == Set(everywhere.map(\.description)))
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(try await h.store.cursor() == (try await h.direct.latestCursor().cursor))
+        }
+    }
+
+    /// Found writing the test above: an edit the server refused in a batch, sent again by `sync
+    /// --retry-failed` once the reason was gone, went under the batch's old key, and the server
+    /// (which keeps a batch's 2xx answer, per-item refusals and all) replayed the refusal.
+    @Test func aRefusedEditRetriedGoesUnderANewKeyNotAnsweredWithTheOldRefusal() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "x")
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // A type this device holds as synced that the server does not have (yet).
+            let run = EventType(id: h.ids.next(), name: "Run")
+            try await h.store.createEventType(run)
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                try db.execute(sql: "UPDATE local_event_types SET sync_status = 'synced'")
+            }
+            event.eventTypeId = run.id
+            try await h.store.updateEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.failedChanges().map(\.entityId) == [event.id.description])
+
+            _ = try await h.direct.createEventType(EventTypeCreate(id: run.id, name: "Run"), idempotencyKey: nil)
+            #expect(try await h.store.retryFailed() == 1)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.failedChanges().isEmpty)
+            #expect(try await h.direct.event(id: event.id).value.eventTypeId == run.id)
         }
     }
 

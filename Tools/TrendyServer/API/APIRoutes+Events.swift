@@ -101,7 +101,8 @@ extension APIRoutes {
             switch outcome.first {
             case .created(let stored): return try APIResult.json(stored, status: 201)
             case .existing(let stored): return try APIResult.json(stored, status: 200)
-            case .deleted: throw ProblemError.from(StoreError.deletedId(event.id.description))
+            case .deleted(_, let version):
+                throw ProblemError.from(StoreError.deletedId(event.id.description, version: version))
             case .failed(let error): throw ProblemError.from(error)
             case .none: throw ProblemError(500, ProblemCode.internalError, "Internal server error")
             }
@@ -145,8 +146,9 @@ extension APIRoutes {
                     results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .created)
                 case .existing(let stored):
                     results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .existing)
-                case .deleted(let stored):
-                    results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .deleted)
+                case .deleted(let stored, let version):
+                    results[item.index] = .init(
+                        index: item.index, id: stored.value.id.description, status: .deleted, deletedVersion: version)
                 case .failed(let error):
                     results[item.index] = .init(
                         index: item.index, id: item.event.id.description, status: .failed,

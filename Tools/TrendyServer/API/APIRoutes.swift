@@ -248,6 +248,19 @@ struct APIRoutes: Sendable {
             throw ProblemError.validation([FieldIssue(field: APIPaths.omitDeviceQuery, reason: issue)])
         }
         let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit, omitting: device)
+        // Nothing after `since`: up to date, or ahead of every change this server has, which it
+        // never handed out — it lost them (restored from a backup). Answered `next_cursor = since`,
+        // a device skipped every new change up to its old cursor and kept what the server lost as
+        // synced, for good (an outsider's attack). Checked on empty pages only (an index's max).
+        if page.count == 0, since > 0 {
+            let latest = try await store.latestCursor(userId: user)
+            if since > latest {
+                throw ProblemError(
+                    409, ProblemCode.cursorAhead, "Cursor ahead of the change feed",
+                    detail: "No change \(since) was ever here (the latest is \(latest)): the server lost changes. "
+                        + "Download everything again (a full sync) and send what it lacks.")
+            }
+        }
         metrics.feedPage(page.count, newest: page.newestChangeAt, now: now())
         return JSONIO.raw(page.body, status: .ok)
     }

@@ -60,11 +60,13 @@ struct ProblemError: Error, HTTPResponseError {
             return ProblemError(
                 410, ProblemCode.gone, "Gone",
                 detail: "The \(what) was deleted; the change is kept as a conflict (see the change feed).")
-        case .deletedId(let id):
-            return ProblemError(
+        case .deletedId(let id, let version):
+            var error = ProblemError(
                 410, ProblemCode.gone, "Gone",
                 detail: "The id \(id) was deleted: nothing was created (a deleted id never comes back; "
                     + "send it under a new id to bring it back).")
+            error.problem.deletedVersion = version
+            return error
         case .unavailable:
             // The reason is for the server's log; the client learns only to retry.
             return ProblemError(

@@ -71,8 +71,9 @@ public enum StoreError: Error, Sendable, Equatable {
     case emailTaken
     /// The entity was deleted (an edit of it is kept as a conflict).
     case gone(String)
-    /// A create of an id this user deleted: nothing is created, and nothing kept (410; D37).
-    case deletedId(String)
+    /// A create of an id this user deleted: nothing is created, and nothing kept (410; D37). The
+    /// id, and the user's cursor when it was deleted.
+    case deletedId(String, version: Int64?)
     /// The database does not answer now (503: retry shortly; nothing was changed, or the
     /// transaction was rolled back).
     case unavailable(String)
@@ -86,8 +87,9 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case existing(Timestamped<Event>)
     /// The id was this user's and was deleted: nothing is created (a late resend must not bring
     /// it back), and the sender learns it (a create it never sent before, such as an archive
-    /// imported again, goes again under a new id). The event's last content.
-    case deleted(Timestamped<Event>)
+    /// imported again, goes again under a new id). The event's last content, and the user's
+    /// cursor when it was deleted.
+    case deleted(Timestamped<Event>, version: Int64?)
     /// Refused.
     case failed(StoreError)
 }

@@ -22,6 +22,8 @@ struct CreateFacts<Entity: Codable & Sendable & Hashable> {
     var stored: Timestamped<Entity>?
     /// The user's deleted entity under the id (its last content).
     var deletedBody: String?
+    /// The user's latest change-feed cursor when it was deleted (nil: deleted before it was kept).
+    var deletedVersion: Int64? = nil
 }
 
 /// What an edit or a delete of one entity reads.
@@ -77,7 +79,7 @@ enum DedupKey: Hashable {
 /// whom), deleted ids, the user's types and geofences it names, and stored duplicates by key.
 struct BatchFacts {
     var taken: [String: (userId: String, body: String)] = [:]
-    var deleted: [String: String] = [:]
+    var deleted: [String: (body: String, version: Int64?)] = [:]
     var types: Set<String> = []
     /// The named geofences the user has or had (an event logged before a delete synced names it).
     var geofences: Set<String> = []

@@ -114,7 +114,7 @@ enum StoreFlows {
             guard let stored = facts.stored else { throw StoreError.conflict("the id \(id) is already in use") }
             return stored
         }
-        if facts.deletedBody != nil { throw StoreError.deletedId(id) }
+        if facts.deletedBody != nil { throw StoreError.deletedId(id, version: facts.deletedVersion) }
         return nil
     }
 
@@ -144,8 +144,8 @@ enum StoreFlows {
                 )
                 continue
             }
-            if let body = facts.deleted[id] {
-                outcomes.append(.deleted(try stored(body)))
+            if let deleted = facts.deleted[id] {
+                outcomes.append(.deleted(try stored(deleted.body), version: deleted.version))
                 continue
             }
             guard facts.types.contains(event.eventTypeId.description) else {

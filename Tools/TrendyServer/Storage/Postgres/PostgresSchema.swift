@@ -213,5 +213,8 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        // The user's cursor when an entity was deleted: a create of the id tells a late resend
+        // (queued before the delete) from one queued after it (an archive imported again, D37).
+        ("v6-deleted-versions", ["ALTER TABLE deleted_entities ADD COLUMN version BIGINT"]),
     ]
 }

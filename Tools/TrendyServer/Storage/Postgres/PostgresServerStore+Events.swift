@@ -68,13 +68,13 @@ extension PostgresServerStore {
         {
             facts.taken[id] = (owner, body)
         }
-        for (id, body) in try await s.all(
+        for (id, body, version) in try await s.all(
             """
-            SELECT entity_id, body FROM deleted_entities
+            SELECT entity_id, body, version FROM deleted_entities
             WHERE entity_type = 'event' AND user_id = \(userId) AND entity_id = ANY(\(ids)::text[])
-            """, as: (String, String).self)
+            """, as: (String, String, Int64?).self)
         {
-            facts.deleted[id] = body
+            facts.deleted[id] = (body, version)
         }
         let typeIds = Array(Set(events.map(\.eventTypeId.description)))
         facts.types = Set(

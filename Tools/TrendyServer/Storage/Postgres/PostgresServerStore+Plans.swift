@@ -48,20 +48,21 @@ extension PostgresServerStore {
         fetch: (PostgresSession, String, String) async throws -> Timestamped<Entity>?
     ) async throws -> CreateFacts<Entity> {
         let taken = try await s.run("SELECT 1 FROM \(unescaped: table) WHERE id = \(id)") > 0
+        let deleted = taken ? nil : try await self.deleted(s, userId: userId, entity: entity, id: id)
         return CreateFacts(
-            taken: taken, stored: taken ? try await fetch(s, userId, id) : nil,
-            deletedBody: taken ? nil : try await deletedBody(s, userId: userId, entity: entity, id: id))
+            taken: taken, stored: taken ? try await fetch(s, userId, id) : nil, deletedBody: deleted?.0,
+            deletedVersion: deleted?.1)
     }
 
-    /// The last content of an entity this user deleted, if it was.
-    static func deletedBody(_ s: PostgresSession, userId: String, entity: ChangeEntity, id: String) async throws
-        -> String?
+    /// The last content of an entity this user deleted, if it was, and the user's cursor then.
+    static func deleted(_ s: PostgresSession, userId: String, entity: ChangeEntity, id: String) async throws
+        -> (String, Int64?)?
     {
-        try await s.value(
+        try await s.one(
             """
-            SELECT body FROM deleted_entities
+            SELECT body, version FROM deleted_entities
             WHERE entity_type = \(entity.rawValue) AND entity_id = \(id) AND user_id = \(userId)
-            """, as: String.self)
+            """, as: (String, Int64?).self)
     }
 
     /// Which of the event types `ids` are the user's.
@@ -181,10 +182,12 @@ extension PostgresServerStore {
                     "DELETE FROM field_versions WHERE entity_type = \(entity.rawValue) AND entity_id = \(id)")
                 try await s.run(
                     """
-                    INSERT INTO deleted_entities (entity_type, entity_id, user_id, body, device, deleted_at)
-                    VALUES (\(entity.rawValue), \(id), \(userId), \(body), \(device), \(seconds))
+                    INSERT INTO deleted_entities (entity_type, entity_id, user_id, body, device, deleted_at, version)
+                    VALUES (\(entity.rawValue), \(id), \(userId), \(body), \(device), \(seconds),
+                            (SELECT coalesce(max(seq), 0) FROM change_log WHERE user_id = \(userId)))
                     ON CONFLICT (entity_type, entity_id) DO UPDATE SET user_id = EXCLUDED.user_id,
-                    body = EXCLUDED.body, device = EXCLUDED.device, deleted_at = EXCLUDED.deleted_at
+                    body = EXCLUDED.body, device = EXCLUDED.device, deleted_at = EXCLUDED.deleted_at,
+                    version = EXCLUDED.version
                     """)
             }
         }

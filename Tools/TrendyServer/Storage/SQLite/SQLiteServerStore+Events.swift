@@ -97,8 +97,8 @@ extension SQLiteServerStore {
                 db.cachedStatement(sql: "SELECT user_id, body FROM events WHERE id = ?"), arguments: [id])
             {
                 facts.taken[id] = (row["user_id"], row["body"])
-            } else if let body = try deletedBody(db, userId: userId, entity: .event, id: id) {
-                facts.deleted[id] = body
+            } else if let deleted = try deleted(db, userId: userId, entity: .event, id: id) {
+                facts.deleted[id] = deleted
             }
             if let key = DedupKey(event), facts.duplicates[key] == nil,
                 let body = try duplicate(db, userId: userId, key: key, column: "body")

@@ -48,17 +48,23 @@ extension SQLiteServerStore {
         fetch: (Database, String, String) throws -> Timestamped<Entity>?
     ) throws -> CreateFacts<Entity> {
         let taken = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE id = ?", arguments: [id]) ?? false
+        let deleted = taken ? nil : try self.deleted(db, userId: userId, entity: entity, id: id)
         return CreateFacts(
-            taken: taken, stored: taken ? try fetch(db, userId, id) : nil,
-            deletedBody: taken ? nil : try deletedBody(db, userId: userId, entity: entity, id: id))
+            taken: taken, stored: taken ? try fetch(db, userId, id) : nil, deletedBody: deleted?.body,
+            deletedVersion: deleted?.version)
     }
 
-    /// The last content of an entity this user deleted, if it was.
-    static func deletedBody(_ db: Database, userId: String, entity: ChangeEntity, id: String) throws -> String? {
-        try String.fetchOne(
+    /// The last content of an entity this user deleted, if it was, and the user's cursor then.
+    static func deleted(_ db: Database, userId: String, entity: ChangeEntity, id: String) throws
+        -> (body: String, version: Int64?)?
+    {
+        try Row.fetchOne(
             db.cachedStatement(
-                sql: "SELECT body FROM deleted_entities WHERE entity_type = ? AND entity_id = ? AND user_id = ?"),
-            arguments: [entity.rawValue, id, userId])
+                sql:
+                    "SELECT body, version FROM deleted_entities WHERE entity_type = ? AND entity_id = ? AND user_id = ?"
+            ),
+            arguments: [entity.rawValue, id, userId]
+        ).map { ($0[0], $0[1]) }
     }
 
     /// Which of the event types `ids` are the user's.
@@ -171,9 +177,10 @@ extension SQLiteServerStore {
                     arguments: [entity.rawValue, id])
                 try db.execute(
                     sql: """
-                        INSERT OR REPLACE INTO deleted_entities (entity_type, entity_id, user_id, body, device, deleted_at)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        """, arguments: [entity.rawValue, id, userId, body, device, now.timeIntervalSince1970])
+                        INSERT OR REPLACE INTO deleted_entities
+                        (entity_type, entity_id, user_id, body, device, deleted_at, version)
+                        VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM change_log WHERE user_id = ?))
+                        """, arguments: [entity.rawValue, id, userId, body, device, now.timeIntervalSince1970, userId])
             }
         }
         return rejected

@@ -222,6 +222,11 @@ enum ServerDatabase {
                     ) WITHOUT ROWID;
                     """)
         }
+        // The user's cursor when an entity was deleted: a create of the id tells a late resend
+        // (queued before the delete) from one queued after it (an archive imported again, D37).
+        m.registerMigration("v9-deleted-versions") { db in
+            try db.execute(sql: "ALTER TABLE deleted_entities ADD COLUMN version INTEGER")
+        }
         return m
     }
 }
