@@ -123,7 +123,14 @@ public actor OutboxSyncEngine: SyncEngine {
         var run = await pass(full: full, skipPull: skipPull)
         while followUp, run.outcome == .ok {
             followUp = false
+            // The run is every pass of it: a recovery's follow-up reported "pushed 0, pulled 0"
+            // for a run that had sent and pulled back a whole account (an outsider's attack).
+            let earlier = run
             run = await pass(full: false, skipPull: false)
+            run.startedAt = earlier.startedAt
+            run.duration += earlier.duration
+            run.pushed += earlier.pushed
+            run.pulled += earlier.pulled
         }
         followUp = false
         return run

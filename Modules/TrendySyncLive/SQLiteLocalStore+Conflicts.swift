@@ -300,8 +300,8 @@ extension SQLiteLocalStore {
                     + "\(mergedInto); what was set here went to that event as edits (`trendy sync explain \(mergedInto)`)"
             }
             if let revivedAs, local == nil {
-                return "nothing: the server had deleted this id before this install first sent it (imported again "
-                    + "after the delete), so it went again as \(revivedAs) (`trendy sync explain \(revivedAs)`)"
+                return "nothing: the server had deleted this id when this install's create reached it (imported "
+                    + "again after the delete), so it went again as \(revivedAs) (`trendy sync explain \(revivedAs)`)"
             }
             if let type = deletedWithType, local == nil {
                 return "nothing to send; deleted here with its event type \(type): the server's copy goes with the "

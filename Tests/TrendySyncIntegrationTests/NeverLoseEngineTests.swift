@@ -109,6 +109,18 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// An event "keep me" logged, synced, deleted here and synced: what an archive exported
+    /// before the delete still holds.
+    static func deletedEverywhere(_ h: SyncHarness) async throws -> Event {
+        let type = try await h.type()
+        let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: t0, notes: "keep me")
+        try await h.store.createEvent(x)
+        #expect(await h.engine.sync(full: false).outcome == .ok)
+        try await h.store.deleteEvent(id: x.id)
+        #expect(await h.engine.sync(full: false).outcome == .ok)
+        return x
+    }
+
     /// An outsider's attack: an archive exported, its event deleted and synced, then the archive
     /// imported again. The server answered "already there" for the deleted id, so the event showed
     /// here as synced while the server and every other device lacked it, and a full sync later
@@ -116,12 +128,7 @@ struct NeverLoseEngineTests {
     /// second import of the same archive adds nothing.
     @Test func anEventImportedAgainAfterItWasDeletedEverywhereComesBackEverywhere() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "keep me")
-            try await h.store.createEvent(x)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
-            try await h.store.deleteEvent(id: x.id)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let x = try await Self.deletedEverywhere(h)
             #expect(try await h.serverEventIds().isEmpty)
 
             #expect(try await h.store.insertEvents([x]).inserted == 1)
@@ -161,12 +168,7 @@ struct NeverLoseEngineTests {
     @Test(arguments: [true, false])
     func anEventImportedAgainWhoseFirstSendFailedStillComesBack(answerLost: Bool) async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let x = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "keep me")
-            try await h.store.createEvent(x)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
-            try await h.store.deleteEvent(id: x.id)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let x = try await Self.deletedEverywhere(h)
 
             #expect(try await h.store.insertEvents([x]).inserted == 1)
             if answerLost {
@@ -292,6 +294,8 @@ struct NeverLoseEngineTests {
 
             let run = await h.engine.sync(full: false)
             #expect(run.outcome == .ok, "\(run)")
+            // The run reports both of its passes: the download, then the one that sent `lost`.
+            #expect(run.pushed == 1 && run.pulled >= 3, "\(run)")
             let everywhere: Set<UUIDv7> = [kept.id, lost.id, since.id]
             #expect(Set(try await h.localEventIds()) == Set(everywhere.map(\.description)))
             #expect(Set(try await h.serverEventIds()) == Set(everywhere.map(\.description)))

@@ -35,7 +35,7 @@ extension SyncCommand {
                         if let merged = x.mergedInto {
                             " (the server had it already as \(merged): same type and time)"
                         } else if let revived = x.revivedAs {
-                            " (deleted on the server before this install sent it; sent again as \(revived))"
+                            " (deleted on the server when this install's create reached it; sent again as \(revived))"
                         } else if let type = x.deletedWithType {
                             " (deleted here with its type \(type))"
                         } else if x.tombstoned {
