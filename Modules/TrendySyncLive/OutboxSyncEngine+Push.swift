@@ -243,7 +243,8 @@ extension OutboxSyncEngine {
                 if Self.isLateResend(work[0], deletedVersion: problem?.deletedVersion) { return .gone }
                 if work[0].entity == .eventType { return .revivedType }
                 return .refused(
-                    "deleted on the server before this device sent it; remove it here and add it again to bring it back")
+                    "deleted on the server before this device sent it; remove it here and add it again to bring it back"
+                )
             }
             if case .conflict = error, work[0].entity == .eventType, work[0].kind == .create,
                 let adoption = await sameNamedServerType(work[0])
