@@ -119,7 +119,7 @@ public struct EventBatchItemResult: Codable, Sendable, Equatable {
         /// Already stored (same id, or a duplicate by the de-duplication key); `id` is the stored event's.
         case existing
         /// The id was deleted on the server: nothing was created (a resend never brings a deleted
-        /// event back). A create never sent before (an archive imported again after the delete)
+        /// event back). A create queued after the delete (an archive imported again after it)
         /// goes again under a new id.
         case deleted
         /// Rejected; see `error`.

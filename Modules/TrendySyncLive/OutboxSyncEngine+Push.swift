@@ -10,8 +10,8 @@ extension OutboxSyncEngine {
         /// Every entry reached the server (`replaced`: sent id → the server's id for duplicates).
         case delivered(replaced: [String: String])
         /// Some entries reached the server; others were refused with a message, answered `gone`
-        /// (as ``gone``: an event edit or delete of a batch), or were creates of an id the server
-        /// deleted before this device ever sent them (`revived`: they go again under new ids).
+        /// (as ``gone``: an event edit or delete, or a late resend of a create), or were creates
+        /// queued after the server deleted their ids (`revived`: they go again under new ids).
         case mixed(
             delivered: [OutboxEntry], replaced: [String: String], gone: [OutboxEntry] = [],
             refused: [(OutboxEntry, String)], revived: [OutboxEntry] = [])
@@ -41,9 +41,9 @@ extension OutboxSyncEngine {
         /// `410 Gone`: the entity was deleted and the server kept this change as a conflict
         /// (D37); the delete wins here too, whether or not its change in the feed was read.
         case gone
-        /// `410` for a type's create this device never sent: the server had deleted the id (an
-        /// archive imported again after the type was deleted everywhere). It goes again under a
-        /// new id, with everything that names it.
+        /// `410` for a type's create queued after the server deleted the id (an archive imported
+        /// again after the type was deleted everywhere). It goes again under a new id, with
+        /// everything that names it.
         case revivedType
     }
 

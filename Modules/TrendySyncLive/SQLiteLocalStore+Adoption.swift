@@ -89,8 +89,8 @@ extension SQLiteLocalStore {
                 """, arguments: [local, new])
     }
 
-    /// An event type's create the server answered `410`: it had deleted the id before this device
-    /// ever sent it (an archive imported again after the type was deleted everywhere). The type
+    /// An event type's create the server answered `410`, queued after the delete (an archive
+    /// imported again after the type was deleted everywhere). The type
     /// goes again under `newId`, with everything that names it, as a revived event does
     /// (``reviveDeletedCreate(_:as:)``); before, the device showed it synced while the server
     /// lacked it, and refused each of its events for want of the type.

@@ -126,22 +126,21 @@ extension SQLiteLocalStore {
             db, sql: "SELECT server_id FROM merged_events WHERE local_id = ? AND revived = 0", arguments: [localId])
     }
 
-    /// The id `localId` went again under, when the server had deleted it before this device first
-    /// sent its create (``reviveDeletedCreate(_:as:)``).
+    /// The id `localId` went again under, when the server had deleted it before this device's
+    /// create was queued (``reviveDeletedCreate(_:as:)``).
     static func revivedAs(_ db: Database, _ localId: String) throws -> String? {
         try String.fetchOne(
             db, sql: "SELECT server_id FROM merged_events WHERE local_id = ? AND revived = 1", arguments: [localId])
     }
 
-    /// A create the server answered `deleted` although this device had never sent it: its id came
-    /// from elsewhere (an archive or a backup imported again after the event was deleted
-    /// everywhere). The person brought it back on purpose, and a deleted id never comes back
-    /// (D37), so the event goes again under `newId`: the row, its waiting changes and its
-    /// tombstone follow, the create is queued again as never sent, and `sync explain <old id>`
-    /// says where it went. Before, the device marked it synced while the server and every other
-    /// device lacked it, and a full sync later removed it without a word (an outsider's attack).
-    /// A create sent before is a late resend: the delete was made by someone who saw it, and the
-    /// pull brings it here.
+    /// A create the server answered `deleted` that was queued after the delete (see
+    /// ``OutboxSyncEngine/isLateResend(_:deletedVersion:)``): its id came from elsewhere (an
+    /// archive or a backup imported again after the event was deleted everywhere). The person
+    /// brought it back on purpose, and a deleted id never comes back (D37), so the event goes
+    /// again under `newId`: the row, its waiting changes and a tombstone of a delete made since
+    /// follow, the create is queued again as never sent, and `sync explain <old id>` says where it
+    /// went. Before, the device marked it synced while the server and every other device lacked
+    /// it, and a full sync later removed it without a word (an outsider's attack).
     func reviveDeletedCreate(_ entry: OutboxEntry, as newId: UUIDv7) async throws {
         try await db.write { db in
             let old = entry.entityId

@@ -26,7 +26,7 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v13-sent-batches") { db in
             try db.execute(sql: "ALTER TABLE outbox ADD COLUMN batch INTEGER")
         }
-        // A create the server answered `deleted` before it was ever sent (an archive imported
+        // A create the server answered `deleted`, queued after the delete (an archive imported
         // again after its events were deleted) went again under a new id: `merged_events` says
         // where, and whether it was a revival rather than a de-duplication.
         migrator.registerMigration("sync.v14-revived-events") { db in
