@@ -105,8 +105,9 @@ enum StoreFlows {
     }
 
     /// What a create of a stored or deleted id answers (nil: the id is free). Another user's id is
-    /// a conflict; a deleted one is `gone` (410) and never comes back: the sender tells a late
-    /// resend (done) from a create it never sent, such as an archive imported again (D37).
+    /// a conflict; a deleted one is `410` with the user's cursor at the delete and never comes
+    /// back: the sender tells a late resend (queued before the delete) from a create queued after
+    /// it, such as an archive imported again (D37).
     static func existing<Entity: Codable & Sendable & Hashable>(_ facts: CreateFacts<Entity>, id: String) throws
         -> Timestamped<Entity>?
     {
