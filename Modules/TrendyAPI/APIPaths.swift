@@ -53,6 +53,10 @@ public enum APIPaths {
     public static let baseVersionHeader = "Trendy-Base-Version"
     /// The header carrying the id of the device that made a change (``ChangeBase``).
     public static let deviceIdHeader = "Trendy-Device-Id"
+    /// `GET /changes`' query parameter: the `next_cursor_at` of the page that gave `since`; the
+    /// server answers `409 cursor_ahead` when its change at `since` was written at another time
+    /// (it lost changes and numbered new ones the same, D59).
+    public static let sinceAtQuery = "since_at"
     /// The `GET /changes` parameter naming the pulling device: the changes it made and holds
     /// already are left out (echo suppression, D57); `next_cursor` still passes them.
     public static let omitDeviceQuery = "omit_device"

@@ -13,6 +13,7 @@ extension ChangesPage {
             var changes: [Change]?
             var next: Int64?
             var hasMore: Bool?
+            var at: String?
             var first = true
             while let key = s.nextKey(&first) {
                 if s.equals(key, "changes") {
@@ -21,13 +22,15 @@ extension ChangesPage {
                     next = s.integer()
                 } else if s.equals(key, "has_more") {
                     hasMore = s.bool()
+                } else if s.equals(key, "next_cursor_at") {
+                    at = s.string()
                 } else {
                     _ = s.skipValue()
                 }
                 if s.failed { return nil }
             }
             guard !s.failed, s.atEnd(), let changes, let next, let hasMore else { return nil }
-            return ChangesPage(changes: changes, nextCursor: next, hasMore: hasMore)
+            return ChangesPage(changes: changes, nextCursor: next, hasMore: hasMore, nextCursorAt: at)
         }
     }
 

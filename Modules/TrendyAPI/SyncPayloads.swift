@@ -149,18 +149,24 @@ public struct ChangesPage: Codable, Sendable, Hashable {
     public var nextCursor: Int64
     /// Whether more changes follow.
     public var hasMore: Bool
+    /// When the change `nextCursor` names was written, as the server wrote it; sent back as
+    /// `since_at`, it lets the server tell that the change is still the one this device read
+    /// (D59). Nil from a server that does not say.
+    public var nextCursorAt: String?
 
     /// Creates a page.
-    public init(changes: [Change], nextCursor: Int64, hasMore: Bool) {
+    public init(changes: [Change], nextCursor: Int64, hasMore: Bool, nextCursorAt: String? = nil) {
         self.changes = changes
         self.nextCursor = nextCursor
         self.hasMore = hasMore
+        self.nextCursorAt = nextCursorAt
     }
 
     enum CodingKeys: String, CodingKey {
         case changes
         case nextCursor = "next_cursor"
         case hasMore = "has_more"
+        case nextCursorAt = "next_cursor_at"
     }
 }
 
@@ -168,8 +174,14 @@ public struct ChangesPage: Codable, Sendable, Hashable {
 public struct LatestCursor: Codable, Sendable, Hashable {
     /// The newest cursor of this user's feed (0 when empty).
     public var cursor: Int64
+    /// When that change was written (nil when the feed is empty, or from a server that does not
+    /// say): a device that starts reading at `cursor` sends it as `since_at` (D59).
+    public var at: String?
     /// Creates a value.
-    public init(cursor: Int64) { self.cursor = cursor }
+    public init(cursor: Int64, at: String? = nil) {
+        self.cursor = cursor
+        self.at = at
+    }
 }
 
 /// `GET /me/sync`: what the server holds for this user.

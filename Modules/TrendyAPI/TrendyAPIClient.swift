@@ -94,10 +94,11 @@ public protocol TrendyAPIClient: Sendable {
     /// `DELETE /users/onboarding` (soft reset).
     func resetOnboarding() async throws(TrendyAPIError) -> OnboardingStatus
 
-    /// `GET /changes?since=&limit=&omit_device=`: `device`'s own changes it holds are left out
-    /// (nil: every change; D57).
-    func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
-        -> ChangesPage
+    /// `GET /changes?since=&since_at=&limit=&omit_device=`: `at` is the `next_cursor_at` that came
+    /// with `cursor` (the server checks its change is still that one, D59; nil: not checked);
+    /// `device`'s own changes it holds are left out (nil: every change; D57).
+    func changes(since cursor: Int64, at: String?, limit: Int, omitting device: String?)
+        async throws(TrendyAPIError) -> ChangesPage
     /// `GET /changes/latest-cursor`.
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /me/sync`.
@@ -125,7 +126,14 @@ extension TrendyAPIClient {
 
     /// `GET /changes?since=&limit=`: every change, this device's own too.
     public func changes(since cursor: Int64, limit: Int) async throws(TrendyAPIError) -> ChangesPage {
-        try await changes(since: cursor, limit: limit, omitting: nil)
+        try await changes(since: cursor, at: nil, limit: limit, omitting: nil)
+    }
+
+    /// `GET /changes?since=&limit=&omit_device=`, the cursor unchecked.
+    public func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
+        -> ChangesPage
+    {
+        try await changes(since: cursor, at: nil, limit: limit, omitting: device)
     }
 
     /// `GET /health` within the standard budget (``NetworkBudget/respond``).

@@ -167,10 +167,11 @@ extension LiveTrendyAPIClient {
 
     // MARK: Change feed
 
-    public func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
-        -> ChangesPage
+    public func changes(since cursor: Int64, at: String?, limit: Int, omitting device: String?)
+        async throws(TrendyAPIError) -> ChangesPage
     {
         var query = [("since", String(cursor)), ("limit", String(limit))]
+        if let at { query.append((APIPaths.sinceAtQuery, at)) }
         if let device { query.append((APIPaths.omitDeviceQuery, device)) }
         return try await send(
             .GET, APIPaths.changes, query: query, as: ChangesPage.self, fastDecode: ChangesPage.fastRead

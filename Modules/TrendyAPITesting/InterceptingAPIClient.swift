@@ -297,11 +297,11 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         try await intercept("resetOnboarding") { () throws(TrendyAPIError) in try await inner.resetOnboarding() }
     }
     /// Forwards (or fails as scripted).
-    public func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
-        -> ChangesPage
+    public func changes(since cursor: Int64, at: String?, limit: Int, omitting device: String?)
+        async throws(TrendyAPIError) -> ChangesPage
     {
         try await intercept("changes", ids: [String(cursor)]) { () throws(TrendyAPIError) in
-            try await inner.changes(since: cursor, limit: limit, omitting: device)
+            try await inner.changes(since: cursor, at: at, limit: limit, omitting: device)
         }
     }
     /// Forwards (or fails as scripted).

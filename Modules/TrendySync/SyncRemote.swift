@@ -66,10 +66,11 @@ public protocol SyncRemote: ServerHealthCheck {
     /// `DELETE /property-definitions/{id}`.
     func deletePropertyDefinition(id: UUIDv7) async throws(TrendyAPIError)
 
-    /// `GET /changes?since=&limit=&omit_device=`: `device`'s own changes it holds are left out
-    /// (nil: every change; D57).
-    func changes(since cursor: Int64, limit: Int, omitting device: String?) async throws(TrendyAPIError)
-        -> ChangesPage
+    /// `GET /changes?since=&since_at=&limit=&omit_device=`: `at` is the `next_cursor_at` that
+    /// came with `cursor` (the server checks its change is still that one, D59); `device`'s own
+    /// changes it holds are left out (nil: every change; D57).
+    func changes(since cursor: Int64, at: String?, limit: Int, omitting device: String?)
+        async throws(TrendyAPIError) -> ChangesPage
     /// `GET /changes/latest-cursor`.
     func latestCursor() async throws(TrendyAPIError) -> LatestCursor
     /// `GET /conflicts`: every conflict the server kept for the user.

@@ -80,9 +80,10 @@ extension OutboxSyncEngine {
         // Pipelined: the next page is requested as soon as this one arrives (its cursor is known),
         // so the server's read and the local apply overlap instead of taking turns.
         var cursor = try await store.cursor() ?? 0
+        let at = try await store.cursorAt()
         var page: ChangesPage
         do {
-            page = try await feedPage(since: cursor)
+            page = try await feedPage(since: cursor, at: at)
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
             // The server has no change this cursor names: it lost changes this device had
             // (restored from a backup). Everything again; what it lacks goes to it in this run.
@@ -91,7 +92,7 @@ extension OutboxSyncEngine {
                 metadata: ["cursor": .int(Int(cursor))])
             applied += try await bootstrap(user: user)
             cursor = try await store.cursor() ?? 0
-            page = try await changesPage(since: cursor)
+            page = try await changesPage(since: cursor, at: try await store.cursorAt())
         } catch {
             throw stop(for: error)
         }
@@ -105,8 +106,9 @@ extension OutboxSyncEngine {
             let more = page.hasMore && page.nextCursor > cursor
             try await bulkLoadIfWorthIt(more: more)
             let nextCursor = page.nextCursor
+            let nextAt = page.nextCursorAt
             let next: Task<ChangesPage, any Error>? =
-                more ? Task { try await self.changesPage(since: nextCursor) } : nil
+                more ? Task { try await self.changesPage(since: nextCursor, at: nextAt) } : nil
             do {
                 applied += try await store.apply(page)
             } catch {
@@ -131,18 +133,18 @@ extension OutboxSyncEngine {
     }
 
     /// A feed page; without this install's own changes it holds (D57) unless configured not to.
-    func changesPage(since cursor: Int64) async throws -> ChangesPage {
-        try await call { () throws(TrendyAPIError) in try await feedPage(since: cursor) }
+    func changesPage(since cursor: Int64, at: String?) async throws -> ChangesPage {
+        try await call { () throws(TrendyAPIError) in try await feedPage(since: cursor, at: at) }
     }
 
-    /// ``changesPage(since:)``'s request, its failure as the API's (the device id unread here
+    /// ``changesPage(since:at:)``'s request, its failure as the API's (the device id unread here
     /// pulls this install's changes back, harmlessly).
-    private func feedPage(since cursor: Int64) async throws(TrendyAPIError) -> ChangesPage {
+    private func feedPage(since cursor: Int64, at: String?) async throws(TrendyAPIError) -> ChangesPage {
         if configuration.omitsOwnChanges, deviceId == "unknown" {
             deviceId = (try? await store.deviceId()) ?? "unknown"
         }
         let omitting = configuration.omitsOwnChanges && deviceId != "unknown" ? deviceId : nil
-        return try await api.changes(since: cursor, limit: configuration.pageSize, omitting: omitting)
+        return try await api.changes(since: cursor, at: at, limit: configuration.pageSize, omitting: omitting)
     }
 
     /// Downloads everything, then sets the cursor to the latest taken before the download
@@ -152,7 +154,7 @@ extension OutboxSyncEngine {
     }
 
     private func bootstrapPages(user: String) async throws -> Int {
-        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
+        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
         try await store.beginBootstrap()
         var count = 0
         // Conflicts recorded before the cursor this download ends at are never read from the feed.
@@ -200,7 +202,7 @@ extension OutboxSyncEngine {
         }
         let missing = try await store.finishBootstrap(
             cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore)
-        logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest))])
+        logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest.cursor))])
         if missing > 0 {
             // Sent again in a pass of their own, before this run ends.
             followUp = true

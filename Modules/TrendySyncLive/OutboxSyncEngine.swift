@@ -152,13 +152,29 @@ public actor OutboxSyncEngine: SyncEngine {
         return run
     }
 
-    /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass).
-    func skipToLatestCursor() async throws {
+    /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass); false,
+    /// moving nothing, when the server no longer has the change the cursor names (restored from a
+    /// backup, D59): that pass downloads everything instead.
+    func skipToLatestCursor() async throws -> Bool {
         // A transient failure here is one like any other (outside tester: `--skip-to-latest`
         // exited 1 on a 503, a dropped connection or a 429).
-        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }.cursor
-        try await store.setCursor(latest)
-        logger.notice("Skipped to the latest cursor", metadata: ["cursor": .int(Int(latest))])
+        if let cursor = try await store.cursor(), cursor > 0 {
+            let at = try await store.cursorAt()
+            do throws(TrendyAPIError) {
+                _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
+            } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
+                logger.warning(
+                    "The server's change feed no longer has this device's cursor; downloading everything again",
+                    metadata: ["cursor": .int(Int(cursor))])
+                return false
+            } catch {
+                throw stop(for: error)
+            }
+        }
+        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
+        try await store.setCursor(latest.cursor, at: latest.at)
+        logger.notice("Skipped to the latest cursor", metadata: ["cursor": .int(Int(latest.cursor))])
+        return true
     }
 
     // MARK: One pass
@@ -227,7 +243,10 @@ public actor OutboxSyncEngine: SyncEngine {
             try await sendResolutions()
             try await refetch(user: user)
             if skipPull {
-                try await skipToLatestCursor()
+                if try await !skipToLatestCursor() {
+                    // The server lost changes this device has: skipping would hide that for good.
+                    pulled = try await pull(user: user, full: true)
+                }
             } else {
                 pulled = try await pull(user: user, full: full)
                 // The pull can make waiting changes sendable (a refused place whose deleted type

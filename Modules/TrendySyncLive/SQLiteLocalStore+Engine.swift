@@ -318,16 +318,39 @@ extension SQLiteLocalStore {
     /// The change-feed cursor, or nil before the first bootstrap.
     public func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }
 
-    /// Moves the cursor forward (never back); `force` is for a full resync's new baseline.
-    static func setCursor(_ db: Database, _ value: Int64, force: Bool = false) throws {
-        if !force, let current = try cursor(db), current >= value { return }
+    /// When the change the cursor names was written, as the server said (`next_cursor_at`); sent
+    /// back with the cursor so the server can tell it still has that change (D59).
+    public func cursorAt() async throws -> String? {
+        try await db.read { db in
+            try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = 'cursor_at'"))
+        }
+    }
+
+    /// Moves the cursor forward (never back) with the time of its change (nil: unknown, so
+    /// unchecked); `force` is for a full resync's new baseline.
+    static func setCursor(_ db: Database, _ value: Int64, at: String?, force: Bool = false) throws {
+        if !force, let current = try cursor(db), current >= value {
+            // An empty page names the cursor's change too: a cursor kept from before D59 learns
+            // its time there.
+            if current == value, let at {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('cursor_at', ?)", arguments: [at])
+            }
+            return
+        }
         try db.execute(
             sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('cursor', ?)", arguments: [String(value)])
+        if let at {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('cursor_at', ?)", arguments: [at])
+        } else {
+            try db.execute(sql: "DELETE FROM sync_state WHERE key = 'cursor_at'")
+        }
     }
 
     /// Moves the cursor forward; `force` sets it anyway (a new baseline, or a benchmark's start).
-    public func setCursor(_ value: Int64, force: Bool = false) async throws {
-        try await db.write { db in try Self.setCursor(db, value, force: force) }
+    public func setCursor(_ value: Int64, at: String? = nil, force: Bool = false) async throws {
+        try await db.write { db in try Self.setCursor(db, value, at: at, force: force) }
     }
 
     func appendHistory(_ run: SyncRun) async throws {

@@ -64,7 +64,7 @@ extension SQLiteLocalStore {
                 }
             }
         }
-        try Self.setCursor(db, page.nextCursor)
+        try Self.setCursor(db, page.nextCursor, at: page.nextCursorAt)
         return applied
     }
 
@@ -135,7 +135,7 @@ extension SQLiteLocalStore {
     /// creates it again; one that deleted it answers so (`410`, a batch item `deleted`), and it
     /// goes here as the delete would take it (D37), its cascade with it.
     @discardableResult
-    func finishBootstrap(cursor: Int64, everyEventArrived: Bool = false) async throws -> Int {
+    func finishBootstrap(cursor: LatestCursor, everyEventArrived: Bool = false) async throws -> Int {
         let at = now()
         return try await db.write { db in
             var missing = 0
@@ -184,7 +184,7 @@ extension SQLiteLocalStore {
                 }
             }
             try db.execute(sql: "DELETE FROM bootstrap_seen")
-            try Self.setCursor(db, cursor, force: true)
+            try Self.setCursor(db, cursor.cursor, at: cursor.at, force: true)
             return missing
         }
     }

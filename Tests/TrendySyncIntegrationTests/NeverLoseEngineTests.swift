@@ -304,6 +304,69 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The outsider's next attack on the test above (B1): once the restored server's new changes
+    /// pass this device's old cursor, "ahead of every change" no longer shows — the cursor names
+    /// a change again, just not the one this device read. The device skipped the changes below
+    /// its cursor and kept what the server lost as synced. Now each page names the time of its
+    /// cursor's change and the device sends it back (D59); a different change is `cursor_ahead`.
+    /// `skipToLatest` checks the same before it skips (it used to hide the loss for good).
+    @Test(arguments: [false, true])
+    func aDeviceWhoseCursorTheRestoredServerOvertookCatchesUp(skipping: Bool) async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
+            try await h.store.createEvent(kept)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.cursorAt() == (try await h.direct.latestCursor().at))
+            // What the restore lost: an event this device synced, and two changes after it, read
+            // an hour ago.
+            let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
+            try await h.store.createEvent(lost)
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                try db.execute(sql: "UPDATE local_events SET sync_status = 'synced'")
+            }
+            let latest = try await h.direct.latestCursor().cursor
+            try await h.store.setCursor(
+                latest + 2, at: ISO8601.format(Date().addingTimeInterval(-3_600)), force: true)
+            // After the restore another device logs five events, one by one: the feed passes this
+            // device's cursor, so a page after it is not empty.
+            var since: [Event] = []
+            for i in 0..<5 {
+                let e = Event(
+                    id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 120 + Double(i), notes: "since \(i)")
+                _ = try await h.direct.createEvents([e], idempotencyKey: nil)
+                since.append(e)
+            }
+            #expect(try await h.direct.latestCursor().cursor > latest + 2)
+
+            let run = skipping ? await h.engine.skipToLatest() : await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            #expect(run.pushed == 1, "\(run)")
+            let everywhere = Set(([kept, lost] + since).map(\.id.description))
+            #expect(Set(try await h.localEventIds()) == everywhere)
+            #expect(Set(try await h.serverEventIds()) == everywhere)
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let now = try await h.direct.latestCursor()
+            #expect(try await h.store.cursor() == now.cursor)
+            #expect(try await h.store.cursorAt() == now.at)
+        }
+    }
+
+    /// A cursor kept from before D59 has no time: it is read unchecked, as before, and learns the
+    /// time of its change from the next page, even an empty one.
+    @Test func aCursorWithoutItsTimeLearnsItFromTheNextPage() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            try await h.store.createEvent(Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0))
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.store.db.write { db in try db.execute(sql: "DELETE FROM sync_state WHERE key = 'cursor_at'") }
+            #expect(try await h.store.cursorAt() == nil)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.cursorAt() == (try await h.direct.latestCursor().at))
+        }
+    }
+
     /// Found writing the test above: an edit the server refused in a batch, sent again by `sync
     /// --retry-failed` once the reason was gone, went under the batch's old key, and the server
     /// (which keeps a batch's 2xx answer, per-item refusals and all) replayed the refusal.

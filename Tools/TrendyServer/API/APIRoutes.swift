@@ -247,27 +247,49 @@ struct APIRoutes: Sendable {
         if let issue = BaseRules.deviceIssue(device) {
             throw ProblemError.validation([FieldIssue(field: APIPaths.omitDeviceQuery, reason: issue)])
         }
-        let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit, omitting: device)
-        // Nothing after `since`: up to date, or ahead of every change this server has, which it
-        // never handed out — it lost them (restored from a backup). Answered `next_cursor = since`,
-        // a device skipped every new change up to its old cursor and kept what the server lost as
-        // synced, for good (an outsider's attack). Checked on empty pages only (an index's max).
-        if page.count == 0, since > 0 {
-            let latest = try await store.latestCursor(userId: user)
-            if since > latest {
-                throw ProblemError(
-                    409, ProblemCode.cursorAhead, "Cursor ahead of the change feed",
-                    detail: "No change \(since) was ever here (the latest is \(latest)): the server lost changes. "
-                        + "Download everything again (a full sync) and send what it lacks.")
+        // The time of the change `since` names, as this server wrote it on an earlier page.
+        let sinceAt = try request.uri.queryParameters.get(APIPaths.sinceAtQuery).map { text in
+            guard let date = ISO8601.parse(String(text)) else {
+                throw ProblemError.validation([
+                    FieldIssue(
+                        field: APIPaths.sinceAtQuery, reason: "must be the date-time a page gave as next_cursor_at")
+                ])
             }
+            return date
         }
+        let page = try await store.changesPage(userId: user, since: Int64(since), limit: limit, omitting: device)
+        try Self.checkCursor(since: Int64(since), sinceAt: sinceAt, page: page)
         metrics.feedPage(page.count, newest: page.newestChangeAt, now: now())
         return JSONIO.raw(page.body, status: .ok)
     }
 
+    /// Refuses a cursor this server never handed out or no longer means what it did: the server
+    /// lost changes (restored from a backup). Answered as a page, the device would skip every
+    /// change up to its cursor and keep what the server lost as synced, for good (an outsider's
+    /// attack). Without `since_at` (an older client), only a cursor past every change is seen;
+    /// with it, also one the server's new changes have overtaken (D59).
+    static func checkCursor(since: Int64, sinceAt: Date?, page: FeedPage) throws {
+        guard since > 0 else { return }
+        let advice = "The server lost changes. Download everything again (a full sync) and send what it lacks."
+        guard let at = page.sinceChangeAt else {
+            // A client without `since_at` reading a non-empty page keeps the old behaviour: a
+            // cursor in a gap of the numbers from before D42 is still served.
+            guard sinceAt != nil || page.scanned == 0 else { return }
+            throw ProblemError(
+                409, ProblemCode.cursorAhead, "Cursor ahead of the change feed",
+                detail: "This server has no change \(since). " + advice)
+        }
+        if let sinceAt, abs(at - sinceAt.timeIntervalSince1970) >= 0.001 {
+            throw ProblemError(
+                409, ProblemCode.cursorAhead, "Cursor names another change",
+                detail: "Change \(since) here was written at \(ISO8601.format(Date(timeIntervalSince1970: at))), "
+                    + "not at \(ISO8601.format(sinceAt)) as this device read it. " + advice)
+        }
+    }
+
     func latestCursor(_ request: Request, _ context: ServerRequestContext) async throws -> Response {
         let user = try await guardian.userId(request)
-        return try JSONIO.response(LatestCursor(cursor: try await store.latestCursor(userId: user)))
+        return try JSONIO.response(try await store.latestCursor(userId: user))
     }
 
     func conflicts(_ request: Request, _ context: ServerRequestContext) async throws -> Response {

@@ -200,6 +200,25 @@ public struct FeedPage: Sendable {
     public var count: Int
     /// When the newest of them was written; nil for an empty page.
     public var newestChangeAt: Date?
+    /// How many changes after `since` it read, those left out for the device (D57) included.
+    public var scanned: Int
+    /// When the change the request's `since` names was written; nil when `since` is 0 or this
+    /// server has no such change (D59).
+    public var sinceChangeAt: Double?
+
+    /// Ends a page's body: `next_cursor`, `next_cursor_at` (the time of the change it names,
+    /// when known: the device sends it back as `since_at`, D59) and `has_more`.
+    static func appendEnd(to out: inout [UInt8], next: Int64, at: Double?, hasMore: Bool) {
+        out.append(contentsOf: #"],"next_cursor":"#.utf8)
+        out.append(contentsOf: String(next).utf8)
+        if let at {
+            out.append(contentsOf: #","next_cursor_at":""#.utf8)
+            out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: at)).utf8)
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(contentsOf: #","has_more":"#.utf8)
+        out.append(contentsOf: (hasMore ? "true}" : "false}").utf8)
+    }
 }
 
 /// A stored response for idempotent replay.
@@ -353,12 +372,12 @@ public protocol OnboardingStore: Sendable {
 /// The change feed and what is read from it.
 public protocol FeedStore: Sendable {
     /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
-    /// `next_cursor` and `has_more`. Written by the store from the stored JSON, so serving the
+    /// `next_cursor`, `next_cursor_at` and `has_more`. Written by the store from the stored JSON, so serving the
     /// feed decodes and re-encodes nothing (the feed is the hottest read). `omitting`: the device
     /// whose own changes are left out where it holds them (D57); `next_cursor` still passes them.
     func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws -> FeedPage
-    /// The newest cursor of the user's feed (0 when empty).
-    func latestCursor(userId: String) async throws -> Int64
+    /// The newest cursor of the user's feed (0 when empty) and when its change was written.
+    func latestCursor(userId: String) async throws -> LatestCursor
     /// Counts and the newest cursor.
     func syncSummary(userId: String) async throws -> SyncSummary
     /// Every conflict kept for the user and not yet resolved, as JSON objects, oldest first.

@@ -68,7 +68,7 @@ extension PostgresServerStore {
         let rows = try await database.read { s in
             var rows: [FeedPageStatement.Row] = []
             for try await row in try await s.connection.execute(
-                FeedPageStatement(userId: userId, since: since, limit: Int64(limit) + 1, device: device),
+                FeedPageStatement(userId: userId, since: since, limit: Int64(limit) + 2, device: device),
                 logger: s.logger)
             {
                 rows.append(row)
@@ -78,11 +78,16 @@ extension PostgresServerStore {
         var out: [UInt8] = []
         out.reserveCapacity(min(rows.count, limit) * 480 + 64)
         out.append(contentsOf: #"{"changes":["#.utf8)
+        // The change `since` names comes first (its time checks the device's cursor, D59).
+        let sinceAt = rows.first.flatMap { $0.0 == since ? $0.4 : nil }
+        let page = rows.dropFirst(sinceAt == nil ? 0 : 1)
         var last = since
+        var lastAt: Double?
         var count = 0
         var newest: Double?
-        for row in rows.prefix(limit) {
+        for row in page.prefix(limit) {
             last = row.0
+            lastAt = row.4
             if row.6 { continue }
             if count > 0 { out.append(UInt8(ascii: ",")) }
             count += 1
@@ -103,17 +108,20 @@ extension PostgresServerStore {
             }
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: #"],"next_cursor":"#.utf8)
-        out.append(contentsOf: String(last).utf8)
-        out.append(contentsOf: #","has_more":"#.utf8)
-        out.append(contentsOf: (rows.count > limit ? "true}" : "false}").utf8)
-        return FeedPage(body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)))
+        FeedPage.appendEnd(to: &out, next: last, at: lastAt ?? sinceAt, hasMore: page.count > limit)
+        return FeedPage(
+            body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)),
+            scanned: min(page.count, limit), sinceChangeAt: sinceAt)
     }
 
-    public func latestCursor(userId: String) async throws -> Int64 {
-        try await database.read { s in
-            try await s.value("SELECT COALESCE(MAX(seq), 0) FROM change_log WHERE user_id = \(userId)", as: Int64.self)
-        } ?? 0
+    public func latestCursor(userId: String) async throws -> LatestCursor {
+        let last = try await database.read { s in
+            try await s.one(
+                "SELECT seq, created_at FROM change_log WHERE user_id = \(userId) ORDER BY seq DESC LIMIT 1",
+                as: (Int64, Double).self)
+        }
+        return LatestCursor(
+            cursor: last?.0 ?? 0, at: last.map { ISO8601.format(Date(timeIntervalSince1970: $0.1)) })
     }
 
     /// The counts and the newest change from one snapshot.
@@ -144,11 +152,11 @@ extension PostgresServerStore {
 /// The feed page query as a named prepared statement: the hottest read is parsed and planned
 /// once per connection, then only bound and run.
 struct FeedPageStatement: PostgresPreparedStatement {
-    static let name = "trendy_feed_page_v2"
+    static let name = "trendy_feed_page_v3"
     static let sql = """
         SELECT seq, entity_type, entity_id, operation, created_at,
         CASE WHEN echo_device = $4 THEN NULL ELSE data END, COALESCE(echo_device = $4, FALSE) FROM change_log
-        WHERE user_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+        WHERE user_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3
         """
     typealias Row = (Int64, ByteBuffer, ByteBuffer, ByteBuffer, Double, ByteBuffer?, Bool)
 

@@ -64,6 +64,7 @@ extension SQLiteServerStore {
     /// The body is written straight from SQLite's buffers
     /// (no row objects, no strings per column; entity JSON is stored ready to send). A change
     /// left out for `device` (D57) still counts toward the page and moves `next_cursor`.
+    /// The change at `since` is read too: its time is the page's `sinceChangeAt` (D59).
     public func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws
         -> FeedPage
     {
@@ -71,7 +72,7 @@ extension SQLiteServerStore {
             let statement = try db.cachedStatement(
                 sql: """
                     SELECT seq, entity_type, entity_id, operation, created_at, data, echo_device = ? FROM change_log
-                    WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?
+                    WHERE user_id = ? AND seq >= ? ORDER BY seq LIMIT ?
                     """)
             var out: [UInt8] = []
             out.reserveCapacity(limit * 480 + 64)
@@ -81,14 +82,24 @@ extension SQLiteServerStore {
             var last = since
             var hasMore = false
             var newest: Double?
-            let rows = try Row.fetchCursor(statement, arguments: [device, userId, since, limit + 1])
+            var sinceAt: Double?
+            var lastAt: Double?
+            // The change `since` names comes first (its time checks the device's cursor), then
+            // the page, then one more to tell whether more follow.
+            let rows = try Row.fetchCursor(statement, arguments: [device, userId, since, limit + 2])
             while let row = try rows.next() {
+                let seq: Int64 = row[0]
+                if seq == since {
+                    sinceAt = row[4]
+                    continue
+                }
                 guard scanned < limit else {
                     hasMore = true
                     break
                 }
                 scanned += 1
-                last = row[0]
+                last = seq
+                lastAt = row[4]
                 let sqlite = statement.sqliteStatement
                 if sqlite3_column_int(sqlite, 6) == 1 { continue }
                 if count > 0 { out.append(UInt8(ascii: ",")) }
@@ -113,17 +124,21 @@ extension SQLiteServerStore {
                 if sqlite3_column_type(sqlite, 5) == SQLITE_NULL { out.append(contentsOf: "null".utf8) }
                 out.append(UInt8(ascii: "}"))
             }
-            out.append(contentsOf: #"],"next_cursor":"#.utf8)
-            out.append(contentsOf: String(last).utf8)
-            out.append(contentsOf: #","has_more":"#.utf8)
-            out.append(contentsOf: (hasMore ? "true}" : "false}").utf8)
-            return FeedPage(body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)))
+            FeedPage.appendEnd(to: &out, next: last, at: lastAt ?? sinceAt, hasMore: hasMore)
+            return FeedPage(
+                body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)),
+                scanned: scanned, sinceChangeAt: sinceAt)
         }
     }
 
-    public func latestCursor(userId: String) async throws -> Int64 {
+    public func latestCursor(userId: String) async throws -> LatestCursor {
         try await db.read { db in
-            try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM change_log WHERE user_id = ?", arguments: [userId]) ?? 0
+            let last = try Row.fetchOne(
+                db, sql: "SELECT seq, created_at FROM change_log WHERE user_id = ? ORDER BY seq DESC LIMIT 1",
+                arguments: [userId])
+            return LatestCursor(
+                cursor: last?["seq"] ?? 0,
+                at: (last?["created_at"] as Double?).map { ISO8601.format(Date(timeIntervalSince1970: $0)) })
         }
     }
 
