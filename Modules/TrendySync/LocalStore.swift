@@ -143,11 +143,16 @@ public protocol LocalStore: Sendable {
     func failedChanges() async throws -> [FailedChange]
     /// Puts failed entries back in the queue (a person asked to retry).
     func retryFailed() async throws -> Int
-    /// Hands the local data to `userId`; another account's synced data is cleared, its unsynced
-    /// data is never discarded (throws instead). Returns whether data was cleared.
-    @discardableResult func claim(for userId: String) async throws -> Bool
+    /// Hands the local data to `userId`, whose sign-in gave `email` (nil: not known). Another
+    /// account's synced data is cleared, its unsynced data is never discarded (throws instead) —
+    /// except when that account had the same email: a server that lost the account (restored
+    /// from a backup without it) is signed up to again, and every entity here goes to the new
+    /// account at the next sync, unsent changes included.
+    @discardableResult func claim(for userId: String, email: String?) async throws -> LocalClaim
     /// The account the local data belongs to (nil before the first sign-in claimed it).
     func owner() async throws -> String?
+    /// The email the owner's last sign-in gave (nil before one recorded it).
+    func ownerEmail() async throws -> String?
 
     /// Conflicts kept on this install, newest first; closed ones (dismissed, restored) too when asked.
     func conflicts(includeClosed: Bool) async throws -> [StoredConflict]
@@ -214,7 +219,23 @@ public protocol SyncEngine: Sendable {
     func history() async throws -> [SyncRun]
 }
 
+/// What a sign-in did to the local data (``LocalStore/claim(for:email:)``).
+public enum LocalClaim: Sendable, Equatable {
+    /// Nothing: the data was this account's already, or there was none.
+    case unchanged
+    /// Another account's synced data was cleared (its server has it).
+    case cleared
+    /// The data of an earlier account with the same email (`previous`) stays and goes to this one.
+    case carriedOver(previous: String)
+}
+
 extension LocalStore {
+    /// Hands the local data to `userId` without an email (see ``claim(for:email:)``); returns
+    /// whether data was cleared.
+    @discardableResult public func claim(for userId: String) async throws -> Bool {
+        try await claim(for: userId, email: nil) == .cleared
+    }
+
     /// ``restoreConflict(id:newId:eventType:)`` into the event's own type.
     public func restoreConflict(id: String, newId: UUIDv7) async throws -> String {
         try await restoreConflict(id: id, newId: newId, eventType: nil)

@@ -174,4 +174,52 @@ struct NeverLoseCLITests {
             #expect(try await cli.events(a, server).count == 2)
         }
     }
+
+    /// Outsider's B2: a server restored from a backup from before the account was made no longer
+    /// knows it; login fails, and signing up again with the same email made a new account that
+    /// wiped every device's data (a new owner clears the store), or was refused for good while a
+    /// change waited (only the lost account could send it). The same email is the same person:
+    /// the data stays and goes to the new account, unsent changes included, and another device
+    /// of theirs sees it all. `restored` stands for the restored server: it has never seen the
+    /// account.
+    @Test func signingUpAgainWhereTheServerLostTheAccountKeepsAndSendsEverything() async throws {
+        try await AuthCLITests.withServer { lost in
+            try await AuthCLITests.withServer { restored in
+                let a = TemporaryDirectory("trendy-it", create: false)
+                let b = TemporaryDirectory("trendy-it", create: false)
+                let email = "b2\(UUID().uuidString.prefix(8))@example.com"
+                try await cli.signIn("signup", email, a, lost)
+                try await ok(["types", "add", "Run"], a, lost)
+                try await ok(["log", "Run", "--at", "2026-05-01T07:00:00Z", "--note", "synced"], a, lost)
+                try await ok(["sync"], a, lost)
+                try await ok(["log", "Run", "--at", "2026-05-02T07:00:00Z", "--note", "waiting"], a, lost)
+                let before = try await cli.events(a, lost).map { $0["id"] as? String }
+
+                let again = try await cli.trendy(
+                    ["signup", "--email", email, "--password-stdin"], a, restored, stdin: "password-2\n")
+                #expect(again.status == 0, "\(again.stderr)")
+                #expect(again.stdout.contains("goes to this account at the next sync"), "\(again.stdout)")
+                #expect(try await cli.events(a, restored).map { $0["id"] as? String } == before, "nothing cleared")
+                let synced = try await cli.trendy(["sync"], a, restored)
+                #expect(synced.status == 0, "\(synced.stdout) \(synced.stderr)")
+                #expect(try await status(a, restored)["pending"] as? Int == 0)
+
+                let r = try await cli.trendy(
+                    ["login", "--email", email, "--password-stdin"], b, restored, stdin: "password-2\n")
+                #expect(r.status == 0, "\(r.stderr)")
+                try await ok(["sync"], b, restored)
+                let notes = try await cli.events(b, restored).map { $0["notes"] as? String }
+                #expect(Set(notes) == ["synced", "waiting"], "\(notes)")
+                #expect(try await list(["types"], b, restored).map { $0["name"] as? String } == ["Run"])
+
+                // Another email is another person: their sign-up is still refused while a change
+                // of this account waits, and clears the synced data when none does.
+                try await ok(["log", "Run", "--note", "one more"], a, restored)
+                let other = try await cli.trendy(
+                    ["signup", "--email", "x\(email)", "--password-stdin"], a, restored, stdin: "password-3\n")
+                #expect(other.status == 65, "\(other.stdout) \(other.stderr)")
+                #expect(try await cli.events(a, restored).count == 3)
+            }
+        }
+    }
 }

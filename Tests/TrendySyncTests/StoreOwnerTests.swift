@@ -43,4 +43,34 @@ import TrendySyncTesting
         #expect(try await store.claim(for: "bob"), "cleared")
         #expect(try await store.deviceId() == device)
     }
+
+    /// Outsider's B2: the same email signing in as a new account is the same person on a server
+    /// that lost their account. Their data stays, unsent changes and all, and the cursor goes, so
+    /// the next sync downloads the new account and sends everything here to it. Another email is
+    /// another person, as before.
+    @Test func theSameEmailUnderANewAccountKeepsTheDataAndForgetsTheCursor() async throws {
+        let store = try MemoryLocalStore.make()
+        #expect(try await store.claim(for: "alice-1", email: "Alice@example.com") == .unchanged)
+        #expect(try await store.ownerEmail() == "Alice@example.com")
+        let type = EventType(id: UUIDv7Generator().next(), name: "Run")
+        try await store.createEventType(type)
+        try await store.setCursor(42, at: "2026-05-01T07:00:00.000Z", force: true)
+        #expect(try await store.claim(for: "alice-1", email: "Alice@example.com") == .unchanged)
+        #expect(try await store.cursor() == 42)
+
+        #expect(try await store.claim(for: "alice-2", email: "alice@example.com") == .carriedOver(previous: "alice-1"))
+        #expect(try await store.owner() == "alice-2")
+        #expect(try await store.eventTypes().map(\.value.id) == [type.id], "kept")
+        #expect(try await store.outboxCounts().pending == 1, "its unsent create still goes")
+        #expect(try await store.cursor() == nil, "the next sync downloads the new account first")
+        #expect(try await store.cursorAt() == nil)
+
+        await #expect(throws: SQLiteLocalStore.OwnedByAnotherAccount.self, "another person, a change waiting") {
+            try await store.claim(for: "bob", email: "bob@example.com")
+        }
+        // An owner whose email was never recorded (signed in before it was) is another person too.
+        let older = try MemoryLocalStore.make()
+        try await older.claim(for: "alice-1")
+        #expect(try await older.claim(for: "alice-2", email: "alice@example.com") == .cleared)
+    }
 }

@@ -6,6 +6,7 @@ import TrendyLogging
 import TrendyModels
 import TrendyOnboarding
 import TrendyOnboardingLive
+import TrendySync
 import TrendySyncLive
 
 /// Cold launches of the real `trendy` binary (`trendy launch --json --no-wait`, network

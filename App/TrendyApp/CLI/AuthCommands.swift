@@ -99,20 +99,29 @@ enum PasswordInput {
 }
 
 /// Hands the local data to the account that just signed in; refuses (and signs out again) when
-/// another account's changes are still unsynced here.
-func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throws {
+/// another account's changes are still unsynced here. Returns what to tell the person when the
+/// data of an earlier account with the same email was kept for this one (nil otherwise).
+@discardableResult
+func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throws -> String? {
+    let claim: LocalClaim
     do {
-        try await env.store.claim(for: session.user.id)
+        claim = try await env.store.claim(for: session.user.id, email: session.user.email)
     } catch {
         await env.auth.signOut(scope: .local)
         throw CLIError(code: .otherAccountData, message: String(describing: error), exitCode: .dataError)
     }
+    guard case .carriedOver = claim else { return nil }
+    return "This device holds the data of an earlier account of \(session.user.email) that the server no "
+        + "longer has; it stays here and goes to this account at the next sync."
 }
 
 /// A new account cannot take this device's data while another account's changes wait to be
 /// sent: refused before the account is made (it was made, then refused here, and left behind).
-func refuseNewAccountOverUnsentData(_ env: AppEnvironment) async throws {
+/// The same email again is the same person whose account the server lost: their data goes to
+/// the new account (``LocalStore/claim(for:email:)``).
+func refuseNewAccountOverUnsentData(_ env: AppEnvironment, email: String) async throws {
     guard try await env.store.owner() != nil else { return }
+    if let owner = try await env.store.ownerEmail(), owner.lowercased() == email.lowercased() { return }
     let unsent = try await env.store.outboxCounts().pending
     guard unsent > 0 else { return }
     throw CLIError(
@@ -133,6 +142,9 @@ struct SessionReport: Encodable {
     var onboarding: String? = nil
     /// Why the session could not be verified (whoami, when `verified` is false).
     var unverified_reason: String? = nil
+    /// Whether the data of an earlier account of the same email stays for this one (sign-up and
+    /// login, only when it did).
+    var carried_over: Bool? = nil
 }
 
 /// What signup and login share: read the password, authenticate, claim the local data, report.
@@ -145,11 +157,11 @@ func authenticate(
         // Ask first, within the budget: a silent server costs 2 s, not the request's deadline,
         // and nobody types a password for a server that is not there.
         try await env.requireServer()
-        if createsAccount { try await refuseNewAccountOverUnsentData(env) }
+        if createsAccount { try await refuseNewAccountOverUnsentData(env, email: email) }
         let password = try PasswordInput.read(fromStandardInput: passwordStdin, prompt: prompt)
         let session: AuthSession
         do throws(AuthError) { session = try await action(env.auth, password) } catch { throw error.cli }
-        try await claimLocalData(env, for: session)
+        let carried = try await claimLocalData(env, for: session)
         // Signing in always fetches fresh onboarding status; a new account moves past the auth step.
         // Without the onboarding feature, every account is onboarded.
         let next: OnboardingResume
@@ -160,6 +172,7 @@ func authenticate(
             next = .completed
         }
         out.line("\(done) as \(session.user.email).")
+        if let carried { out.line(carried) }
         if case .completed = next {
             out.line("Welcome back. → trendy launch")
         } else {
@@ -168,7 +181,7 @@ func authenticate(
         out.document(
             SessionReport(
                 signed_in: true, user_id: session.user.id, email: session.user.email, expires_at: session.expiresAt,
-                verified: true, server: nil, onboarding: next.text))
+                verified: true, server: nil, onboarding: next.text, carried_over: carried == nil ? nil : true))
     }
 }
 

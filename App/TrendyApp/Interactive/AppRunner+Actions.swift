@@ -126,7 +126,7 @@ extension AppRunner {
                         message: "Not signed in: \(answer.explanation ?? "the server did not answer").", failed: true)
                 }
                 try Task.checkCancellation()
-                if case .signUp = command { try await refuseNewAccountOverUnsentData(env) }
+                if case .signUp = command { try await refuseNewAccountOverUnsentData(env, email: email) }
                 let session: AuthSession
                 do throws(AuthError) {
                     if case .signUp = command {
@@ -137,8 +137,9 @@ extension AppRunner {
                 } catch {
                     return AppCore.Outcome(message: error.description, failed: true)
                 }
-                try await claimLocalData(env, for: session)
-                return AppCore.Outcome(message: "Signed in as \(session.user.email).")
+                let carried = try await claimLocalData(env, for: session)
+                return AppCore.Outcome(
+                    message: ["Signed in as \(session.user.email).", carried].compactMap { $0 }.joined(separator: " "))
             case .onboardingNext, .onboardingBack, .onboardingSkip, .firstType, .firstEvent, .permissions:
                 try await onboarding(command)
                 return AppCore.Outcome(wrote: command != .onboardingBack)
