@@ -88,7 +88,7 @@ extension OutboxSyncEngine {
             // The server has no change this cursor names: it lost changes this device had
             // (restored from a backup). Everything again; what it lacks goes to it in this run.
             logger.warning(
-                "The server's change feed is behind this device's cursor; downloading everything again",
+                "The server no longer has the change this device's cursor names (it lost changes); downloading everything again",
                 metadata: ["cursor": .int(Int(cursor))])
             applied += try await bootstrap(user: user)
             cursor = try await store.cursor() ?? 0

@@ -139,6 +139,8 @@ struct Simulation {
     var intents: [String: Intent] = [:]
     /// Entities a person deleted directly (a type's cascade is not: the server's cascade decides).
     var deletedIds: Set<String> = []
+    /// The device that deleted each of `deletedIds` by hand.
+    var deletedBy: [String: String] = [:]
     /// Event types deleted: every reference to one goes with it.
     var deletedTypes: Set<String> = []
     /// Each property definition a device made: its type and key (to find the one adopted for it).

@@ -109,11 +109,17 @@ extension Simulation {
             // Another device that changed the adopted definition's field later, from the value
             // this device's now stands for (it had it in front of it), knowingly replaced it.
             if let mine = intents[moved] {
+                let target = "\(into)/\(parts[1])"
                 for other in devices where other !== d {
-                    let target = "\(into)/\(parts[1])"
                     if let theirs = intents["\(other.name)|\(target)"], theirs.order > mine.order,
                         other.seen[target]?.contains(mine.value) == true
                     {
+                        intents[moved]?.superseded = true
+                    }
+                    // Deleted by hand by a device that had this very value in front of it, before
+                    // or after the adoption (seed 8,076: both devices defined `milk` with the same
+                    // options; the one whose definition the server kept deleted it).
+                    if deletedBy[into] == other.name, other.seen[target]?.contains(mine.value) == true {
                         intents[moved]?.superseded = true
                     }
                 }

@@ -250,7 +250,10 @@ extension Simulation {
     /// A delete knowingly replaces every value the deleting device has seen. `direct`: deleted by
     /// hand (it must never come back); a type's cascade is the server's to decide.
     mutating func deleted(_ d: Device, _ id: String, _ fields: [String], direct: Bool = true) {
-        if direct { deletedIds.insert(id) }
+        if direct {
+            deletedIds.insert(id)
+            deletedBy[id] = d.name
+        }
         log.append("\(step) \(d.name) deleted \(id)\(direct ? "" : " with its type")")
         for field in fields {
             let key = "\(id)/\(field)"
