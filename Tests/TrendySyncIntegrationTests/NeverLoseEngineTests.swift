@@ -267,6 +267,53 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The same for the two other kinds a full download lists: a place and a property
+    /// definition the server lost go to it again (the definition before the values that use it);
+    /// one it deleted while this device missed the delete goes here.
+    @Test func aFullSyncSendsAgainLostPlacesAndPropertiesAndDropsDeletedOnes() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let gone = Geofence(
+                id: h.ids.next(), name: "Old gym", center: Coordinate(latitude: 52, longitude: 13), radius: 100,
+                entryEventTypeId: type.id)
+            let goneKey = PropertyDefinition(id: h.ids.next(), eventTypeId: type.id, key: "cup", propertyType: .text)
+            try await h.store.createGeofence(gone)
+            try await h.store.createPropertyDefinition(goneKey)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // Another device deletes both; this device misses the deletes (its cursor is past them).
+            try await h.direct.deleteGeofence(id: gone.id)
+            try await h.direct.deletePropertyDefinition(id: goneKey.id)
+            try await h.store.setCursor(try await h.direct.latestCursor().cursor, force: true)
+            // What the server lost: a place, a definition and an event with a value of it.
+            let place = Geofence(
+                id: h.ids.next(), name: "Park", center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 150,
+                entryEventTypeId: type.id)
+            let shots = PropertyDefinition(id: h.ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number)
+            try await h.store.createGeofence(place)
+            try await h.store.createPropertyDefinition(shots)
+            let event = Event(
+                id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, properties: ["shots": .number(2)])
+            try await h.store.createEvent(event)
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                for table in ["local_events", "local_geofences", "local_property_definitions"] {
+                    try db.execute(sql: "UPDATE \(table) SET sync_status = 'synced'")
+                }
+            }
+
+            let run = await h.engine.sync(full: true)
+            #expect(run.outcome == .ok, "\(run)")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let failed = try await h.store.failedChanges()
+            #expect(failed.isEmpty, "\(failed)")
+            #expect(try await h.direct.listGeofences(active: nil).map(\.value.id) == [place.id])
+            #expect(try await h.direct.listPropertyDefinitions().map(\.value.id) == [shots.id])
+            #expect(try await h.direct.event(id: event.id).value.properties["shots"] == .number(2))
+            #expect(try await h.store.geofences().map(\.value.id) == [place.id], "the deleted place goes here too")
+            #expect(try await h.store.propertyDefinitions(ofType: nil).map(\.value.id) == [shots.id])
+        }
+    }
+
     /// An outsider's attack: after the server was restored from a backup, a device's cursor was
     /// ahead of its feed. The feed answered "nothing new" up to that cursor, so the device skipped
     /// every change made since the restore, and kept what the server lost as synced, for good.
@@ -346,6 +393,45 @@ struct NeverLoseEngineTests {
             let everywhere = Set(([kept, lost] + since).map(\.id.description))
             #expect(Set(try await h.localEventIds()) == everywhere)
             #expect(Set(try await h.serverEventIds()) == everywhere)
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let now = try await h.direct.latestCursor()
+            #expect(try await h.store.cursor() == now.cursor)
+            #expect(try await h.store.cursorAt() == now.at)
+        }
+    }
+
+    /// A recovery cut short — the download, or the re-send after it — is finished by the next
+    /// sync: nothing the server lost stays unsent, nothing is pulled twice.
+    @Test(arguments: ["listEvents", "createEvents"])
+    func aRecoveryCutShortIsFinishedByTheNextSync(failing call: String) async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
+            try await h.store.createEvent(kept)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
+            try await h.store.createEvent(lost)
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                try db.execute(sql: "UPDATE local_events SET sync_status = 'synced'")
+            }
+            let latest = try await h.direct.latestCursor().cursor
+            try await h.store.setCursor(
+                latest + 1, at: ISO8601.format(Date().addingTimeInterval(-3_600)), force: true)
+            let since = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 120, notes: "since")
+            for event in [since, Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 180)] {
+                _ = try await h.direct.createEvents([event], idempotencyKey: nil)
+            }
+
+            h.api.fail(call, with: .transport(.timedOut))
+            let cut = await h.engine.sync(full: false)
+            #expect(cut.outcome == .waiting, "\(cut)")
+            h.clock.advance(3_600)
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            let server = Set(try await h.serverEventIds())
+            #expect(server.contains(lost.id.description) && server.contains(since.id.description))
+            #expect(Set(try await h.localEventIds()) == server)
             #expect(try await h.store.outboxCounts().pending == 0)
             let now = try await h.direct.latestCursor()
             #expect(try await h.store.cursor() == now.cursor)
