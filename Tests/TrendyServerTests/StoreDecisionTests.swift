@@ -36,25 +36,24 @@ import TrendyModels
         let type = EventType(id: UUIDv7Generator().next(), name: "Coffee")
         let stored = Timestamped(type, createdAt: now, updatedAt: now)
         let free = try StoreFlows.createEventType(
-            type, facts: CreateFacts(taken: false, stored: nil, deletedBody: nil), nameTaken: false, now: now)
+            type, facts: CreateFacts(taken: false, stored: nil, deleted: false), nameTaken: false, now: now)
         #expect(free.answer.1 && free.writes.count == 2)
         let retry = try StoreFlows.createEventType(
-            type, facts: CreateFacts(taken: true, stored: stored, deletedBody: nil), nameTaken: true, now: now)
+            type, facts: CreateFacts(taken: true, stored: stored, deleted: false), nameTaken: true, now: now)
         #expect(!retry.answer.1 && retry.writes.isEmpty, "an idempotent retry writes nothing")
         #expect(throws: StoreError.conflict("the id \(type.id) is already in use")) {
             try StoreFlows.createEventType(
-                type, facts: CreateFacts(taken: true, stored: nil, deletedBody: nil), nameTaken: false, now: now)
+                type, facts: CreateFacts(taken: true, stored: nil, deleted: false), nameTaken: false, now: now)
         }
         // A deleted id is never brought back; the sender learns it was deleted.
-        let deletedBody = try StoreRules.encode(stored)
         #expect(throws: StoreError.deletedId(type.id.description, version: 7)) {
             try StoreFlows.createEventType(
-                type, facts: CreateFacts(taken: false, stored: nil, deletedBody: deletedBody, deletedVersion: 7),
+                type, facts: CreateFacts(taken: false, stored: nil, deleted: true, deletedVersion: 7),
                 nameTaken: false, now: now)
         }
         #expect(throws: StoreError.conflict("an event type named \"Coffee\" already exists")) {
             try StoreFlows.createEventType(
-                type, facts: CreateFacts(taken: false, stored: nil, deletedBody: nil), nameTaken: true, now: now)
+                type, facts: CreateFacts(taken: false, stored: nil, deleted: false), nameTaken: true, now: now)
         }
     }
 

@@ -439,6 +439,53 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The outsider's B3: a person deletes, on another device, what the restored server lost
+    /// (`404` there); this device, recovering, sends it again as lost. It used to come back
+    /// everywhere but on the deleting device, whose tombstone kept it out for good. The server now
+    /// marks a deleted unknown id, answers the re-send `deleted`, and it goes here too.
+    @Test func whatAnotherDeviceDeletedWhileTheServerLackedItStaysDeleted() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
+            try await h.store.createEvent(kept)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            // Lost by the restore: synced here, unknown to the server.
+            let lostType = EventType(id: h.ids.next(), name: "Run")
+            try await h.store.createEventType(lostType)
+            let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
+            let run = Event(id: h.ids.next(), eventTypeId: lostType.id, timestamp: Self.t0 + 120, notes: "run")
+            for event in [lost, run] { try await h.store.createEvent(event) }
+            try await h.store.db.write { db in
+                try db.execute(sql: "DELETE FROM outbox")
+                for table in ["local_events", "local_event_types"] {
+                    try db.execute(sql: "UPDATE \(table) SET sync_status = 'synced'")
+                }
+            }
+            // The person deletes the event and the type on another device, which still showed them.
+            for delete in [
+                { try await h.direct.deleteEvent(id: lost.id) },
+                { try await h.direct.deleteEventType(id: lostType.id) },
+            ] {
+                await #expect(throws: TrendyAPIError.self, "the server never had it") { try await delete() }
+            }
+
+            let full = await h.engine.sync(full: true)
+            #expect(full.outcome == .ok, "\(full)")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(Set(try await h.serverEventIds()) == [kept.id.description])
+            // The deleted event goes here too. The event of the deleted type, which the other
+            // device's delete did not name (its cascade found nothing on the server), is not
+            // dropped unseen: refused for want of its type, it waits for the person, as an event
+            // made here in a type deleted elsewhere does.
+            #expect(Set(try await h.localEventIds()) == [kept.id.description, run.id.description])
+            let failed = try await h.store.failedChanges()
+            #expect(failed.map(\.entityId) == [run.id.description], "\(failed)")
+            #expect(failed.first?.error.contains("no such event type") == true)
+            #expect(try await h.store.eventTypes().map(\.value.id) == [type.id])
+            #expect(try await h.direct.listEventTypes().map(\.value.id) == [type.id])
+        }
+    }
+
     /// A cursor kept from before D59 has no time: it is read unchecked, as before, and learns the
     /// time of its change from the next page, even an empty one.
     @Test func aCursorWithoutItsTimeLearnsItFromTheNextPage() async throws {

@@ -146,9 +146,8 @@ extension APIRoutes {
                     results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .created)
                 case .existing(let stored):
                     results[item.index] = .init(index: item.index, id: stored.value.id.description, status: .existing)
-                case .deleted(let stored, let version):
-                    results[item.index] = .init(
-                        index: item.index, id: stored.value.id.description, status: .deleted, deletedVersion: version)
+                case .deleted(let id, let version):
+                    results[item.index] = .init(index: item.index, id: id, status: .deleted, deletedVersion: version)
                 case .failed(let error):
                     results[item.index] = .init(
                         index: item.index, id: item.event.id.description, status: .failed,

@@ -87,9 +87,9 @@ public enum EventCreateOutcome: Sendable, Equatable {
     case existing(Timestamped<Event>)
     /// The id was this user's and was deleted: nothing is created (a late resend must not bring
     /// it back), and the sender learns it (a create it never sent before, such as an archive
-    /// imported again, goes again under a new id). The event's last content, and the user's
-    /// cursor when it was deleted.
-    case deleted(Timestamped<Event>, version: Int64?)
+    /// imported again, goes again under a new id). The id, and the user's cursor when it was
+    /// deleted.
+    case deleted(String, version: Int64?)
     /// Refused.
     case failed(StoreError)
 }

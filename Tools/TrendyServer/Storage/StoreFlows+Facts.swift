@@ -4,7 +4,8 @@ import TrendyModels
 
 // What the write flows read (D50): each store fills these in its own dialect and transaction.
 
-/// An entity's last content kept at its delete (a `deleted_entities` row).
+/// An entity's last content kept at its delete (a `deleted_entities` row with a body; a row
+/// without one marks an id deleted that the user never had here, and reads as none).
 struct Tombstone: Sendable {
     /// The entity's JSON with timestamps.
     var body: String
@@ -20,10 +21,16 @@ struct CreateFacts<Entity: Codable & Sendable & Hashable> {
     var taken: Bool
     /// The user's own entity under the id.
     var stored: Timestamped<Entity>?
-    /// The user's deleted entity under the id (its last content).
-    var deletedBody: String?
+    /// Whether the user deleted an entity under the id.
+    var deleted = false
     /// The user's latest change-feed cursor when it was deleted (nil: deleted before it was kept).
     var deletedVersion: Int64? = nil
+}
+
+/// An id the user deleted (a `deleted_entities` row), and their change-feed cursor then (nil:
+/// deleted before it was kept).
+struct DeletedId: Sendable {
+    var version: Int64?
 }
 
 /// What an edit or a delete of one entity reads.
@@ -79,7 +86,7 @@ enum DedupKey: Hashable {
 /// whom), deleted ids, the user's types and geofences it names, and stored duplicates by key.
 struct BatchFacts {
     var taken: [String: (userId: String, body: String)] = [:]
-    var deleted: [String: (body: String, version: Int64?)] = [:]
+    var deleted: [String: DeletedId] = [:]
     var types: Set<String> = []
     /// The named geofences the user has or had (an event logged before a delete synced names it).
     var geofences: Set<String> = []

@@ -53,6 +53,11 @@ enum StoreWrite {
     /// An entity's field versions dropped and its last content kept: a create of its id later
     /// answers "already there", an edit of it is kept as a conflict.
     case tombstone(ChangeEntity, id: String, body: String, device: String)
+    /// A delete of an id the user does not have: it is marked deleted (a tombstone without a
+    /// body), so that a later create of it — another device sending again what a restored server
+    /// lost — is answered `deleted`, not stored (the outsider's B3). Never overwrites a tombstone
+    /// and touches nothing else of the id (another user's entity may hold it).
+    case mark(ChangeEntity, id: String, device: String)
 }
 
 /// What a flow decided: the writes, in order, and the answer once they are written.
@@ -115,7 +120,7 @@ enum StoreFlows {
             guard let stored = facts.stored else { throw StoreError.conflict("the id \(id) is already in use") }
             return stored
         }
-        if facts.deletedBody != nil { throw StoreError.deletedId(id, version: facts.deletedVersion) }
+        if facts.deleted { throw StoreError.deletedId(id, version: facts.deletedVersion) }
         return nil
     }
 
@@ -146,7 +151,7 @@ enum StoreFlows {
                 continue
             }
             if let deleted = facts.deleted[id] {
-                outcomes.append(.deleted(try stored(deleted.body), version: deleted.version))
+                outcomes.append(.deleted(id, version: deleted.version))
                 continue
             }
             guard facts.types.contains(event.eventTypeId.description) else {
@@ -338,26 +343,35 @@ enum StoreFlows {
     // MARK: Deletes
 
     /// A delete of one event or geofence: the conflict with edits its device had not seen, its
-    /// last content kept, the row and the change.
+    /// last content kept, the row and the change. Answers false when the user has no such entity
+    /// (the caller answers `notFound` once the writes are done): an id never deleted is marked.
     static func delete<Patch: EntityPatch>(
         _ entity: ChangeEntity, id: String, what: String, facts: EditFacts<Patch.Entity>, as patch: Patch.Type,
         base: ChangeBase?, now: Date, row: RowWrite
-    ) throws -> StorePlan<Void> where Patch.Entity: Codable & Sendable & Hashable {
-        guard let stored = facts.stored else { throw StoreError.notFound(what) }
+    ) throws -> StorePlan<Bool> where Patch.Entity: Codable & Sendable & Hashable {
+        guard let stored = facts.stored else { return missing(entity, id: id, facts: facts, base: base) }
         let writes = try deletion(
             entity, id: id, current: { try StoreRules.fields(of: stored.value, as: Patch.self) },
             body: try StoreRules.encode(stored), changed: facts.changed, base: base, now: now)
         return StorePlan(
-            writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil, echo: base)], answer: ())
+            writes: writes + [.row(row), .change(entity, id: id, .delete, data: nil, echo: base)], answer: true)
+    }
+
+    /// The delete of an entity the user does not have: nothing, or a mark when it was never
+    /// deleted either (see ``StoreWrite/mark(_:id:device:)``); answers false (not found).
+    static func missing<Entity>(_ entity: ChangeEntity, id: String, facts: EditFacts<Entity>, base: ChangeBase?)
+        -> StorePlan<Bool>
+    {
+        StorePlan(writes: facts.tombstone == nil ? [.mark(entity, id: id, device: device(base))] : [], answer: false)
     }
 
     /// An event type's delete: every event of it goes with it (each as a direct delete, its
     /// unseen or later edits kept as conflicts), the geofences that name it lose the reference
     /// (and say so in the feed), then the type goes.
     static func deleteEventType(id: String, facts: TypeDeleteFacts, base: ChangeBase?, now: Date) throws
-        -> StorePlan<Void>
+        -> StorePlan<Bool>
     {
-        guard let type = facts.type.stored else { throw StoreError.notFound("event type") }
+        guard let type = facts.type.stored else { return missing(.eventType, id: id, facts: facts.type, base: base) }
         var writes = try deletion(
             .eventType, id: id, current: { try StoreRules.fields(of: type.value, as: EventTypeUpdate.self) },
             body: try StoreRules.encode(type), changed: facts.type.changed, base: base, now: now)
@@ -384,7 +398,7 @@ enum StoreFlows {
             writes.append(.change(.geofence, id: geofence.id, .update, data: cleared))
         }
         writes += [.row(.deleteEventType(id: id)), .change(.eventType, id: id, .delete, data: nil)]
-        return StorePlan(writes: writes, answer: ())
+        return StorePlan(writes: writes, answer: true)
     }
 
     /// Before an entity is deleted: a conflict for the edits its deleting device had not seen

@@ -73,7 +73,7 @@ extension PostgresServerStore {
     }
 
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await database.transaction(feedOf: userId) { s in
+        let found = try await database.transaction(feedOf: userId) { s in
             let type = try await Self.editFacts(
                 s, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
             var events: [TypeDeleteFacts.Member] = []
@@ -106,9 +106,10 @@ extension PostgresServerStore {
             let facts = TypeDeleteFacts(
                 type: type, events: events, unseen: unseen, geofences: geofences.map { (id: $0.0, body: $0.1) },
                 definitions: definitions.map { (id: $0.0, body: $0.1) })
-            try await Self.write(
-                try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now).writes, s, userId: userId,
-                now: now)
+            let plan = try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now)
+            try await Self.write(plan.writes, s, userId: userId, now: now)
+            return plan.answer
         }
+        if !found { throw StoreError.notFound("event type") }
     }
 }

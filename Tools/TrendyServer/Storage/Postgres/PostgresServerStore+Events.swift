@@ -68,13 +68,13 @@ extension PostgresServerStore {
         {
             facts.taken[id] = (owner, body)
         }
-        for (id, body, version) in try await s.all(
+        for (id, version) in try await s.all(
             """
-            SELECT entity_id, body, version FROM deleted_entities
+            SELECT entity_id, version FROM deleted_entities
             WHERE entity_type = 'event' AND user_id = \(userId) AND entity_id = ANY(\(ids)::text[])
-            """, as: (String, String, Int64?).self)
+            """, as: (String, Int64?).self)
         {
-            facts.deleted[id] = (body, version)
+            facts.deleted[id] = DeletedId(version: version)
         }
         let typeIds = Array(Set(events.map(\.eventTypeId.description)))
         facts.types = Set(
@@ -208,9 +208,10 @@ extension PostgresServerStore {
     }
 
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await database.transaction(feedOf: userId) { s in
+        let found = try await database.transaction(feedOf: userId) { s in
             try await Self.deleteEvent(s, userId: userId, id: id, base: base, now: now)
         }
+        if !found { throw StoreError.notFound("event") }
     }
 
     /// One transaction, the user's feed lock taken once for the whole batch.
@@ -227,8 +228,9 @@ extension PostgresServerStore {
                                     s, userId: userId, id: edit.id, update, base: edit.base, now: now)
                             ))
                     } else {
-                        try await Self.deleteEvent(s, userId: userId, id: edit.id, base: edit.base, now: now)
-                        outcomes.append(.deleted)
+                        let found = try await Self.deleteEvent(
+                            s, userId: userId, id: edit.id, base: edit.base, now: now)
+                        outcomes.append(found ? .deleted : .failed(.notFound("event")))
                     }
                 } catch let refusal as StoreError {
                     outcomes.append(.failed(refusal))
@@ -250,7 +252,7 @@ extension PostgresServerStore {
     }
 
     static func deleteEvent(_ s: PostgresSession, userId: String, id: String, base: ChangeBase?, now: Date)
-        async throws
+        async throws -> Bool
     {
         try await delete(
             s, .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,

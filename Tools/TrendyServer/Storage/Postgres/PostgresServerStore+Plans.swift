@@ -38,7 +38,7 @@ extension PostgresServerStore {
             SELECT body, device, deleted_at FROM deleted_entities
             WHERE entity_type = \(entity.rawValue) AND entity_id = \(id) AND user_id = \(userId)
             """, as: (String, String, Double).self
-        ).map { Tombstone(body: $0.0, device: $0.1, deletedAt: $0.2) }
+        ).flatMap { $0.0.isEmpty ? nil : Tombstone(body: $0.0, device: $0.1, deletedAt: $0.2) }
         return EditFacts(stored: nil, tombstone: tombstone, changed: [])
     }
 
@@ -50,19 +50,20 @@ extension PostgresServerStore {
         let taken = try await s.run("SELECT 1 FROM \(unescaped: table) WHERE id = \(id)") > 0
         let deleted = taken ? nil : try await self.deleted(s, userId: userId, entity: entity, id: id)
         return CreateFacts(
-            taken: taken, stored: taken ? try await fetch(s, userId, id) : nil, deletedBody: deleted?.0,
-            deletedVersion: deleted?.1)
+            taken: taken, stored: taken ? try await fetch(s, userId, id) : nil, deleted: deleted != nil,
+            deletedVersion: deleted?.version)
     }
 
-    /// The last content of an entity this user deleted, if it was, and the user's cursor then.
+    /// Whether this user deleted an entity under `id`, and their cursor then.
     static func deleted(_ s: PostgresSession, userId: String, entity: ChangeEntity, id: String) async throws
-        -> (String, Int64?)?
+        -> DeletedId?
     {
         try await s.one(
             """
-            SELECT body, version FROM deleted_entities
+            SELECT version, 1 FROM deleted_entities
             WHERE entity_type = \(entity.rawValue) AND entity_id = \(id) AND user_id = \(userId)
-            """, as: (String, Int64?).self)
+            """, as: (Int64?, Int32).self
+        ).map { DeletedId(version: $0.0) }
     }
 
     /// Which of the event types `ids` are the user's.
@@ -121,22 +122,25 @@ extension PostgresServerStore {
         fetch: @escaping @Sendable (PostgresSession, String, String) async throws -> Timestamped<Patch.Entity>?,
         row: RowWrite
     ) async throws where Patch.Entity: Codable & Sendable & Hashable {
-        try await database.transaction(feedOf: userId) { s in
+        let found = try await database.transaction(feedOf: userId) { s in
             try await Self.delete(
                 s, entity, id: id, what: what, userId: userId, as: patch, base: base, now: now, fetch: fetch, row: row)
         }
+        if !found { throw StoreError.notFound(what) }
     }
 
-    /// The delete inside the caller's transaction (`notFound` is thrown before anything is written).
+    /// The delete inside the caller's transaction; false when the user has no such entity (its id
+    /// is then marked deleted, and the caller answers `notFound` after the commit).
     static func delete<Patch: EntityPatch>(
         _ s: PostgresSession, _ entity: ChangeEntity, id: String, what: String, userId: String, as patch: Patch.Type,
         base: ChangeBase?, now: Date,
         fetch: (PostgresSession, String, String) async throws -> Timestamped<Patch.Entity>?, row: RowWrite
-    ) async throws where Patch.Entity: Codable & Sendable & Hashable {
+    ) async throws -> Bool where Patch.Entity: Codable & Sendable & Hashable {
         let facts = try await editFacts(s, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
         let plan = try StoreFlows.delete(
             entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
         try await write(plan.writes, s, userId: userId, now: now)
+        return plan.answer
     }
 
     // MARK: The executor
@@ -188,6 +192,14 @@ extension PostgresServerStore {
                     ON CONFLICT (entity_type, entity_id) DO UPDATE SET user_id = EXCLUDED.user_id,
                     body = EXCLUDED.body, device = EXCLUDED.device, deleted_at = EXCLUDED.deleted_at,
                     version = EXCLUDED.version
+                    """)
+            case .mark(let entity, let id, let device):
+                try await s.run(
+                    """
+                    INSERT INTO deleted_entities (entity_type, entity_id, user_id, body, device, deleted_at, version)
+                    VALUES (\(entity.rawValue), \(id), \(userId), '', \(device), \(seconds),
+                            (SELECT coalesce(max(seq), 0) FROM change_log WHERE user_id = \(userId)))
+                    ON CONFLICT (entity_type, entity_id) DO NOTHING
                     """)
             }
         }

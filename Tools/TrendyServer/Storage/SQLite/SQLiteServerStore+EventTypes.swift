@@ -66,7 +66,7 @@ extension SQLiteServerStore {
     }
 
     public func deleteEventType(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await db.write { db in
+        let found = try await db.write { db in
             let type = try Self.editFacts(
                 db, userId: userId, entity: .eventType, id: id, base: base, fetch: Self.fetchEventType)
             let events = try Row.fetchAll(
@@ -98,9 +98,10 @@ extension SQLiteServerStore {
                         "SELECT id, body FROM property_definitions WHERE user_id = ? AND event_type_id = ? ORDER BY id",
                     arguments: [userId, id]
                 ).map { ($0["id"], $0["body"]) })
-            try Self.write(
-                try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now).writes, db, userId: userId,
-                now: now)
+            let plan = try StoreFlows.deleteEventType(id: id, facts: facts, base: base, now: now)
+            try Self.write(plan.writes, db, userId: userId, now: now)
+            return plan.answer
         }
+        if !found { throw StoreError.notFound("event type") }
     }
 }

@@ -168,7 +168,8 @@ extension SQLiteServerStore {
     }
 
     public func deleteEvent(userId: String, id: String, base: ChangeBase?, now: Date) async throws {
-        try await db.write { db in try Self.deleteEvent(db, userId: userId, id: id, base: base, now: now) }
+        let found = try await db.write { db in try Self.deleteEvent(db, userId: userId, id: id, base: base, now: now) }
+        if !found { throw StoreError.notFound("event") }
     }
 
     public func editEvents(userId: String, _ edits: [EventEdit], now: Date) async throws -> [EventEditOutcome] {
@@ -176,8 +177,8 @@ extension SQLiteServerStore {
             try edits.map { edit in
                 do {
                     guard let update = edit.update else {
-                        try Self.deleteEvent(db, userId: userId, id: edit.id, base: edit.base, now: now)
-                        return .deleted
+                        let found = try Self.deleteEvent(db, userId: userId, id: edit.id, base: edit.base, now: now)
+                        return found ? .deleted : .failed(.notFound("event"))
                     }
                     return EventEditOutcome(
                         try Self.editEvent(db, userId: userId, id: edit.id, update, base: edit.base, now: now))
@@ -200,7 +201,7 @@ extension SQLiteServerStore {
             }, row: { event, body in .updateEvent(event, body: body) })
     }
 
-    static func deleteEvent(_ db: Database, userId: String, id: String, base: ChangeBase?, now: Date) throws {
+    static func deleteEvent(_ db: Database, userId: String, id: String, base: ChangeBase?, now: Date) throws -> Bool {
         try delete(
             db, .event, id: id, what: "event", userId: userId, as: EventUpdate.self, base: base, now: now,
             fetch: fetchEvent, row: .deleteEvent(id: id))

@@ -38,7 +38,10 @@ extension SQLiteServerStore {
                 SELECT body, device, deleted_at FROM deleted_entities
                 WHERE entity_type = ? AND entity_id = ? AND user_id = ?
                 """, arguments: [entity.rawValue, id, userId]
-        ).map { Tombstone(body: $0["body"], device: $0["device"], deletedAt: $0["deleted_at"]) }
+        ).flatMap { row -> Tombstone? in
+            let body: String = row["body"]
+            return body.isEmpty ? nil : Tombstone(body: body, device: row["device"], deletedAt: row["deleted_at"])
+        }
         return EditFacts(stored: nil, tombstone: tombstone, changed: [])
     }
 
@@ -50,21 +53,17 @@ extension SQLiteServerStore {
         let taken = try Bool.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE id = ?", arguments: [id]) ?? false
         let deleted = taken ? nil : try self.deleted(db, userId: userId, entity: entity, id: id)
         return CreateFacts(
-            taken: taken, stored: taken ? try fetch(db, userId, id) : nil, deletedBody: deleted?.body,
+            taken: taken, stored: taken ? try fetch(db, userId, id) : nil, deleted: deleted != nil,
             deletedVersion: deleted?.version)
     }
 
-    /// The last content of an entity this user deleted, if it was, and the user's cursor then.
-    static func deleted(_ db: Database, userId: String, entity: ChangeEntity, id: String) throws
-        -> (body: String, version: Int64?)?
-    {
+    /// Whether this user deleted an entity under `id`, and their cursor then.
+    static func deleted(_ db: Database, userId: String, entity: ChangeEntity, id: String) throws -> DeletedId? {
         try Row.fetchOne(
             db.cachedStatement(
-                sql:
-                    "SELECT body, version FROM deleted_entities WHERE entity_type = ? AND entity_id = ? AND user_id = ?"
-            ),
+                sql: "SELECT version FROM deleted_entities WHERE entity_type = ? AND entity_id = ? AND user_id = ?"),
             arguments: [entity.rawValue, id, userId]
-        ).map { ($0[0], $0[1]) }
+        ).map { DeletedId(version: $0[0]) }
     }
 
     /// Which of the event types `ids` are the user's.
@@ -121,22 +120,25 @@ extension SQLiteServerStore {
         now: Date, fetch: @escaping @Sendable (Database, String, String) throws -> Timestamped<Patch.Entity>?,
         row: RowWrite
     ) async throws where Patch.Entity: Codable & Sendable & Hashable {
-        try await db.write { db in
+        let found = try await db.write { db in
             try Self.delete(
                 db, entity, id: id, what: what, userId: userId, as: patch, base: base, now: now, fetch: fetch, row: row)
         }
+        if !found { throw StoreError.notFound(what) }
     }
 
-    /// The delete inside the caller's transaction (`notFound` is thrown before anything is written).
+    /// The delete inside the caller's transaction; false when the user has no such entity (its id
+    /// is then marked deleted, and the caller answers `notFound` after the commit).
     static func delete<Patch: EntityPatch>(
         _ db: Database, _ entity: ChangeEntity, id: String, what: String, userId: String, as patch: Patch.Type,
         base: ChangeBase?, now: Date, fetch: (Database, String, String) throws -> Timestamped<Patch.Entity>?,
         row: RowWrite
-    ) throws where Patch.Entity: Codable & Sendable & Hashable {
+    ) throws -> Bool where Patch.Entity: Codable & Sendable & Hashable {
         let facts = try editFacts(db, userId: userId, entity: entity, id: id, base: base, fetch: fetch)
         let plan = try StoreFlows.delete(
             entity, id: id, what: what, facts: facts, as: patch, base: base, now: now, row: row)
         try write(plan.writes, db, userId: userId, now: now)
+        return plan.answer
     }
 
     // MARK: The executor
@@ -181,6 +183,13 @@ extension SQLiteServerStore {
                         (entity_type, entity_id, user_id, body, device, deleted_at, version)
                         VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM change_log WHERE user_id = ?))
                         """, arguments: [entity.rawValue, id, userId, body, device, now.timeIntervalSince1970, userId])
+            case .mark(let entity, let id, let device):
+                try db.execute(
+                    sql: """
+                        INSERT OR IGNORE INTO deleted_entities
+                        (entity_type, entity_id, user_id, body, device, deleted_at, version)
+                        VALUES (?, ?, ?, '', ?, ?, (SELECT coalesce(max(seq), 0) FROM change_log WHERE user_id = ?))
+                        """, arguments: [entity.rawValue, id, userId, device, now.timeIntervalSince1970, userId])
             }
         }
         return rejected
