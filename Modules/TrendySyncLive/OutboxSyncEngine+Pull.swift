@@ -87,9 +87,7 @@ extension OutboxSyncEngine {
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
             // The server has no change this cursor names: it lost changes this device had
             // (restored from a backup). Everything again; what it lacks goes to it in this run.
-            logger.warning(
-                "The server no longer has the change this device's cursor names (it lost changes); downloading everything again",
-                metadata: ["cursor": .int(Int(cursor))])
+            logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
             applied += try await bootstrap(user: user)
             cursor = try await store.cursor() ?? 0
             page = try await changesPage(since: cursor, at: try await store.cursorAt())
@@ -131,6 +129,10 @@ extension OutboxSyncEngine {
             try await api.listEvents(limit: min(configuration.pageSize, APIPaths.maxEventsLimit), after: after)
         }
     }
+
+    /// What a pass says when the server answers `cursor_ahead` (D59).
+    static let lostChangesWarning: Logger.Message =
+        "The server no longer has the change this device's cursor names (it lost changes); downloading everything again"
 
     /// A feed page; without this install's own changes it holds (D57) unless configured not to.
     func changesPage(since cursor: Int64, at: String?) async throws -> ChangesPage {

@@ -163,9 +163,7 @@ public actor OutboxSyncEngine: SyncEngine {
             do throws(TrendyAPIError) {
                 _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
             } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
-                logger.warning(
-                    "The server's change feed no longer has this device's cursor; downloading everything again",
-                    metadata: ["cursor": .int(Int(cursor))])
+                logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
                 return false
             } catch {
                 throw stop(for: error)
