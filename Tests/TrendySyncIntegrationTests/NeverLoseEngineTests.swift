@@ -475,6 +475,59 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The third outsider round: what the server lost that has a change waiting here (a type's
+    /// new colour, an event's note) went first as edits, was refused as not found, and the
+    /// re-send skipped it as not synced — the type never went again, and every event of it failed
+    /// for want of it, for good. Such an entity now goes again as one create of it as it is here.
+    @Test func whatTheServerLostWithAChangeWaitingGoesAgainAsItIsHere() async throws {
+        try await SyncHarness.with { h in
+            let base = try await h.type()
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            var run = EventType(id: h.ids.next(), name: "Run")
+            try await h.store.createEventType(run)
+            var noted = Event(id: h.ids.next(), eventTypeId: run.id, timestamp: Self.t0, notes: "before")
+            let plain = Event(id: h.ids.next(), eventTypeId: run.id, timestamp: Self.t0 + 60)
+            for event in [noted, plain] { try await h.store.createEvent(event) }
+            try await Self.lostByTheServer(h, "local_events", "local_event_types")
+            try await Self.cursorFromLostHistory(h, ahead: 3)
+            run.color = "#FF0000"
+            try await h.store.updateEventType(run)
+            noted.notes = "after"
+            try await h.store.updateEvent(noted)
+
+            let sync = await h.engine.sync(full: false)
+            #expect(sync.outcome == .ok, "\(sync)")
+            let failed = try await h.store.failedChanges()
+            #expect(failed.isEmpty, "\(failed)")
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let types = try await h.direct.listEventTypes().map(\.value)
+            #expect(Set(types.map(\.id)) == [base.id, run.id])
+            #expect(types.first { $0.id == run.id }?.color == "#FF0000")
+            #expect(Set(try await h.serverEventIds()) == [noted.id.description, plain.id.description])
+            #expect(try await h.direct.event(id: noted.id).value.notes == "after")
+        }
+    }
+
+    /// The recovery's re-sends go in batches like any create (each went alone: 1,392 requests
+    /// for 3,000 events, and the run ended rate limited).
+    @Test func aRecoveryResendsEventsInBatches() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let lost = (0..<120).map { i in
+                Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + Double(i) * 60)
+            }
+            _ = try await h.store.insertEvents(lost)
+            try await Self.lostByTheServer(h, "local_events")
+            let before = h.api.calls("createEvents").count
+            let sync = await h.engine.sync(full: true)
+            #expect(sync.outcome == .ok, "\(sync)")
+            #expect(Set(try await h.serverEventIds()) == Set(lost.map(\.id.description)))
+            let requests = h.api.calls("createEvents").count - before
+            #expect(requests == 3, "120 events in batches of 50: \(requests) requests")
+        }
+    }
+
     /// A cursor kept from before D59 has no time: it is read unchecked, as before, and learns the
     /// time of its change from the next page, even an empty one.
     @Test func aCursorWithoutItsTimeLearnsItFromTheNextPage() async throws {
