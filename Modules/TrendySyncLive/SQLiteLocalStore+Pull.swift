@@ -135,10 +135,9 @@ extension SQLiteLocalStore {
     /// creates it again; one that deleted it answers so (`410`, a batch item `deleted`), and it
     /// goes here as the delete would take it (D37), its cascade with it.
     ///
-    /// An entity with changes waiting or refused here was re-sent too (an outsider's attack: its
+    /// An entity with changes waiting or refused here was not re-sent (an outsider's attack: its
     /// edits went first and were refused as not found, the re-send skipped it as not synced, and
-    /// nothing sent it again, a type's events with it): its entries give way to one create of it
-    /// as it is here, which holds every change. Event creates go `resendBatch` to a request, as a
+    /// nothing sent it again, a type's events with it): it is now, as it is here, ahead of them. Event creates go `resendBatch` to a request, as a
     /// batch of their own (sent before, each went alone: 1,392 requests for 3,000 events).
     @discardableResult
     func finishBootstrap(cursor: LatestCursor, everyEventArrived: Bool = false, resendBatch: Int = 50) async throws
@@ -171,11 +170,10 @@ extension SQLiteLocalStore {
                     } else {
                         payload = row["body"]
                     }
-                    // Its waiting and refused changes are in the create.
-                    try db.execute(
-                        sql: "DELETE FROM outbox WHERE entity = ? AND entity_id = ? AND state != 'in_flight'",
-                        arguments: [entity.rawValue, id])
-                    try Outbox.enqueue(db, entity, id, .create, payload: payload, now: at)
+                    // Ahead of its waiting changes, which stay: if the server deleted it (a
+                    // delete this device missed), the `deleted` answer keeps them as a conflict
+                    // as the delete takes it here, as an edit answered `410` would have been.
+                    try Outbox.insert(db, entity, id, .create, payload: payload, base: 0, now: at)
                     // Below every entry and every batch number (a batch is named by its first
                     // entry's seq), so it goes first and names no batch but its own.
                     let seq =
@@ -187,13 +185,19 @@ extension SQLiteLocalStore {
                                 """) ?? -1
                     try db.execute(
                         sql: """
-                            UPDATE outbox SET sent = 1, base_version = 0, seq = ?
-                            WHERE entity = ? AND entity_id = ? AND kind = 'create'
+                            UPDATE outbox SET sent = 1, seq = ?
+                            WHERE seq = (SELECT max(seq) FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create')
                             """, arguments: [seq, entity.rawValue, id])
                     placed.append(seq)
                     try db.execute(
                         sql: "UPDATE \(Self.table(entity)) SET sync_status = 'pending' WHERE id = ?", arguments: [id])
-                    // Those refused for want of it (a type) go again after it.
+                    // Its own changes refused meanwhile (an edit refused as not found), and those
+                    // refused for want of it (a type), go again after it.
+                    try db.execute(
+                        sql: """
+                            UPDATE outbox SET \(Outbox.retried)
+                            WHERE entity = ? AND entity_id = ? AND state = 'failed' AND sent = 0
+                            """, arguments: [entity.rawValue, id])
                     if entity == .eventType { try Self.requeueRefused(db, namingType: id) }
                     missing += 1
                 }

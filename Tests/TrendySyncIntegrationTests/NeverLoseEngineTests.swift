@@ -508,6 +508,34 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// The other side of the test above: an entity another device deleted while this device
+    /// missed the delete, with an edit waiting here. A full download re-sends it ahead of the edit;
+    /// answered `deleted`, it goes here, and the edit is kept as a conflict of the delete, as an
+    /// edit answered `410` is (a first cut folded the edit into the re-send, and lost it).
+    @Test func anEditOfWhatTheServerDeletedIsKeptWhenAFullSyncResendsIt() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            var event = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "before")
+            try await h.store.createEvent(event)
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            try await h.direct.deleteEvent(id: event.id)
+            try await h.store.setCursor(try await h.direct.latestCursor().cursor, force: true)
+            event.notes = "mine"
+            try await h.store.updateEvent(event)
+
+            let sync = await h.engine.sync(full: true)
+            #expect(sync.outcome == .ok, "\(sync)")
+            #expect(try await h.localEventIds().isEmpty)
+            #expect(try await h.serverEventIds().isEmpty)
+            #expect(try await h.store.outboxCounts().pending == 0)
+            let kept = try await h.store.conflicts(includeClosed: false).map(\.conflict)
+            #expect(
+                kept.contains {
+                    $0.kind == .deleted && $0.entityId == event.id.description && $0.lostValue.contains("mine")
+                }, "\(kept)")
+        }
+    }
+
     /// The recovery's re-sends go in batches like any create (each went alone: 1,392 requests
     /// for 3,000 events, and the run ended rate limited).
     @Test func aRecoveryResendsEventsInBatches() async throws {
