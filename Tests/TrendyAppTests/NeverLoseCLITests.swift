@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import TrendyServer
 import TrendyTestSupport
@@ -220,6 +221,26 @@ struct NeverLoseCLITests {
                 #expect(other.status == 65, "\(other.stdout) \(other.stderr)")
                 #expect(try await cli.events(a, restored).count == 3)
             }
+        }
+    }
+
+    /// An install signed in before the owner's email was kept learns it at its next sync, so the
+    /// same person signing up again after a server lost the account keeps the data.
+    @Test func anInstallSignedInBeforeLearnsItsOwnersEmailAtItsNextSync() async throws {
+        try await AuthCLITests.withServer { server in
+            let a = TemporaryDirectory("trendy-it", create: false)
+            let email = "up\(UUID().uuidString.prefix(8))@example.com".lowercased()
+            try await cli.signIn("signup", email, a, server)
+            let database = try DatabaseQueue(path: a.url.appendingPathComponent("trendy.sqlite").path)
+            func ownerEmail() throws -> String? {
+                try database.read { db in
+                    try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'owner_email'")
+                }
+            }
+            #expect(try ownerEmail() == email)
+            try await database.write { db in try db.execute(sql: "DELETE FROM sync_state WHERE key = 'owner_email'") }
+            try await ok(["sync"], a, server)
+            #expect(try ownerEmail() == email)
         }
     }
 }

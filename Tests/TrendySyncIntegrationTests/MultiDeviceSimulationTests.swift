@@ -141,6 +141,8 @@ struct Simulation {
     var deletedIds: Set<String> = []
     /// The device that deleted each of `deletedIds` by hand.
     var deletedBy: [String: String] = [:]
+    /// Intents ("device|entity/field") moved to a definition their device's own was adopted into.
+    var adoptedKeys: Set<String> = []
     /// Event types deleted: every reference to one goes with it.
     var deletedTypes: Set<String> = []
     /// Each property definition a device made: its type and key (to find the one adopted for it).

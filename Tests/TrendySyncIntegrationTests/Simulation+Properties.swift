@@ -105,6 +105,7 @@ extension Simulation {
             let moved = "\(prefix)\(into)/\(parts[1])"
             d.seen["\(into)/\(parts[1])", default: []].formUnion(d.seen["\(id)/\(parts[1])"] ?? [])
             if (intents[moved]?.order ?? -1) < (intents[key]?.order ?? 0) { intents[moved] = intents[key] }
+            adoptedKeys.insert(moved)
             intents[key] = nil
             // Another device that changed the adopted definition's field later, from the value
             // this device's now stands for (it had it in front of it), knowingly replaced it.

@@ -115,6 +115,14 @@ func claimLocalData(_ env: AppEnvironment, for session: AuthSession) async throw
         + "longer has; it stays here and goes to this account at the next sync."
 }
 
+/// An install signed in before the owner's email was kept (D14 addendum) learns it from its
+/// session, so that signing up again where a server lost the account keeps its data. Only for
+/// the owner's own session: a claim for anyone else would clear the data.
+func rememberOwnerEmail(_ env: AppEnvironment, _ session: AuthSession) async throws {
+    guard try await env.store.ownerEmail() == nil, try await env.store.owner() == session.user.id else { return }
+    try await env.store.claim(for: session.user.id, email: session.user.email)
+}
+
 /// A new account cannot take this device's data while another account's changes wait to be
 /// sent: refused before the account is made (it was made, then refused here, and left behind).
 /// The same email again is the same person whose account the server lost: their data goes to

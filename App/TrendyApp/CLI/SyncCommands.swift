@@ -86,7 +86,8 @@ struct SyncCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await CommandRunner(global).run { env, out in
-                guard env.auth.currentSession != nil else { throw AuthError.notSignedIn.cli }
+                guard let session = env.auth.currentSession else { throw AuthError.notSignedIn.cli }
+                try await rememberOwnerEmail(env, session)
                 if retryFailed {
                     let n = try await env.store.retryFailed()
                     out.line("Retrying \(n) failed change(s).")
