@@ -137,8 +137,9 @@ extension SQLiteLocalStore {
     ///
     /// An entity with changes waiting or refused here was not re-sent (an outsider's attack: its
     /// edits went first and were refused as not found, the re-send skipped it as not synced, and
-    /// nothing sent it again, a type's events with it): it is now, as it is here, ahead of them. Event creates go `resendBatch` to a request, as a
-    /// batch of their own (sent before, each went alone: 1,392 requests for 3,000 events).
+    /// nothing sent it again, a type's events with it): it is now, as it is here, ahead of them.
+    /// Event creates go `resendBatch` to a request, as a batch of their own (sent before, each
+    /// went alone: 1,392 requests for 3,000 events).
     @discardableResult
     func finishBootstrap(cursor: LatestCursor, everyEventArrived: Bool = false, resendBatch: Int = 50) async throws
         -> Int
@@ -146,7 +147,16 @@ extension SQLiteLocalStore {
         let at = now()
         return try await db.write { db in
             var missing = 0
-            // Each goes to the front of the queue in turn, so the last placed (types) go first.
+            // Each goes to the front of the queue in turn, so the last placed (types) go first:
+            // below every entry and every batch number (a batch is named by its first entry's
+            // seq), so it names no batch but its own.
+            var front =
+                try Int64.fetchOne(
+                    db,
+                    sql: """
+                        SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
+                                   coalesce((SELECT min(batch) FROM outbox), 0))
+                        """) ?? 0
             let order: [SyncEntity] = [.event, .geofence, .propertyDefinition, .eventType]
             for entity in order where !(everyEventArrived && entity == .event) {
                 let columns = entity == .eventType ? "id, name, color, icon" : "id, body"
@@ -174,21 +184,11 @@ extension SQLiteLocalStore {
                     // delete this device missed), the `deleted` answer keeps them as a conflict
                     // as the delete takes it here, as an edit answered `410` would have been.
                     try Outbox.insert(db, entity, id, .create, payload: payload, base: 0, now: at)
-                    // Below every entry and every batch number (a batch is named by its first
-                    // entry's seq), so it goes first and names no batch but its own.
-                    let seq =
-                        try Int64.fetchOne(
-                            db,
-                            sql: """
-                                SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
-                                           coalesce((SELECT min(batch) FROM outbox), 0)) - 1
-                                """) ?? -1
+                    front -= 1
                     try db.execute(
-                        sql: """
-                            UPDATE outbox SET sent = 1, seq = ?
-                            WHERE seq = (SELECT max(seq) FROM outbox WHERE entity = ? AND entity_id = ? AND kind = 'create')
-                            """, arguments: [seq, entity.rawValue, id])
-                    placed.append(seq)
+                        sql: "UPDATE outbox SET sent = 1, seq = ? WHERE seq = ?",
+                        arguments: [front, db.lastInsertedRowID])
+                    placed.append(front)
                     try db.execute(
                         sql: "UPDATE \(Self.table(entity)) SET sync_status = 'pending' WHERE id = ?", arguments: [id])
                     // Its own changes refused meanwhile (an edit refused as not found), and those

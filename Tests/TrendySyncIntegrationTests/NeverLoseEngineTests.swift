@@ -109,6 +109,15 @@ struct NeverLoseEngineTests {
         }
     }
 
+    /// A type and one event of it, synced: what the server still has after a restore.
+    static func synced(_ h: SyncHarness) async throws -> (EventType, Event) {
+        let type = try await h.type()
+        let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: t0, notes: "kept")
+        try await h.store.createEvent(kept)
+        #expect(await h.engine.sync(full: false).outcome == .ok)
+        return (type, kept)
+    }
+
     /// What a server restored from a backup lost: every entity in `tables` is held here as synced
     /// and nothing waits to be sent, whether or not the server has it.
     static func lostByTheServer(_ h: SyncHarness, _ tables: String...) async throws {
@@ -328,10 +337,7 @@ struct NeverLoseEngineTests {
     /// sends back what the server lacks.
     @Test func aDeviceAheadOfARestoredServerCatchesUpAndSendsWhatItLost() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
-            try await h.store.createEvent(kept)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let (type, kept) = try await Self.synced(h)
             // What the restore lost: an event this device synced, and the changes after it.
             let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
             try await h.store.createEvent(lost)
@@ -364,10 +370,7 @@ struct NeverLoseEngineTests {
     @Test(arguments: [false, true])
     func aDeviceWhoseCursorTheRestoredServerOvertookCatchesUp(skipping: Bool) async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
-            try await h.store.createEvent(kept)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let (type, kept) = try await Self.synced(h)
             #expect(try await h.store.cursorAt() == (try await h.direct.latestCursor().at))
             // What the restore lost: an event this device synced, and two changes after it, read
             // an hour ago.
@@ -404,10 +407,7 @@ struct NeverLoseEngineTests {
     @Test(arguments: ["listEvents", "createEvents"])
     func aRecoveryCutShortIsFinishedByTheNextSync(failing call: String) async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
-            try await h.store.createEvent(kept)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let (type, _) = try await Self.synced(h)
             let lost = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60, notes: "lost")
             try await h.store.createEvent(lost)
             try await Self.lostByTheServer(h, "local_events")
@@ -439,10 +439,7 @@ struct NeverLoseEngineTests {
     /// marks a deleted unknown id, answers the re-send `deleted`, and it goes here too.
     @Test func whatAnotherDeviceDeletedWhileTheServerLackedItStaysDeleted() async throws {
         try await SyncHarness.with { h in
-            let type = try await h.type()
-            let kept = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "kept")
-            try await h.store.createEvent(kept)
-            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let (type, kept) = try await Self.synced(h)
             // Lost by the restore: synced here, unknown to the server.
             let lostType = EventType(id: h.ids.next(), name: "Run")
             try await h.store.createEventType(lostType)

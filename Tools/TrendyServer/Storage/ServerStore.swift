@@ -372,8 +372,8 @@ public protocol OnboardingStore: Sendable {
 /// The change feed and what is read from it.
 public protocol FeedStore: Sendable {
     /// The `GET /changes` body: changes after `since`, oldest first, at most `limit`, with
-    /// `next_cursor`, `next_cursor_at` and `has_more`. Written by the store from the stored JSON, so serving the
-    /// feed decodes and re-encodes nothing (the feed is the hottest read). `omitting`: the device
+    /// `next_cursor`, `next_cursor_at` and `has_more`. Written by the store from the stored JSON,
+    /// so serving the feed decodes and re-encodes nothing (the feed is the hottest read). `omitting`: the device
     /// whose own changes are left out where it holds them (D57); `next_cursor` still passes them.
     func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws -> FeedPage
     /// The newest cursor of the user's feed (0 when empty) and when its change was written.

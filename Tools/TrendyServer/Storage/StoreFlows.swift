@@ -51,7 +51,7 @@ enum StoreWrite {
     /// and device, replaced version): a retried request records nothing new.
     case conflicts([KeptConflict])
     /// An entity's field versions dropped and its last content kept: a create of its id later
-    /// answers "already there", an edit of it is kept as a conflict.
+    /// answers `deleted` (410), an edit of it is kept as a conflict.
     case tombstone(ChangeEntity, id: String, body: String, device: String)
     /// A delete of an id the user does not have: it is marked deleted (a tombstone without a
     /// body), so that a later create of it — another device sending again what a restored server
