@@ -221,6 +221,84 @@ public struct FeedPage: Sendable {
     }
 }
 
+/// Writes a `GET /changes` page's body from the rows of the page query, whichever store reads
+/// them (each store once wrote its own copy of this loop). The query reads from `seq >= since`
+/// and one row past the page: the change `since` names comes first (its time checks the
+/// device's cursor, D59), then the page, then one more that only tells whether more follow. A
+/// change left out for the device (D57) still counts toward the page and moves `next_cursor`.
+struct FeedPageWriter {
+    let since: Int64
+    let limit: Int
+    private var out: [UInt8] = []
+    private var scanned = 0
+    private var count = 0
+    private var last: Int64
+    private var hasMore = false
+    private var newest: Double?
+    private var sinceAt: Double?
+    private var lastAt: Double?
+
+    init(since: Int64, limit: Int) {
+        self.since = since
+        self.limit = limit
+        last = since
+        out.reserveCapacity(limit * 480 + 64)
+        out.append(contentsOf: #"{"changes":["#.utf8)
+    }
+
+    /// True once a row past the page was offered: the caller stops reading.
+    var isFull: Bool { hasMore }
+
+    /// Offers the next row; answers whether the caller writes it now, by ``text(_:_:)`` for
+    /// `entity_type`, `entity_id` and `operation` in that order, then ``finish(data:)``.
+    mutating func start(seq: Int64, createdAt: Double, omitted: Bool) -> Bool {
+        if seq == since {
+            sinceAt = createdAt
+            return false
+        }
+        guard scanned < limit else {
+            hasMore = true
+            return false
+        }
+        scanned += 1
+        last = seq
+        lastAt = createdAt
+        if omitted { return false }
+        if count > 0 { out.append(UInt8(ascii: ",")) }
+        count += 1
+        newest = createdAt
+        out.append(contentsOf: #"{"cursor":"#.utf8)
+        out.append(contentsOf: String(seq).utf8)
+        return true
+    }
+
+    /// The JSON that leads each text column of a change, in the order they are written.
+    static let textKeys = [#","entity_type":"#, #","entity_id":"#, #","operation":"#]
+
+    /// Writes text column `index` (0 to 2) of the change started last.
+    mutating func text(_ index: Int, _ bytes: UnsafeRawBufferPointer) {
+        out.append(contentsOf: Self.textKeys[index].utf8)
+        WireText.appendString(bytes, to: &out)
+    }
+
+    /// Ends the change started last with its time and its stored JSON (nil: `null`).
+    mutating func finish(data: UnsafeRawBufferPointer?) {
+        out.append(contentsOf: #","created_at":""#.utf8)
+        out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: lastAt ?? 0)).utf8)
+        out.append(contentsOf: #"","data":"#.utf8)
+        if let data { out.append(contentsOf: data) } else { out.append(contentsOf: "null".utf8) }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The finished page.
+    consuming func page() -> FeedPage {
+        FeedPage.appendEnd(to: &out, next: last, at: lastAt ?? sinceAt, hasMore: hasMore)
+        return FeedPage(
+            body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)),
+            scanned: scanned, sinceChangeAt: sinceAt)
+    }
+}
+
 /// A stored response for idempotent replay.
 public struct StoredResponse: Sendable, Equatable {
     /// Hash of the request body that produced it.

@@ -211,8 +211,13 @@ extension PostgresServerStore {
 
     public func isSessionActive(_ sessionId: String, userId: String) async throws -> Bool {
         try await database.read { s in
-            try await s.run(
-                "SELECT 1 FROM sessions WHERE id = \(sessionId) AND user_id = \(userId) AND revoked_at IS NULL") == 1
+            var found = false
+            for try await _ in try await s.connection.execute(
+                ActiveSessionStatement(sessionId: sessionId, userId: userId), logger: s.logger)
+            {
+                found = true
+            }
+            return found
         }
     }
 
@@ -243,4 +248,24 @@ extension PostgresServerStore {
                 """)
         }
     }
+}
+
+/// Every API request's session check as a named prepared statement: parsed and planned once per
+/// connection, not with each request.
+struct ActiveSessionStatement: PostgresPreparedStatement {
+    static let name = "trendy_active_session_v1"
+    static let sql = "SELECT 1 FROM sessions WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL"
+    typealias Row = PostgresRow
+
+    var sessionId: String
+    var userId: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(sessionId)
+        bindings.append(userId)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { row }
 }

@@ -56,15 +56,9 @@ extension SQLiteServerStore {
 
     // MARK: Change feed
 
-    /// The text columns of a feed row and the JSON that leads each.
-    static let feedTextColumns: [(Int32, String)] = [
-        (1, #","entity_type":"#), (2, #","entity_id":"#), (3, #","operation":"#),
-    ]
-
     /// The body is written straight from SQLite's buffers
-    /// (no row objects, no strings per column; entity JSON is stored ready to send). A change
-    /// left out for `device` (D57) still counts toward the page and moves `next_cursor`.
-    /// The change at `since` is read too: its time is the page's `sinceChangeAt` (D59).
+    /// (no row objects, no strings per column; entity JSON is stored ready to send), by the
+    /// page writer both stores share.
     public func changesPage(userId: String, since: Int64, limit: Int, omitting device: String?) async throws
         -> FeedPage
     {
@@ -74,60 +68,26 @@ extension SQLiteServerStore {
                     SELECT seq, entity_type, entity_id, operation, created_at, data, echo_device = ? FROM change_log
                     WHERE user_id = ? AND seq >= ? ORDER BY seq LIMIT ?
                     """)
-            var out: [UInt8] = []
-            out.reserveCapacity(limit * 480 + 64)
-            out.append(contentsOf: #"{"changes":["#.utf8)
-            var scanned = 0
-            var count = 0
-            var last = since
-            var hasMore = false
-            var newest: Double?
-            var sinceAt: Double?
-            var lastAt: Double?
-            // The change `since` names comes first (its time checks the device's cursor), then
-            // the page, then one more to tell whether more follow.
-            let rows = try Row.fetchCursor(statement, arguments: [device, userId, since, limit + 2])
-            while let row = try rows.next() {
-                let seq: Int64 = row[0]
-                if seq == since {
-                    sinceAt = row[4]
-                    continue
-                }
-                guard scanned < limit else {
-                    hasMore = true
-                    break
-                }
-                scanned += 1
-                last = seq
-                lastAt = row[4]
-                let sqlite = statement.sqliteStatement
-                if sqlite3_column_int(sqlite, 6) == 1 { continue }
-                if count > 0 { out.append(UInt8(ascii: ",")) }
-                count += 1
-                out.append(contentsOf: #"{"cursor":"#.utf8)
-                out.append(contentsOf: String(last).utf8)
-                // The row's text straight from SQLite's buffers (valid until the next step).
-                func text(_ column: Int32) -> UnsafeRawBufferPointer? {
-                    guard let bytes = sqlite3_column_text(sqlite, column) else { return nil }
-                    return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column)))
-                }
-                for (index, key) in Self.feedTextColumns {
-                    out.append(contentsOf: key.utf8)
-                    WireText.appendString(text(index) ?? UnsafeRawBufferPointer(start: nil, count: 0), to: &out)
-                }
-                out.append(contentsOf: #","created_at":""#.utf8)
-                let createdAt: Double = row[4]
-                newest = createdAt
-                out.append(contentsOf: ISO8601.format(Date(timeIntervalSince1970: createdAt)).utf8)
-                out.append(contentsOf: #"","data":"#.utf8)
-                out.append(contentsOf: text(5) ?? UnsafeRawBufferPointer(start: nil, count: 0))
-                if sqlite3_column_type(sqlite, 5) == SQLITE_NULL { out.append(contentsOf: "null".utf8) }
-                out.append(UInt8(ascii: "}"))
+            var writer = FeedPageWriter(since: since, limit: limit)
+            let sqlite = statement.sqliteStatement
+            // The row's text straight from SQLite's buffers (valid until the next step).
+            func text(_ column: Int32) -> UnsafeRawBufferPointer? {
+                guard let bytes = sqlite3_column_text(sqlite, column) else { return nil }
+                return UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(sqlite, column)))
             }
-            FeedPage.appendEnd(to: &out, next: last, at: lastAt ?? sinceAt, hasMore: hasMore)
-            return FeedPage(
-                body: out, count: count, newestChangeAt: newest.map(Date.init(timeIntervalSince1970:)),
-                scanned: scanned, sinceChangeAt: sinceAt)
+            let rows = try Row.fetchCursor(statement, arguments: [device, userId, since, limit + 2])
+            while !writer.isFull, try rows.next() != nil {
+                guard
+                    writer.start(
+                        seq: sqlite3_column_int64(sqlite, 0), createdAt: sqlite3_column_double(sqlite, 4),
+                        omitted: sqlite3_column_int(sqlite, 6) == 1)
+                else { continue }
+                for column in 0..<3 {
+                    writer.text(column, text(Int32(column) + 1) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+                }
+                writer.finish(data: text(5))
+            }
+            return writer.page()
         }
     }
 
