@@ -479,6 +479,7 @@ let package = Package(
                 "TrendyModels", "TrendyLogging", "TrendyServer", "TrendyFiles", "TrendyHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/TrendySyncIntegrationTests",
             swiftSettings: swiftSettings

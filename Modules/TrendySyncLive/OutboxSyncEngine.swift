@@ -43,6 +43,8 @@ public actor OutboxSyncEngine: SyncEngine {
     var running: Task<SyncRun, Never>?
     var followUp = false
     var recoveredInFlight = false
+    /// The mark this pass's own push set (D60): the pull right after it needs not check it.
+    var markedThisPass: Int64?
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
     var bulkLoad: SQLiteLocalStore.BulkLoadStart?
@@ -152,14 +154,39 @@ public actor OutboxSyncEngine: SyncEngine {
         return run
     }
 
+    /// Pushes, then remembers the server's newest change when something reached it (one small
+    /// request a pass that pushed): if the pull after the push fails and the server is then
+    /// restored from a backup taken before the push, the cursor's change is still there but what
+    /// was pushed is not, and only this mark tells (outsider's R1, D60).
+    func pushAndMark(user: String) async throws -> Int {
+        let pushed = try await push(user: user)
+        if pushed > 0 {
+            let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
+            try await store.markPushed(through: latest)
+            markedThisPass = latest.cursor
+        }
+        return pushed
+    }
+
+    /// The change a pull checks before it reads on from `cursor`: the mark of this device's last
+    /// push when the cursor has not reached it (its survival means the cursor's did too), else the
+    /// cursor's own (`nil` for none; D59, D60).
+    func anchor(cursor: Int64?) async throws -> (cursor: Int64, at: String?)? {
+        if let pushed = try await store.pushedThrough(), pushed.cursor > cursor ?? 0 {
+            return (pushed.cursor, pushed.at)
+        }
+        guard let cursor, cursor > 0 else { return nil }
+        return (cursor, try await store.cursorAt())
+    }
+
     /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass); false,
-    /// moving nothing, when the server no longer has the change the cursor names (restored from a
-    /// backup, D59): that pass downloads everything instead.
+    /// moving nothing, when the server no longer has the change the cursor (or the mark of this
+    /// device's last push) names (restored from a backup, D59, D60): that pass downloads
+    /// everything instead.
     func skipToLatestCursor() async throws -> Bool {
         // A transient failure here is one like any other (outside tester: `--skip-to-latest`
         // exited 1 on a 503, a dropped connection or a 429).
-        if let cursor = try await store.cursor(), cursor > 0 {
-            let at = try await store.cursorAt()
+        if let (cursor, at) = try await anchor(cursor: try await store.cursor()) {
             do throws(TrendyAPIError) {
                 _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
             } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
@@ -217,6 +244,7 @@ public actor OutboxSyncEngine: SyncEngine {
         var pulled = 0
         var outcome = SyncOutcome.ok
         var message: String?
+        markedThisPass = nil
         do {
             guard let user = identity() else {
                 throw Stop(outcome: .signedOut, message: "not signed in", phase: .error("not signed in"))
@@ -237,7 +265,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 let text = answer.explanation ?? "server error"
                 throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
-            pushed = try await push(user: user)
+            pushed = try await pushAndMark(user: user)
             try await sendResolutions()
             try await refetch(user: user)
             if skipPull {
@@ -250,7 +278,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 // The pull can make waiting changes sendable (a refused place whose deleted type
                 // it cleared): they go in this pass, not the next one.
                 if try await store.hasReadyWork(now: now()) {
-                    pushed += try await push(user: user)
+                    pushed += try await pushAndMark(user: user)
                     try await refetch(user: user)
                     pulled += try await pull(user: user, full: false)
                 }

@@ -28,7 +28,10 @@ extension SQLiteLocalStore {
             var claim = LocalClaim.unchanged
             if let owner, owner != userId {
                 if let email, let ownerEmail, ownerEmail.lowercased() == email.lowercased() {
-                    try db.execute(sql: "DELETE FROM sync_state WHERE key IN ('cursor', 'cursor_at')")
+                    try db.execute(
+                        sql: """
+                            DELETE FROM sync_state WHERE key IN ('cursor', 'cursor_at', 'pushed_cursor', 'pushed_cursor_at')
+                            """)
                     claim = .carriedOver(previous: owner)
                 } else {
                     try Self.clearForAnotherAccount(db)

@@ -13,10 +13,11 @@ struct AuthChaosTests {
     static func withServer(_ body: (TrendyServer, RunningServer) async throws -> Void) async throws {
         try await LaunchCLITests.withServer(
             configure: { c in
-                // Two seconds, not one: on a saturated 2-core runner a request could queue for a
-                // second, so a freshly refreshed one-second token sometimes expired before the
-                // server read it (the pass then failed once in ~10 full runs here).
-                c.accessTokenLifetime = .seconds(2)
+                // Three seconds, not one or two: on a saturated 2-core runner a request could queue
+                // for seconds, so a freshly refreshed token sometimes expired before the server read
+                // the retry (one second: once in ~10 full runs; two: twice in a row in full runs
+                // at a load average of 14). The push still outlives several tokens.
+                c.accessTokenLifetime = .seconds(3)
                 c.refreshReuseInterval = .seconds(0)
                 c.apiRateLimit = RateLimit(capacity: 100_000, refillPerSecond: 100_000)
                 c.authRateLimit = RateLimit(capacity: 10_000, refillPerSecond: 10_000)

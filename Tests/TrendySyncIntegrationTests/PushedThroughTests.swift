@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import PostgresNIO
+import Testing
+import TrendyAPI
+import TrendyAPILive
+import TrendyAPITesting
+import TrendyModels
+import TrendySync
+import TrendyTestSupport
+@testable import TrendyServer
+@testable import TrendySyncLive
+
+/// The outsider's R1 (D60): a device pushes, the pull after the push fails, and the server is
+/// then restored from a backup taken before the push. The cursor's own change is still on the
+/// server, with its time, so D59's check passes: what was pushed stayed "synced" here and was
+/// lost everywhere else. The device now remembers the server's newest change after each push
+/// and checks that too.
+@Suite(.timeLimit(.minutes(6)))
+struct PushedThroughTests {
+    static let t0 = Date(timeIntervalSince1970: 1_780_000_000)
+
+    /// What a restore from a backup taken at `cursor` loses of this user: every later change,
+    /// and `events`, which those changes made. Real rows of the harness's real store.
+    static func restored(_ h: SyncHarness, toCursor cursor: Int64, losing events: [Event]) async throws {
+        let ids = events.map(\.id.description)
+        switch h.server.store {
+        case let store as SQLiteServerStore:
+            try await store.db.write { db in
+                try db.execute(
+                    sql: "DELETE FROM change_log WHERE user_id = ? AND seq > ?", arguments: [h.userId, cursor])
+                for id in ids {
+                    try db.execute(sql: "DELETE FROM events WHERE id = ?", arguments: [id])
+                    try db.execute(sql: "DELETE FROM echo_state WHERE entity_id = ?", arguments: [id])
+                }
+            }
+        case let store as PostgresServerStore:
+            let user = h.userId
+            _ = try await store.database.read { s in
+                var rows = try await s.run("DELETE FROM change_log WHERE user_id = \(user) AND seq > \(cursor)")
+                for id in ids {
+                    rows += try await s.run("DELETE FROM events WHERE id = \(id)")
+                    rows += try await s.run("DELETE FROM echo_state WHERE entity_id = \(id)")
+                }
+                return rows
+            }
+        default:
+            Issue.record("a store this test cannot restore: \(type(of: h.server.store))")
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func whatThisDevicePushedBeforeTheServerLostItGoesAgain(skipping: Bool) async throws {
+        try await SyncHarness.with { h in
+            let (type, kept) = try await NeverLoseEngineTests.synced(h)
+            let backup = try await h.direct.latestCursor().cursor
+            let pushed = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "pushed")
+            try await h.store.createEvent(pushed)
+            // The push reaches the server; the pull after it does not.
+            h.api.fail("changes", with: .transport(.timedOut))
+            let cut = await h.engine.sync(full: false)
+            #expect(cut.outcome == .waiting && cut.pushed == 1, "\(cut)")
+            #expect(try await h.direct.event(id: pushed.id).value.notes == "pushed")
+
+            // The server is restored from the backup; another device logs five events after it,
+            // so the feed passes every cursor this device knows.
+            try await Self.restored(h, toCursor: backup, losing: [pushed])
+            var since: [Event] = []
+            for i in 0..<5 {
+                let e = Event(
+                    id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 60 + Double(i), notes: "since \(i)")
+                _ = try await h.direct.createEvents([e], idempotencyKey: nil)
+                since.append(e)
+            }
+
+            h.clock.advance(3_600)
+            let run = skipping ? await h.engine.skipToLatest() : await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            let everywhere = Set(([kept, pushed] + since).map(\.id.description))
+            #expect(Set(try await h.serverEventIds()) == everywhere)
+            #expect(Set(try await h.localEventIds()) == everywhere)
+            #expect(try await h.store.outboxCounts().pending == 0)
+            #expect(try await h.store.pushedThrough() == nil)
+            let now = try await h.direct.latestCursor()
+            #expect(try await h.store.cursor() == now.cursor)
+        }
+    }
+
+    /// The mark costs one small request per pass that pushed, none for one that did not, and is
+    /// gone once a pull reads past it; a pass that pushes nothing checks nothing more.
+    @Test func theMarkIsReadOnceAPassPushedAndGoesWithThePull() async throws {
+        try await SyncHarness.with { h in
+            let (type, _) = try await NeverLoseEngineTests.synced(h)
+            #expect(h.api.calls("latestCursor").count >= 1)
+            let before = h.api.calls("latestCursor").count
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("latestCursor").count == before, "nothing pushed, nothing read")
+            try await h.store.createEvent(
+                Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "one more"))
+            let changes = h.api.calls("changes").count
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(h.api.calls("latestCursor").count == before + 1)
+            #expect(h.api.calls("changes").count == changes + 1, "the pull after the push checks no mark")
+            #expect(try await h.store.pushedThrough() == nil)
+        }
+    }
+}
