@@ -49,6 +49,12 @@ public enum APIPaths {
     public static let idempotencyKeyHeader = "Idempotency-Key"
     /// The header a replayed response carries (`true`).
     public static let idempotentReplayHeader = "Idempotent-Replayed"
+    /// The header of a successful write's answer naming the user's newest feed change after it
+    /// (a cursor), and the header with that change's time: the device keeps them to check later
+    /// that the server still has what it pushed (D60).
+    public static let writeCursorHeader = "Trendy-Cursor"
+    /// See ``writeCursorHeader``.
+    public static let writeCursorAtHeader = "Trendy-Cursor-At"
     /// The header carrying the change-feed cursor a change was made on (``ChangeBase``).
     public static let baseVersionHeader = "Trendy-Base-Version"
     /// The header carrying the id of the device that made a change (``ChangeBase``).

@@ -108,9 +108,15 @@ public protocol TrendyAPIClient: Sendable {
     func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
     /// `DELETE /conflicts/{id}`: resolves a conflict for every device (idempotent).
     func resolveConflict(id: String) async throws(TrendyAPIError)
+    /// The newest feed change a successful write's answer named (`Trendy-Cursor`, D60) since the
+    /// last call, which forgets it; nil when none did (no write, or a server that does not say).
+    func takeWriteMark() -> LatestCursor?
 }
 
 extension TrendyAPIClient {
+    /// A client that does not read the write answers' headers has no mark.
+    public func takeWriteMark() -> LatestCursor? { nil }
+
     /// One request per item (``EventEditResponse/oneByOne(_:update:delete:)``), for clients
     /// without the batch route.
     public func editEvents(_ edits: [EventEditItem], idempotencyKey: String?) async throws(TrendyAPIError)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import TrendyAPI
 import TrendyHTTP
 import TrendyLogging
@@ -46,6 +47,8 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     /// read, and on Swift's cooperative pool (two threads here) that long a job holds up every
     /// other task's resumption, the main actor's included.
     let decoding = DispatchQueue(label: "trendy.api.decode", qos: .utility)
+    /// The newest `Trendy-Cursor` a write's answer carried, until taken (D60).
+    let writeMark = Mutex<LatestCursor?>(nil)
     /// Answers at least this big are decoded on ``decoding``; smaller ones are cheaper to decode
     /// in place than to hand over.
     static let offPoolBytes = 16 * 1024
@@ -106,6 +109,11 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             let problem = try? TrendyJSON.decoder().decode(APIProblem.self, from: data)
             let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
             throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
+        }
+        if let text = headers.first(name: APIPaths.writeCursorHeader), let cursor = Int64(text),
+            let at = headers.first(name: APIPaths.writeCursorAtHeader)
+        {
+            writeMark.withLock { if ($0?.cursor ?? 0) < cursor { $0 = LatestCursor(cursor: cursor, at: at) } }
         }
         if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
         return (try await decoded(data, as: T.self, fastDecode: fastDecode, from: "\(method.rawValue) \(path)"), status)
@@ -195,6 +203,14 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
     }
 
     /// `Retry-After` as seconds: delta-seconds or an HTTP date.
+    /// The newest feed change a write's answer named since the last call (D60).
+    public func takeWriteMark() -> LatestCursor? {
+        writeMark.withLock { mark in
+            defer { mark = nil }
+            return mark
+        }
+    }
+
     static func parseRetryAfter(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed), seconds >= 0 { return seconds }

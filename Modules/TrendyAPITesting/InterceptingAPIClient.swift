@@ -58,6 +58,11 @@ public final class InterceptingAPIClient: TrendyAPIClient {
     /// Every call so far.
     public var calls: [Call] { state.withLock { $0.calls } }
 
+    /// The newest mark any wrapped client took from a write's answer (D60).
+    public func takeWriteMark() -> LatestCursor? {
+        inners.compactMap { $0.takeWriteMark() }.max { $0.cursor < $1.cursor }
+    }
+
     /// Calls named `name`.
     public func calls(_ name: String) -> [Call] { calls.filter { $0.name == name } }
 

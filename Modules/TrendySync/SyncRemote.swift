@@ -77,4 +77,6 @@ public protocol SyncRemote: ServerHealthCheck {
     func conflicts() async throws(TrendyAPIError) -> [SyncConflict]
     /// `DELETE /conflicts/{id}`: this device restored or dismissed it; closed for every device.
     func resolveConflict(id: String) async throws(TrendyAPIError)
+    /// The newest feed change a successful write's answer named since the last call (D60).
+    func takeWriteMark() -> LatestCursor?
 }

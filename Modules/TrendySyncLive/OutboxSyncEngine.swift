@@ -159,13 +159,29 @@ public actor OutboxSyncEngine: SyncEngine {
     /// restored from a backup taken before the push, the cursor's change is still there but what
     /// was pushed is not, and only this mark tells (outsider's R1, D60).
     func pushAndMark(user: String) async throws -> Int {
-        let pushed = try await push(user: user)
-        if pushed > 0 {
-            let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
-            try await store.markPushed(through: latest)
-            markedThisPass = latest.cursor
+        let pushed: Int
+        do {
+            pushed = try await push(user: user)
+        } catch {
+            // What reached the server before the push stopped is marked all the same.
+            if let taken = api.takeWriteMark() { try? await mark(taken) }
+            throw error
+        }
+        if let taken = api.takeWriteMark() {
+            try await mark(taken)
+        } else if pushed > 0,
+            // A server that does not name its cursor in write answers: read once. If that fails
+            // the pull after it fails too, and the pass says what it pushed all the same.
+            let latest = try? await call({ () throws(TrendyAPIError) in try await api.latestCursor() })
+        {
+            try await mark(latest)
         }
         return pushed
+    }
+
+    private func mark(_ latest: LatestCursor) async throws {
+        try await store.markPushed(through: latest)
+        markedThisPass = latest.cursor
     }
 
     /// The change a pull checks before it reads on from `cursor`: the mark of this device's last

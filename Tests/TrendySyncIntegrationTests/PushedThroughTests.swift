@@ -56,11 +56,15 @@ struct PushedThroughTests {
             let backup = try await h.direct.latestCursor().cursor
             let pushed = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "pushed")
             try await h.store.createEvent(pushed)
-            // The push reaches the server; the pull after it does not.
+            // The push reaches the server; the pull after it does not. The mark came with the
+            // push's answer: nothing else is asked of a server that may have died right after.
+            let reads = h.api.calls("latestCursor").count
             h.api.fail("changes", with: .transport(.timedOut))
             let cut = await h.engine.sync(full: false)
             #expect(cut.outcome == .waiting && cut.pushed == 1, "\(cut)")
             #expect(try await h.direct.event(id: pushed.id).value.notes == "pushed")
+            #expect(h.api.calls("latestCursor").count == reads)
+            #expect(try await h.store.pushedThrough()?.cursor == (try await h.direct.latestCursor().cursor))
 
             // The server is restored from the backup; another device logs five events after it,
             // so the feed passes every cursor this device knows.
@@ -86,22 +90,47 @@ struct PushedThroughTests {
         }
     }
 
-    /// The mark costs one small request per pass that pushed, none for one that did not, and is
-    /// gone once a pull reads past it; a pass that pushes nothing checks nothing more.
-    @Test func theMarkIsReadOnceAPassPushedAndGoesWithThePull() async throws {
+    /// The mark costs no request: it comes with the push's answers (`Trendy-Cursor`), the pull
+    /// in the same pass does not check it, and it is gone once a pull reads past it.
+    @Test func theMarkComesWithThePushAndGoesWithThePull() async throws {
         try await SyncHarness.with { h in
             let (type, _) = try await NeverLoseEngineTests.synced(h)
-            #expect(h.api.calls("latestCursor").count >= 1)
             let before = h.api.calls("latestCursor").count
             #expect(await h.engine.sync(full: false).outcome == .ok)
-            #expect(h.api.calls("latestCursor").count == before, "nothing pushed, nothing read")
             try await h.store.createEvent(
                 Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "one more"))
             let changes = h.api.calls("changes").count
             #expect(await h.engine.sync(full: false).outcome == .ok)
-            #expect(h.api.calls("latestCursor").count == before + 1)
+            #expect(h.api.calls("latestCursor").count == before)
             #expect(h.api.calls("changes").count == changes + 1, "the pull after the push checks no mark")
             #expect(try await h.store.pushedThrough() == nil)
+        }
+    }
+
+    /// Every successful write's answer names the user's newest change and its time, a replay
+    /// included; a failed write names nothing.
+    @Test func writeAnswersNameTheNewestChange() async throws {
+        try await SyncHarness.with { h in
+            let (type, _) = try await NeverLoseEngineTests.synced(h)
+            _ = h.direct.takeWriteMark()
+            let e = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "marked")
+            _ = try await h.direct.createEvents([e], idempotencyKey: "k-1")
+            let latest = try await h.direct.latestCursor()
+            #expect(h.direct.takeWriteMark() == latest)
+            #expect(h.direct.takeWriteMark() == nil, "taken once")
+            _ = try await h.direct.createEvents([e], idempotencyKey: "k-1")
+            #expect(h.direct.takeWriteMark() == latest, "a replay names the newest too")
+            var update = EventUpdate()
+            update.notes = .set("none")
+            let refused: TrendyAPIError?
+            do {
+                _ = try await h.direct.updateEvent(id: h.ids.next(), update, idempotencyKey: nil)
+                refused = nil
+            } catch {
+                refused = error as? TrendyAPIError ?? .decoding("\(error)")
+            }
+            #expect(refused != nil)
+            #expect(h.direct.takeWriteMark() == nil)
         }
     }
 }

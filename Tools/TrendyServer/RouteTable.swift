@@ -24,7 +24,9 @@ extension TrendyServer {
         let guardian = APIGuard(store: store, tokens: tokens, limiter: apiLimiter, now: now)
         let api = APIRoutes(
             store: store, guardian: guardian,
-            idempotency: Idempotency(store: store, now: now, patience: configuration.idempotencyPatience), now: now,
+            idempotency: Idempotency(
+                store: store, now: now, patience: configuration.idempotencyPatience,
+                latest: { [store] in try await store.latestCursor(userId: $0) }), now: now,
             version: Self.version, ids: UUIDv7Generator(now: now), metrics: metrics)
         let passwords = Passwords(cost: configuration.bcryptCost)
         // The unknown-user dummy hash is made in the background now, so the first login with an

@@ -31,6 +31,8 @@ struct Idempotency: Sendable {
     let now: @Sendable () -> Date
     /// How long a request waits for another one holding its key before answering 409.
     var patience: Duration = .seconds(30)
+    /// The user's newest feed change, which a successful write's answer names (D60); nil: none.
+    var latest: (@Sendable (String) async throws -> LatestCursor)?
 
     static let header = HTTPField.Name(APIPaths.idempotencyKeyHeader)!
     static let replayHeader = HTTPField.Name(APIPaths.idempotentReplayHeader)!
@@ -44,6 +46,28 @@ struct Idempotency: Sendable {
     }
 
     func run(
+        _ request: Request, userId: String, body: Data, perform: () async throws -> APIResult
+    ) async throws -> Response {
+        await marked(try await unmarked(request, userId: userId, body: body, perform: perform), userId: userId)
+    }
+
+    static let cursorHeader = HTTPField.Name(APIPaths.writeCursorHeader)!
+    static let cursorAtHeader = HTTPField.Name(APIPaths.writeCursorAtHeader)!
+
+    /// A successful write's answer with the user's newest feed change after it (`Trendy-Cursor`,
+    /// `Trendy-Cursor-At`, D60). A replay names the newest now: a later change, which a restored
+    /// server can only still have if it has this one. A failed read leaves the headers out.
+    private func marked(_ response: Response, userId: String) async -> Response {
+        guard let latest, (200..<300).contains(response.status.code),
+            let newest = try? await latest(userId), newest.cursor > 0, let at = newest.at
+        else { return response }
+        var response = response
+        response.headers[Self.cursorHeader] = String(newest.cursor)
+        response.headers[Self.cursorAtHeader] = at
+        return response
+    }
+
+    private func unmarked(
         _ request: Request, userId: String, body: Data, perform: () async throws -> APIResult
     ) async throws -> Response {
         guard let key = request.headers[Self.header] else { return try await perform().response() }
