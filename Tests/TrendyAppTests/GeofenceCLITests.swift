@@ -169,7 +169,7 @@ struct GeofenceCLITests {
                     process.arguments = ["launch", "--data-dir", dir.path, "--api-url", api, "--region-event", event]
                     process.standardOutput = FileHandle.nullDevice
                     process.standardError = FileHandle.nullDevice
-                    try process.run()
+                    try ProcessLaunch.run(process)
                     try await Task.sleep(for: .milliseconds(Int.random(in: 5...150, using: &rng)))
                     kill(process.processIdentifier, SIGKILL)
                     process.waitUntilExit()

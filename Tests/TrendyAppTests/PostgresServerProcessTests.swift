@@ -30,7 +30,7 @@ struct PostgresServerProcessTests {
             process.standardOutput = out
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             process.standardError = try FileHandle(forWritingTo: log)
-            try process.run()
+            try ProcessLaunch.run(process)
             // The first line says where it listens: "... listening on http://127.0.0.1:PORT".
             var line = Data()
             while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {

@@ -36,7 +36,7 @@ final class RunningApp: @unchecked Sendable {
             master = m
             input = FileHandle(fileDescriptor: m, closeOnDealloc: false)
             readEnd = FileHandle(fileDescriptor: m, closeOnDealloc: false)
-            try process.run()
+            try ProcessLaunch.run(process)
             try slave.close()
         } else {
             let inPipe = Pipe()
@@ -47,7 +47,7 @@ final class RunningApp: @unchecked Sendable {
             master = nil
             input = inPipe.fileHandleForWriting
             readEnd = outPipe.fileHandleForReading
-            try process.run()
+            try ProcessLaunch.run(process)
         }
         let output = output
         // Raw reads: a pseudo-terminal's master answers EIO once the child is gone, which

@@ -42,7 +42,7 @@ struct TrendyProcess {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        try process.run()
+        try ProcessLaunch.run(process)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
@@ -98,7 +98,7 @@ extension TrendyProcess {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         try await Task.sleep(for: delay)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -117,5 +117,20 @@ enum RawHTTP {
         let body = try await response.body.collect(upTo: 1 << 20)
         try await http.shutdown()
         return String(buffer: body)
+    }
+}
+
+/// Every child process this test target starts is launched through here, one at a time:
+/// Foundation's `Process.run()` on Linux crashed once (a bad read in its own launch code, with
+/// other launches running on other threads at the same moment, PostgreSQL full run) — launching
+/// is a few milliseconds, waiting for the children stays concurrent.
+enum ProcessLaunch {
+    private static let lock = NSLock()
+
+    /// Starts `process`.
+    static func run(_ process: Process) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try process.run()
     }
 }
