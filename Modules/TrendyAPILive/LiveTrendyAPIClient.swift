@@ -202,7 +202,6 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         }
     }
 
-    /// `Retry-After` as seconds: delta-seconds or an HTTP date.
     /// The newest feed change a write's answer named since the last call (D60).
     public func takeWriteMark() -> LatestCursor? {
         writeMark.withLock { mark in
@@ -211,6 +210,7 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
         }
     }
 
+    /// `Retry-After` as seconds: delta-seconds or an HTTP date.
     static func parseRetryAfter(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let seconds = Double(trimmed), seconds >= 0 { return seconds }

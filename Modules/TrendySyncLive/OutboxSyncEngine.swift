@@ -154,10 +154,10 @@ public actor OutboxSyncEngine: SyncEngine {
         return run
     }
 
-    /// Pushes, then remembers the server's newest change when something reached it (one small
-    /// request a pass that pushed): if the pull after the push fails and the server is then
-    /// restored from a backup taken before the push, the cursor's change is still there but what
-    /// was pushed is not, and only this mark tells (outsider's R1, D60).
+    /// Pushes, then remembers the server's newest change as the push's answers named it (read
+    /// with `latest-cursor` from a server that does not say): if the pull after the push fails and
+    /// the server is then restored from a backup taken before the push, the cursor's change is
+    /// still there but what was pushed is not, and only this mark tells (outsider's R1, D60).
     func pushAndMark(user: String) async throws -> Int {
         let pushed: Int
         do {
