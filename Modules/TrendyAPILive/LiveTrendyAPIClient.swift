@@ -110,8 +110,8 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
             throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
         }
-        if let text = headers.first(name: APIPaths.writeCursorHeader), let cursor = Int64(text),
-            let at = headers.first(name: APIPaths.writeCursorAtHeader)
+        if let text = headers.first(name: APIPaths.writeCursorHeader), let cursor = Int64(text), cursor > 0,
+            let at = headers.first(name: APIPaths.writeCursorAtHeader), ISO8601.parse(at) != nil
         {
             writeMark.withLock { if ($0?.cursor ?? 0) < cursor { $0 = LatestCursor(cursor: cursor, at: at) } }
         }

@@ -72,7 +72,8 @@ extension OutboxSyncEngine {
     private func pullPages(user: String, full: Bool) async throws -> Int {
         var applied = 0
         broadcaster.update { $0.phase = .pulling(applied: 0) }
-        if full {
+        let downloadEverything = try await store.mustDownloadEverything()
+        if full || downloadEverything {
             applied += try await bootstrap(user: user)
         } else if try await store.cursor() == nil {
             applied += try await bootstrap(user: user)
@@ -81,17 +82,11 @@ extension OutboxSyncEngine {
         // so the server's read and the local apply overlap instead of taking turns.
         var cursor = try await store.cursor() ?? 0
         let at = try await store.cursorAt()
-        // What this device pushed after its cursor, if a pull has not read past it since (D60).
-        // The mark this pass's push just read is not checked again: a restore in the moments
-        // between is left to the pages' own checks.
-        let pushed = try await store.pushedThrough().flatMap {
-            $0.cursor > cursor && $0.cursor != markedThisPass ? $0 : nil
-        }
+        // A mark an earlier pass left (D60) was checked before this pass pushed
+        // (``checkLastPush()``); the one this pass's push was just given is not checked again: a
+        // restore in the moments between is left to the pages' own checks.
         var page: ChangesPage
         do {
-            if let pushed {
-                _ = try await api.changes(since: pushed.cursor, at: pushed.at, limit: 1, omitting: nil)
-            }
             page = try await feedPage(since: cursor, at: at)
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
             // The server has no change this cursor names: it lost changes this device had

@@ -43,8 +43,6 @@ public actor OutboxSyncEngine: SyncEngine {
     var running: Task<SyncRun, Never>?
     var followUp = false
     var recoveredInFlight = false
-    /// The mark this pass's own push set (D60): the pull right after it needs not check it.
-    var markedThisPass: Int64?
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
     var bulkLoad: SQLiteLocalStore.BulkLoadStart?
@@ -179,9 +177,30 @@ public actor OutboxSyncEngine: SyncEngine {
         return pushed
     }
 
+    /// Checks, before this pass pushes anything, that the server still has the change the last
+    /// push's answers named when no pull has read past it since (a pull failed after it). This
+    /// pass's push would replace the mark with one from a restored server, and the loss would go
+    /// unseen (an outsider found that a new change queued before the next sync did exactly that).
+    /// A loss is recorded, so the pull downloads everything and sends again what the server lacks
+    /// — in this pass or, if it stops first, the next.
+    func checkLastPush() async throws {
+        guard let mark = try await store.pushedThrough(), mark.cursor > (try await store.cursor() ?? 0) else { return }
+        do throws(TrendyAPIError) {
+            _ = try await api.changes(since: mark.cursor, at: mark.at, limit: 1, omitting: nil)
+        } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
+            logger.warning(Self.lostPushWarning, metadata: ["mark": .int(Int(mark.cursor))])
+            try await store.lostWhatItPushed()
+        } catch {
+            throw stop(for: error)
+        }
+    }
+
+    /// What a pass says when the server lost what this device pushed (D60).
+    static let lostPushWarning: Logger.Message =
+        "The server no longer has what this device pushed last (it lost changes); downloading everything again"
+
     private func mark(_ latest: LatestCursor) async throws {
         try await store.markPushed(through: latest)
-        markedThisPass = latest.cursor
     }
 
     /// The change a pull checks before it reads on from `cursor`: the mark of this device's last
@@ -202,6 +221,8 @@ public actor OutboxSyncEngine: SyncEngine {
     func skipToLatestCursor() async throws -> Bool {
         // A transient failure here is one like any other (outside tester: `--skip-to-latest`
         // exited 1 on a 503, a dropped connection or a 429).
+        // The server lost what this device pushed (D60): skipping would hide it for good.
+        if try await store.mustDownloadEverything() { return false }
         if let (cursor, at) = try await anchor(cursor: try await store.cursor()) {
             do throws(TrendyAPIError) {
                 _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
@@ -260,7 +281,6 @@ public actor OutboxSyncEngine: SyncEngine {
         var pulled = 0
         var outcome = SyncOutcome.ok
         var message: String?
-        markedThisPass = nil
         do {
             guard let user = identity() else {
                 throw Stop(outcome: .signedOut, message: "not signed in", phase: .error("not signed in"))
@@ -281,6 +301,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 let text = answer.explanation ?? "server error"
                 throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
+            try await checkLastPush()
             pushed = try await pushAndMark(user: user)
             try await sendResolutions()
             try await refetch(user: user)

@@ -356,6 +356,7 @@ extension SQLiteLocalStore {
                 DELETE FROM sync_state WHERE key IN ('pushed_cursor', 'pushed_cursor_at')
                 AND (?1 OR ?2 >= (SELECT CAST(value AS INTEGER) FROM sync_state WHERE key = 'pushed_cursor'))
                 """, arguments: [force, value])
+        if force { try db.execute(sql: "DELETE FROM sync_state WHERE key = 'download_everything'") }
     }
 
     /// The server's newest change right after this device's last push, with its time, while the
@@ -370,6 +371,23 @@ extension SQLiteLocalStore {
             guard let cursor = values["pushed_cursor"].flatMap(Int64.init), let at = values["pushed_cursor_at"]
             else { return nil }
             return LatestCursor(cursor: cursor, at: at)
+        }
+    }
+
+    /// Records that the server lost what this device pushed (D60): the next pull, whenever it
+    /// runs, downloads everything and sends again what the server lacks (D59's recovery); the
+    /// record goes with the new baseline that download sets.
+    public func lostWhatItPushed() async throws {
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM sync_state WHERE key IN ('pushed_cursor', 'pushed_cursor_at')")
+            try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('download_everything', '1')")
+        }
+    }
+
+    /// Whether the next pull must download everything (``lostWhatItPushed()``).
+    public func mustDownloadEverything() async throws -> Bool {
+        try await db.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false
         }
     }
 

@@ -49,8 +49,13 @@ struct PushedThroughTests {
         }
     }
 
-    @Test(arguments: [false, true])
-    func whatThisDevicePushedBeforeTheServerLostItGoesAgain(skipping: Bool) async throws {
+    /// How the device goes on after the restore: a plain sync, `--skip-to-latest`, or a sync
+    /// with a new change queued first (a phone's normal case: the next push used to replace the
+    /// mark with one from the restored server before anything checked it — an outsider's F1).
+    enum Next: String, CaseIterable, Sendable { case sync, skip, newChangeFirst }
+
+    @Test(arguments: Next.allCases)
+    func whatThisDevicePushedBeforeTheServerLostItGoesAgain(next: Next) async throws {
         try await SyncHarness.with { h in
             let (type, kept) = try await NeverLoseEngineTests.synced(h)
             let backup = try await h.direct.latestCursor().cursor
@@ -78,9 +83,15 @@ struct PushedThroughTests {
             }
 
             h.clock.advance(3_600)
-            let run = skipping ? await h.engine.skipToLatest() : await h.engine.sync(full: false)
+            var later: [Event] = []
+            if next == .newChangeFirst {
+                let e = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 600, notes: "later")
+                try await h.store.createEvent(e)
+                later.append(e)
+            }
+            let run = next == .skip ? await h.engine.skipToLatest() : await h.engine.sync(full: false)
             #expect(run.outcome == .ok, "\(run)")
-            let everywhere = Set(([kept, pushed] + since).map(\.id.description))
+            let everywhere = Set(([kept, pushed] + since + later).map(\.id.description))
             #expect(Set(try await h.serverEventIds()) == everywhere)
             #expect(Set(try await h.localEventIds()) == everywhere)
             #expect(try await h.store.outboxCounts().pending == 0)
