@@ -110,10 +110,8 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             let retryAfter = headers.first(name: "Retry-After").flatMap(Self.parseRetryAfter)
             throw TrendyAPIError.from(status: status, problem: problem, retryAfter: retryAfter)
         }
-        if let text = headers.first(name: APIPaths.writeCursorHeader), let cursor = Int64(text), cursor > 0,
-            let at = headers.first(name: APIPaths.writeCursorAtHeader), ISO8601.parse(at) != nil
-        {
-            writeMark.withLock { if ($0?.cursor ?? 0) < cursor { $0 = LatestCursor(cursor: cursor, at: at) } }
+        if let mark = Self.mark(in: headers) {
+            writeMark.withLock { if ($0?.cursor ?? 0) < mark.cursor { $0 = mark } }
         }
         if T.self == Empty.self, let empty = Empty() as? T { return (empty, status) }
         return (try await decoded(data, as: T.self, fastDecode: fastDecode, from: "\(method.rawValue) \(path)"), status)
@@ -208,6 +206,16 @@ public final class LiveTrendyAPIClient: TrendyAPIClient {
             defer { mark = nil }
             return mark
         }
+    }
+
+    /// The mark a write's answer names (`Trendy-Cursor`, `Trendy-Cursor-At`, D60); nil unless it
+    /// is a positive cursor and a date — a stored mark that is not is sent back as `since_at`, and
+    /// every pull after it failed `422` until `--full` (an outsider's hostile server).
+    static func mark(in headers: HTTPHeaders) -> LatestCursor? {
+        guard let text = headers.first(name: APIPaths.writeCursorHeader), let cursor = Int64(text), cursor > 0,
+            let at = headers.first(name: APIPaths.writeCursorAtHeader), ISO8601.parse(at) != nil
+        else { return nil }
+        return LatestCursor(cursor: cursor, at: at)
     }
 
     /// `Retry-After` as seconds: delta-seconds or an HTTP date.

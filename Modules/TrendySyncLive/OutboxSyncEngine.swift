@@ -162,17 +162,17 @@ public actor OutboxSyncEngine: SyncEngine {
             pushed = try await push(user: user)
         } catch {
             // What reached the server before the push stopped is marked all the same.
-            if let taken = api.takeWriteMark() { try? await mark(taken) }
+            if let taken = api.takeWriteMark() { try? await store.markPushed(through: taken) }
             throw error
         }
         if let taken = api.takeWriteMark() {
-            try await mark(taken)
+            try await store.markPushed(through: taken)
         } else if pushed > 0,
             // A server that does not name its cursor in write answers: read once. If that fails
             // the pull after it fails too, and the pass says what it pushed all the same.
             let latest = try? await call({ () throws(TrendyAPIError) in try await api.latestCursor() })
         {
-            try await mark(latest)
+            try await store.markPushed(through: latest)
         }
         return pushed
     }
@@ -199,31 +199,18 @@ public actor OutboxSyncEngine: SyncEngine {
     static let lostPushWarning: Logger.Message =
         "The server no longer has what this device pushed last (it lost changes); downloading everything again"
 
-    private func mark(_ latest: LatestCursor) async throws {
-        try await store.markPushed(through: latest)
-    }
-
-    /// The change a pull checks before it reads on from `cursor`: the mark of this device's last
-    /// push when the cursor has not reached it (its survival means the cursor's did too), else the
-    /// cursor's own (`nil` for none; D59, D60).
-    func anchor(cursor: Int64?) async throws -> (cursor: Int64, at: String?)? {
-        if let pushed = try await store.pushedThrough(), pushed.cursor > cursor ?? 0 {
-            return (pushed.cursor, pushed.at)
-        }
-        guard let cursor, cursor > 0 else { return nil }
-        return (cursor, try await store.cursorAt())
-    }
-
     /// Moves the cursor to the server's latest (the pull of a ``skipToLatest()`` pass); false,
-    /// moving nothing, when the server no longer has the change the cursor (or the mark of this
-    /// device's last push) names (restored from a backup, D59, D60): that pass downloads
-    /// everything instead.
+    /// moving nothing, when the server no longer has the change the cursor names, or lost what
+    /// this device pushed (restored from a backup, D59, D60): that pass downloads everything
+    /// instead.
     func skipToLatestCursor() async throws -> Bool {
+        // The server lost what this device pushed (``checkLastPush()``): skipping would hide it
+        // for good.
+        if try await store.mustDownloadEverything() { return false }
         // A transient failure here is one like any other (outside tester: `--skip-to-latest`
         // exited 1 on a 503, a dropped connection or a 429).
-        // The server lost what this device pushed (D60): skipping would hide it for good.
-        if try await store.mustDownloadEverything() { return false }
-        if let (cursor, at) = try await anchor(cursor: try await store.cursor()) {
+        if let cursor = try await store.cursor(), cursor > 0 {
+            let at = try await store.cursorAt()
             do throws(TrendyAPIError) {
                 _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
             } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {

@@ -360,7 +360,8 @@ extension SQLiteLocalStore {
     }
 
     /// The server's newest change right after this device's last push, with its time, while the
-    /// cursor has not reached it (nil otherwise). The pull checks the server still has it: a
+    /// cursor has not reached it (nil otherwise). The next pass checks, before it pushes, that
+    /// the server still has it (``OutboxSyncEngine/checkLastPush()``): a
     /// server restored from a backup taken before the push has lost what was pushed even though
     /// the cursor's own change is still there (outsider's R1: the pull after the push failed).
     public func pushedThrough() async throws -> LatestCursor? {

@@ -13,12 +13,14 @@ import TrendyModels
 @Suite(.timeLimit(.minutes(5)))
 struct LiveClientDecodingTests {
     /// Serves `/api/v1/changes` with `body`, calls `body` with a client for it.
-    func withCannedFeed(_ answer: String, _ body: (LiveTrendyAPIClient) async throws -> Void) async throws {
+    func withCannedFeed(
+        _ answer: String, headers: [(String, String)] = [], _ body: (LiveTrendyAPIClient) async throws -> Void
+    ) async throws {
         let router = Router()
         router.get("/api/v1/changes") { _, _ -> Response in
-            Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(string: answer)))
+            var fields: HTTPFields = [.contentType: "application/json"]
+            for (name, value) in headers { fields[.init(name)!] = value }
+            return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: answer)))
         }
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(
@@ -41,6 +43,28 @@ struct LiveClientDecodingTests {
         }
         try await http.shutdown()
         serving.cancel()
+    }
+
+    /// A server's answer names its newest change in `Trendy-Cursor` / `Trendy-Cursor-At` (D60):
+    /// the client keeps it until taken, and ignores one that is not a positive cursor and a date
+    /// (an outsider's hostile server: a stored `at` that is not a date made every later pull fail
+    /// `422` until `--full`).
+    @Test func aMarkIsKeptOnlyWhenItIsACursorAndADate() async throws {
+        let text = String(decoding: try TrendyJSON.encoder().encode(page(1)), as: UTF8.self)
+        let at = "2026-11-27T10:00:00.000Z"
+        let cases: [(String, String, LatestCursor?)] = [
+            ("42", at, LatestCursor(cursor: 42, at: at)),
+            ("42", "yesterday", nil), ("42", "", nil), ("42", "\(at)&since=0", nil),
+            ("0", at, nil), ("-3", at, nil), ("x", at, nil), ("99999999999999999999", at, nil),
+        ]
+        for (cursor, time, expected) in cases {
+            let headers = [(APIPaths.writeCursorHeader, cursor), (APIPaths.writeCursorAtHeader, time)]
+            try await withCannedFeed(text, headers: headers) { client in
+                _ = try await client.changes(since: 0, limit: 10)
+                #expect(client.takeWriteMark() == expected, "\(cursor) \(time)")
+                #expect(client.takeWriteMark() == nil, "taken once")
+            }
+        }
     }
 
     /// Cancelling the stub server at the end logs errors at `error` level; they mean nothing here.

@@ -52,7 +52,9 @@ struct PushedThroughTests {
     /// How the device goes on after the restore: a plain sync, `--skip-to-latest`, or a sync
     /// with a new change queued first (a phone's normal case: the next push used to replace the
     /// mark with one from the restored server before anything checked it — an outsider's F1).
-    enum Next: String, CaseIterable, Sendable { case sync, skip, newChangeFirst }
+    /// `newChangeFailing`: the pass that finds the loss stops at its push; the next one must
+    /// still download everything (the mark it checked is gone by then).
+    enum Next: String, CaseIterable, Sendable { case sync, skip, newChangeFirst, newChangeFailing }
 
     @Test(arguments: Next.allCases)
     func whatThisDevicePushedBeforeTheServerLostItGoesAgain(next: Next) async throws {
@@ -84,10 +86,17 @@ struct PushedThroughTests {
 
             h.clock.advance(3_600)
             var later: [Event] = []
-            if next == .newChangeFirst {
+            if next == .newChangeFirst || next == .newChangeFailing {
                 let e = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 600, notes: "later")
                 try await h.store.createEvent(e)
                 later.append(e)
+            }
+            if next == .newChangeFailing {
+                h.api.fail("createEvents", with: .transport(.timedOut))
+                let stopped = await h.engine.sync(full: false)
+                #expect(stopped.outcome == .waiting, "\(stopped)")
+                #expect(try await h.store.mustDownloadEverything())
+                h.clock.advance(3_600)
             }
             let run = next == .skip ? await h.engine.skipToLatest() : await h.engine.sync(full: false)
             #expect(run.outcome == .ok, "\(run)")
