@@ -164,14 +164,12 @@ struct GeofenceCLITests {
             for day in 1...3 {
                 for (kind, hour) in [("enter", "09"), ("exit", "10")] {
                     let event = "\(kind):\(pool)@2026-11-2\(day)T\(hour):00:00Z"
-                    let process = Process()
-                    process.executableURL = TrendyProcess.binary
-                    process.arguments = ["launch", "--data-dir", dir.path, "--api-url", api, "--region-event", event]
-                    process.standardOutput = FileHandle.nullDevice
-                    process.standardError = FileHandle.nullDevice
-                    try ProcessLaunch.run(process)
+                    let process = try ChildProcess(
+                        TrendyProcess.binary,
+                        ["launch", "--data-dir", dir.path, "--api-url", api, "--region-event", event],
+                        environment: ProcessInfo.processInfo.environment)
                     try await Task.sleep(for: .milliseconds(Int.random(in: 5...150, using: &rng)))
-                    kill(process.processIdentifier, SIGKILL)
+                    process.send(SIGKILL)
                     process.waitUntilExit()
                     let again = try await trendy(["launch", "--json", "--region-event", event], dir, api)
                     #expect(again.status == 0, "\(again.stderr)")

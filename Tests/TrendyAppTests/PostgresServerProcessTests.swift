@@ -13,24 +13,23 @@ struct PostgresServerProcessTests {
 
     /// A `trendy-server` process, stopped (SIGTERM, then waited for) by ``stop()``.
     final class ServerProcess: @unchecked Sendable {
-        let process = Process()
+        let process: ChildProcess
         let url: String
         let log: URL
 
         /// Starts `trendy-server` with `arguments` on a free port and waits for its banner.
         init(_ arguments: [String], log: URL, environment: [String: String] = [:]) throws {
             self.log = log
-            process.executableURL = TrendyProcess.binary.deletingLastPathComponent().appendingPathComponent(
-                "trendy-server")
-            process.arguments = ["--port", "0", "--bcrypt-cost", "4"] + arguments
             var env = ProcessInfo.processInfo.environment
             for (k, v) in environment { env[k] = v }
-            process.environment = env
             let out = Pipe()
-            process.standardOutput = out
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            process.standardError = try FileHandle(forWritingTo: log)
-            try ProcessLaunch.run(process)
+            let logHandle = try FileHandle(forWritingTo: log)
+            defer { try? logHandle.close() }
+            process = try ChildProcess(
+                TrendyProcess.binary.deletingLastPathComponent().appendingPathComponent("trendy-server"),
+                ["--port", "0", "--bcrypt-cost", "4"] + arguments, environment: env, stdout: .pipe(out),
+                stderr: .handle(logHandle))
             // The first line says where it listens: "... listening on http://127.0.0.1:PORT".
             var line = Data()
             while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {

@@ -9,45 +9,41 @@ import TrendyTestSupport
 /// `trendy app` running as a child process, driven like a person would: keys on its input (a
 /// pipe in line mode, or a pseudo-terminal), signals, and its output read as it comes.
 final class RunningApp: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     let input: FileHandle
     let output = OutputBuffer()
     /// The pseudo-terminal's master side, when it runs on one.
     let master: Int32?
+    /// Where the output is read from (kept: its descriptor closes with it).
+    private let readEnd: FileHandle
 
     /// Starts `trendy app` with `arguments`; on a pseudo-terminal of `rows`×`columns` when `tty`.
     init(_ arguments: [String], tty: Bool = false, rows: UInt16 = 24, columns: UInt16 = 80) throws {
-        process = Process()
-        process.executableURL = TrendyProcess.binary
-        process.arguments = ["app"] + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TRENDY_DATA_DIR")
         env.removeValue(forKey: "TRENDY_LOG_LEVEL")
-        process.environment = TrendyProcess.testEnvironment(env)
-        let readEnd: FileHandle
+        env = TrendyProcess.testEnvironment(env)
         if tty {
             var (m, s): (Int32, Int32) = (0, 0)
             var size = winsize(ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0)
             guard openpty(&m, &s, nil, nil, &size) == 0 else { throw POSIXError(.ENOTTY) }
             let slave = FileHandle(fileDescriptor: s, closeOnDealloc: true)
-            process.standardInput = slave
-            process.standardOutput = slave
-            process.standardError = FileHandle.nullDevice
             master = m
             input = FileHandle(fileDescriptor: m, closeOnDealloc: false)
             readEnd = FileHandle(fileDescriptor: m, closeOnDealloc: false)
-            try ProcessLaunch.run(process)
+            process = try ChildProcess(
+                TrendyProcess.binary, ["app"] + arguments, environment: env, stdin: .handle(slave),
+                stdout: .handle(slave))
             try slave.close()
         } else {
             let inPipe = Pipe()
             let outPipe = Pipe()
-            process.standardInput = inPipe
-            process.standardOutput = outPipe
-            process.standardError = outPipe
             master = nil
             input = inPipe.fileHandleForWriting
             readEnd = outPipe.fileHandleForReading
-            try ProcessLaunch.run(process)
+            process = try ChildProcess(
+                TrendyProcess.binary, ["app"] + arguments, environment: env, stdin: .pipe(inPipe),
+                stdout: .pipe(outPipe), stderr: .pipe(outPipe))
         }
         let output = output
         // Raw reads: a pseudo-terminal's master answers EIO once the child is gone, which
@@ -66,7 +62,7 @@ final class RunningApp: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.send(SIGKILL)
         if let master { close(master) }
     }
 
@@ -79,7 +75,7 @@ final class RunningApp: @unchecked Sendable {
     }
 
     /// Sends `signal` to the app.
-    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    func send(_ signal: Int32) { process.send(signal) }
 
     /// Waits until the output satisfies `condition` (up to `seconds`); whether it did.
     @discardableResult

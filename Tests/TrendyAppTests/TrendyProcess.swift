@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Runs the real `trendy` binary (built next to the test bundle) and captures its output.
 struct TrendyProcess {
@@ -27,30 +28,32 @@ struct TrendyProcess {
     private static func runBlocking(
         _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
     ) throws -> Result {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "TRENDY_DATA_DIR")
         env.removeValue(forKey: "TRENDY_LOG_LEVEL")
         env = testEnvironment(env)
         for (k, v) in environment { env[k] = v }
-        process.environment = env
         let out = Pipe()
         let err = Pipe()
         let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            binary, arguments, environment: env, stdin: .pipe(input), stdout: .pipe(out), stderr: .pipe(err))
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
+        // Both streams at once: a child that fills one pipe while the other is read would wait forever.
+        let errData = Mutex(Data())
+        let errDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errData.withLock { $0 = data }
+            errDone.signal()
+        }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        errDone.wait()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+            stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self))
     }
 }
 
@@ -91,16 +94,10 @@ extension TrendyProcess {
 extension TrendyProcess {
     /// Starts the binary with `arguments` and kills it with SIGKILL after `delay`.
     static func killed(_ arguments: [String], after delay: Duration) async throws {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = testEnvironment(ProcessInfo.processInfo.environment)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        let process = try ChildProcess(
+            binary, arguments, environment: testEnvironment(ProcessInfo.processInfo.environment))
         try await Task.sleep(for: delay)
-        kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
         process.waitUntilExit()
     }
 }
@@ -117,20 +114,5 @@ enum RawHTTP {
         let body = try await response.body.collect(upTo: 1 << 20)
         try await http.shutdown()
         return String(buffer: body)
-    }
-}
-
-/// Every child process this test target starts is launched through here, one at a time:
-/// Foundation's `Process.run()` on Linux crashed once (a bad read in its own launch code, with
-/// other launches running on other threads at the same moment, PostgreSQL full run) — launching
-/// is a few milliseconds, waiting for the children stays concurrent.
-enum ProcessLaunch {
-    private static let lock = NSLock()
-
-    /// Starts `process`.
-    static func run(_ process: Process) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try process.run()
     }
 }

@@ -138,9 +138,14 @@ struct AuthServerTests {
             let none = try await h.raw(.GET, "/auth/v1/user")
             #expect(none.status == 401)
             #expect(none.json["error_code"] as? String == "no_authorization")
-            var tampered = session.accessToken
-            tampered.removeLast(2)
-            tampered += "xx"
+            // A different first character of the signature: it carries six whole bits of it. (The
+            // last character carries four bits and two unused ones, so replacing the last two with
+            // "xx" left the signature as it was when they were "x" and one of "w"…"z": the token
+            // was accepted once in about a thousand runs.)
+            var parts = session.accessToken.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let first = try #require(parts.last?.first)
+            parts[parts.count - 1] = (first == "A" ? "B" : "A") + parts[parts.count - 1].dropFirst()
+            let tampered = parts.joined(separator: ".")
             let bad = try await h.raw(.GET, "/auth/v1/user", headers: [("Authorization", "Bearer \(tampered)")])
             #expect(bad.status == 403)
             #expect(bad.json["error_code"] as? String == "bad_jwt")
