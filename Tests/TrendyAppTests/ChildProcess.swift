@@ -48,7 +48,9 @@ final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (stream, target, input) in [(stdin, STDIN_FILENO, true), (stdout, STDOUT_FILENO, false), (stderr, STDERR_FILENO, false)] {
+        for (stream, target, input) in [
+            (stdin, STDIN_FILENO, true), (stdout, STDOUT_FILENO, false), (stderr, STDERR_FILENO, false),
+        ] {
             try Self.check(posix_spawn_file_actions_adddup2(&actions, descriptor(stream, input: input), target))
         }
         try Self.closeFrom3(&actions)
@@ -64,7 +66,8 @@ final class ChildProcess: Sendable {
         try Self.check(posix_spawnattr_setsigmask(&attributes, &none))
         try Self.check(posix_spawnattr_setpgroup(&attributes, 0))
         try Self.check(
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP)))
+            posix_spawnattr_setflags(
+                &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP)))
 
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
