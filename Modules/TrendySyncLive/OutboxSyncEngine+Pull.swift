@@ -74,7 +74,7 @@ extension OutboxSyncEngine {
         broadcaster.update { $0.phase = .pulling(applied: 0) }
         let downloadEverything = try await store.mustDownloadEverything()
         if full || downloadEverything {
-            applied += try await bootstrap(user: user)
+            applied += try await bootstrap(user: user, recovering: downloadEverything)
         } else if try await store.cursor() == nil {
             applied += try await bootstrap(user: user)
         }
@@ -92,7 +92,7 @@ extension OutboxSyncEngine {
             // The server has no change this cursor names: it lost changes this device had
             // (restored from a backup). Everything again; what it lacks goes to it in this run.
             logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
-            applied += try await bootstrap(user: user)
+            applied += try await bootstrap(user: user, recovering: true)
             cursor = try await store.cursor() ?? 0
             page = try await changesPage(since: cursor, at: try await store.cursorAt())
         } catch {
@@ -155,11 +155,14 @@ extension OutboxSyncEngine {
 
     /// Downloads everything, then sets the cursor to the latest taken before the download
     /// started (so nothing written meanwhile is missed).
-    func bootstrap(user: String) async throws -> Int {
-        try await withBulkLoad { try await self.bootstrapPages(user: user) }
+    ///
+    /// `recovering`: the server lost changes (D59, D60); what it has in an older version than this
+    /// device knows goes to it again instead of being taken (D61).
+    func bootstrap(user: String, recovering: Bool = false) async throws -> Int {
+        try await withBulkLoad { try await self.bootstrapPages(user: user, recovering: recovering) }
     }
 
-    private func bootstrapPages(user: String) async throws -> Int {
+    private func bootstrapPages(user: String, recovering: Bool) async throws -> Int {
         let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
         try await store.beginBootstrap()
         var count = 0
@@ -169,15 +172,15 @@ extension OutboxSyncEngine {
         try await store.keep(conflicts)
         let types = try await call { () throws(TrendyAPIError) in try await api.listEventTypes() }
         try ensureSameUser(user)
-        try await store.bootstrap(types.map { ChangeData.eventType($0) })
+        try await store.bootstrap(types.map { ChangeData.eventType($0) }, recovering: recovering)
         count += types.count
         let fences = try await call { () throws(TrendyAPIError) in try await api.listGeofences(active: nil) }
         try ensureSameUser(user)
-        try await store.bootstrap(fences.map { ChangeData.geofence($0) })
+        try await store.bootstrap(fences.map { ChangeData.geofence($0) }, recovering: recovering)
         count += fences.count
         let definitions = try await call { () throws(TrendyAPIError) in try await api.listPropertyDefinitions() }
         try ensureSameUser(user)
-        try await store.bootstrap(definitions.map { ChangeData.propertyDefinition($0) })
+        try await store.bootstrap(definitions.map { ChangeData.propertyDefinition($0) }, recovering: recovering)
         count += definitions.count
         // Pipelined like the feed: the next page is requested as soon as this one arrives.
         var page = try await eventsPage(after: nil)
@@ -195,7 +198,7 @@ extension OutboxSyncEngine {
             do {
                 try await store.bootstrap(
                     page.items.map { ChangeData.event($0) }, wire: page.itemsJSON,
-                    remember: bulkLoad != .startedOnEmptyStore)
+                    remember: bulkLoad != .startedOnEmptyStore, recovering: recovering)
             } catch {
                 next?.cancel()
                 throw error

@@ -83,6 +83,8 @@ extension OutboxSyncEngine {
                 let batchSize = configuration.batchSize
                 let following = Task { try await self.store.nextWork(now: at, batchSize: batchSize) }
                 let outcome = await send(work)
+                // This unit's answer names the server's time of what it took (D60, D61).
+                let mark = takeWriteMark()
                 taken = try await following.value
                 unresolved += taken.entries
                 // The previous unit's bookkeeping ran meanwhile; its errors surface here.
@@ -90,7 +92,8 @@ extension OutboxSyncEngine {
                 completion = nil
                 try await previous?.value
                 try ensureSameUser(user)
-                completion = try await settle(outcome, of: work, taken: &taken, unresolved: &unresolved)
+                completion = try await settle(
+                    outcome, of: work, serverAt: mark?.at, taken: &taken, unresolved: &unresolved)
                 unresolved = taken.entries
                 done += work.count
                 let progress = done
@@ -109,27 +112,27 @@ extension OutboxSyncEngine {
     /// Answers the completion left running, if any; throws the stop a transient failure, a rate
     /// limit or a lost session makes (`unresolved` is then what the pass must release).
     func settle(
-        _ outcome: SendOutcome, of work: [OutboxEntry], taken: inout (entries: [OutboxEntry], waitUntil: Date?),
-        unresolved: inout [OutboxEntry]
+        _ outcome: SendOutcome, of work: [OutboxEntry], serverAt: String? = nil,
+        taken: inout (entries: [OutboxEntry], waitUntil: Date?), unresolved: inout [OutboxEntry]
     ) async throws -> Task<Void, any Error>? {
         let batchSize = configuration.batchSize
         switch outcome {
         case .delivered(let replaced) where replaced.isEmpty:
             let store = store
             breaker.recordSuccess()
-            return Task { try await store.complete(work, replacedIds: replaced) }
+            return Task { try await store.complete(work, replacedIds: replaced, serverAt: serverAt) }
         case .delivered(let replaced):
             // De-duplicated into another device's events: the unit taken meanwhile may
             // hold changes to this device's copies, which now go to the surviving ids.
             try await store.releaseUnsent(taken.entries)
-            try await store.complete(work, replacedIds: replaced)
+            try await store.complete(work, replacedIds: replaced, serverAt: serverAt)
             taken = try await store.nextWork(now: now(), batchSize: batchSize)
             breaker.recordSuccess()
         case .mixed(let delivered, let replaced, let gone, let refused, let revived):
             // Re-pointed ids: the unit taken meanwhile may hold changes to them; it is taken again.
             let repointed = !replaced.isEmpty || !revived.isEmpty
             if repointed { try await store.releaseUnsent(taken.entries) }
-            try await store.complete(delivered, replacedIds: replaced)
+            try await store.complete(delivered, replacedIds: replaced, serverAt: serverAt)
             for entry in revived {
                 let newId = ids.next()
                 try await store.reviveDeletedCreate(entry, as: newId)

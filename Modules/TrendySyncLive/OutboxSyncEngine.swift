@@ -42,6 +42,8 @@ public actor OutboxSyncEngine: SyncEngine {
     var breaker = CircuitBreaker()
     var running: Task<SyncRun, Never>?
     var followUp = false
+    /// The newest mark the answers of the running push named (``takeWriteMark()``).
+    var pushMark: LatestCursor?
     var recoveredInFlight = false
     /// During a download: whether it is a bulk load (event indexes down, D30) and how it began;
     /// nil outside downloads.
@@ -158,14 +160,17 @@ public actor OutboxSyncEngine: SyncEngine {
     /// still there but what was pushed is not, and only this mark tells (outsider's R1, D60).
     func pushAndMark(user: String) async throws -> Int {
         let pushed: Int
+        pushMark = nil
         do {
             pushed = try await push(user: user)
         } catch {
             // What reached the server before the push stopped is marked all the same.
-            if let taken = api.takeWriteMark() { try? await store.markPushed(through: taken) }
+            _ = takeWriteMark()
+            if let newest = pushMark { try? await store.markPushed(through: newest) }
             throw error
         }
-        if let taken = api.takeWriteMark() {
+        _ = takeWriteMark()
+        if let taken = pushMark {
             try await store.markPushed(through: taken)
         } else if pushed > 0,
             // A server that does not name its cursor in write answers: read once. If that fails
@@ -175,6 +180,15 @@ public actor OutboxSyncEngine: SyncEngine {
             try await store.markPushed(through: latest)
         }
         return pushed
+    }
+
+    /// Takes the newest mark the client kept since the last take (nil when none) and keeps the
+    /// newest of this push in ``pushMark``: the push takes it after each unit, so each unit's
+    /// entries are booked with their own answer's time (D61).
+    func takeWriteMark() -> LatestCursor? {
+        guard let taken = api.takeWriteMark() else { return nil }
+        if pushMark.map({ taken.cursor > $0.cursor }) ?? true { pushMark = taken }
+        return taken
     }
 
     /// Checks, before this pass pushes anything, that the server still has the change the last
@@ -215,6 +229,8 @@ public actor OutboxSyncEngine: SyncEngine {
                 _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
             } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
                 logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
+                // Recorded as a loss, so the download re-sends what the server has older (D61).
+                try await store.lostWhatItPushed()
                 return false
             } catch {
                 throw stop(for: error)

@@ -120,7 +120,12 @@ extension SQLiteLocalStore {
     /// The entries reached the server: remove them and mark their entities synced (unless another
     /// change for the entity is still waiting). `replacedIds` maps a sent event id to the id the
     /// server already had for the same event (de-duplication): see ``mergeIntoServerCopy(_:_:clocks:serverId:now:)``.
-    func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:]) async throws {
+    ///
+    /// `serverAt`: the server's time in the answer that delivered them (`Trendy-Cursor-At`): each
+    /// delivered update records it in `pushed_versions` (D61).
+    func complete(_ entries: [OutboxEntry], replacedIds: [String: String] = [:], serverAt: String? = nil)
+        async throws
+    {
         let at = now()
         guard !entries.isEmpty else { return }
         // The common case — a batch of creates of one kind, nothing replaced — takes two
@@ -129,7 +134,10 @@ extension SQLiteLocalStore {
             entries.allSatisfy({ $0.entity == kind && $0.kind != .delete })
         {
             try await db.write { db in
-                for e in entries where e.kind == .update { try Self.supersedeRefused(db, by: e) }
+                for e in entries where e.kind == .update {
+                    try Self.supersedeRefused(db, by: e)
+                    try Self.recordPushed(db, e, serverAt: serverAt)
+                }
                 let seqs = entries.map(\.seq)
                 let ids = entries.map(\.entityId)
                 try db.execute(
@@ -163,7 +171,10 @@ extension SQLiteLocalStore {
                     ).execute(arguments: [e.entity.rawValue, e.entityId])
                     continue
                 }
-                if e.kind == .update { try Self.supersedeRefused(db, by: e) }
+                if e.kind == .update {
+                    try Self.supersedeRefused(db, by: e)
+                    try Self.recordPushed(db, e, serverAt: serverAt)
+                }
                 let stillWaiting =
                     try Bool.fetchOne(
                         db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),
@@ -176,6 +187,15 @@ extension SQLiteLocalStore {
                 }
             }
         }
+    }
+
+    /// Records that the server took the update `e` at `serverAt` (its clock): a later download
+    /// that finds the entity older there re-sends this device's copy (D61).
+    static func recordPushed(_ db: Database, _ e: OutboxEntry, serverAt: String?) throws {
+        guard let serverAt else { return }
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO pushed_versions (entity, entity_id, at) VALUES (?, ?, ?)"
+        ).execute(arguments: [e.entity.rawValue, e.entityId, serverAt])
     }
 
     /// The delivered update `e` set its fields after an earlier change of its entity that the

@@ -63,7 +63,7 @@ extension SQLiteLocalStore {
         for table in [
             "local_events", "local_event_types", "local_geofences", "local_property_definitions", "tombstones",
             "sync_history",
-            "sync_conflicts", "merged_events",
+            "sync_conflicts", "merged_events", "pushed_versions",
         ] {
             try db.execute(sql: "DELETE FROM \(table)")
         }

@@ -98,6 +98,7 @@ extension SQLiteLocalStore {
             try db.execute(
                 sql: "CREATE TABLE IF NOT EXISTS bootstrap_seen (entity TEXT, id TEXT, PRIMARY KEY (entity, id))")
             try db.execute(sql: "DELETE FROM bootstrap_seen")
+            try db.execute(sql: "DELETE FROM bootstrap_behind")
         }
     }
 
@@ -105,13 +106,17 @@ extension SQLiteLocalStore {
     /// events of a bulk load that began on a store without events, where nothing stored could be
     /// missing from the server. `wire`: each item's JSON as received (one per item), stored as
     /// the row's body instead of encoding the item again.
-    func bootstrap(_ items: [ChangeData], wire: [String]? = nil, remember: Bool = true) async throws {
+    /// `recovering`: the server lost changes (D59, D60); what it has in an older version than
+    /// this device knows is kept here and sent again (D61).
+    func bootstrap(_ items: [ChangeData], wire: [String]? = nil, remember: Bool = true, recovering: Bool = false)
+        async throws
+    {
         let wire = wire?.count == items.count ? wire : nil
         let keyed = items.indices.compactMap { i in items[i].entityKey.map { (i, $0) } }
         try await db.write { db in
             try SearchIndex.deferring(db) {
                 let writer = try ServerStateWriter(
-                    db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) }, download: true)
+                    db, keys: keyed.lazy.map { ($0.1.entity, $0.1.id) }, download: true, recovering: recovering)
                 for (i, key) in keyed {
                     _ = try writer.upsert(items[i], wire: wire?[i])
                     guard remember else { continue }
@@ -157,6 +162,20 @@ extension SQLiteLocalStore {
                         SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
                                    coalesce((SELECT min(batch) FROM outbox), 0))
                         """) ?? 0
+            // What the server has in an older version than this device knows (a download after
+            // it lost changes, D61): this device's fields go again, based on the new baseline (it
+            // has seen everything the server has), behind every entity sent again below (they
+            // may name one) and ahead of every waiting change (made on top of them).
+            for row in try Row.fetchAll(db, sql: "SELECT entity, id, patch FROM bootstrap_behind ORDER BY entity, id") {
+                guard let entity = SyncEntity(rawValue: row["entity"]) else { continue }
+                let id: String = row["id"]
+                try Outbox.insert(db, entity, id, .update, payload: row["patch"], base: cursor.cursor, now: at)
+                front -= 1
+                try db.execute(
+                    sql: "UPDATE outbox SET seq = ? WHERE seq = ?", arguments: [front, db.lastInsertedRowID])
+                missing += 1
+            }
+            try db.execute(sql: "DELETE FROM bootstrap_behind")
             let order: [SyncEntity] = [.event, .geofence, .propertyDefinition, .eventType]
             for entity in order where !(everyEventArrived && entity == .event) {
                 let columns = entity == .eventType ? "id, name, color, icon" : "id, body"

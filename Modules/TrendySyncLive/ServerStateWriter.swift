@@ -22,20 +22,32 @@ final class ServerStateWriter {
     /// whole entity local. Server state is stored with those fields kept as they are here (D37).
     private let local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)]
     private var events: EventRowWriter?
+    /// In a download after the server lost changes (``init(_:keys:download:recovering:)``): the
+    /// newest server time this device knows for each entity — its own last delivered update
+    /// (`pushed_versions`), or for an event the `updated_at` its stored copy came with.
+    private let known: [Key: Date]
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
     /// entity, the ids passed as one JSON array. `download`: the entities are the server's current
     /// state (a full download), not a change that a later one in the feed may undo — a tombstone
     /// then holds only while its delete still waits here to be sent; otherwise the server kept the
     /// entity (a type's cascade that did not take it), and it comes back.
-    init(_ db: Database, keys: some Sequence<(SyncEntity, String)>, download: Bool = false) throws {
+    ///
+    /// `recovering`: the download follows a server that lost changes (D59, D60). An entity the
+    /// server now has in a version older than one this device knows is not taken: this device's
+    /// copy goes to it again (D61).
+    init(_ db: Database, keys: some Sequence<(SyncEntity, String)>, download: Bool = false, recovering: Bool = false)
+        throws
+    {
         self.db = db
         var byEntity: [SyncEntity: Set<String>] = [:]
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
         var tombstoned: [Key: String?] = [:]
         var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
+        var known: [Key: Date] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
+            if recovering { try Self.knownVersions(db, entity, list, into: &known) }
             let rows = try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
@@ -75,6 +87,71 @@ final class ServerStateWriter {
         }
         self.tombstoned = tombstoned
         self.local = local
+        self.known = known
+    }
+
+    /// Adds to `known` the newest server time this device knows of each entity in `list` (a JSON
+    /// array of ids): the later of its last delivered update's and, for an event, its stored
+    /// copy's `updated_at`.
+    private static func knownVersions(
+        _ db: Database, _ entity: SyncEntity, _ list: String, into known: inout [Key: Date]
+    ) throws {
+        func keep(_ id: String, _ text: String?) {
+            guard let text, let at = ISO8601.parse(text) else { return }
+            let key = Key(entity: entity, id: id)
+            if known[key].map({ at > $0 }) ?? true { known[key] = at }
+        }
+        for row in try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT entity_id, at FROM pushed_versions WHERE entity = ?1
+                    AND entity_id IN (SELECT value FROM json_each(?2))
+                    """), arguments: [entity.rawValue, list])
+        {
+            keep(row["entity_id"], row["at"])
+        }
+        guard entity == .event else { return }
+        for row in try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT id, json_extract(body, '$.updated_at') AS at FROM local_events
+                    WHERE id IN (SELECT value FROM json_each(?1))
+                    """), arguments: [list])
+        {
+            keep(row["id"], row["at"])
+        }
+    }
+
+    /// When the server's copy is older than one this device knows (``known``) and differs from
+    /// this device's: the patch that makes it this device's (every field that differs), queued
+    /// by ``SQLiteLocalStore/finishBootstrap(cursor:everyEventArrived:resendBatch:)``.
+    private func newerHere(_ data: ChangeData, _ key: Key) throws -> String? {
+        guard !known.isEmpty, let knownAt = known[key], let uuid = UUIDv7(key.id) else { return nil }
+        switch data {
+        case .event(let e):
+            guard e.updatedAt < knownAt, let here = try SQLiteLocalStore.storedEvent(db, id: uuid) else { return nil }
+            return try FieldPatch.diff(EventUpdate.self, from: e.value, to: here)
+        case .eventType(let t):
+            guard t.updatedAt < knownAt,
+                let here = try Row.fetchOne(
+                    db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [key.id]
+                )
+                .flatMap(SQLiteLocalStore.eventType)?.value
+            else { return nil }
+            return try FieldPatch.diff(EventTypeUpdate.self, from: t.value, to: here)
+        case .geofence(let g):
+            guard g.updatedAt < knownAt, let here = try SQLiteLocalStore.storedGeofence(db, id: uuid) else {
+                return nil
+            }
+            return try FieldPatch.diff(GeofenceUpdate.self, from: g.value, to: here)
+        case .propertyDefinition(let d):
+            guard d.updatedAt < knownAt, let here = try SQLiteLocalStore.storedDefinition(db, id: uuid) else {
+                return nil
+            }
+            return try FieldPatch.diff(PropertyDefinitionUpdate.self, from: d.value, to: here)
+        case .onboarding, .conflict:
+            return nil
+        }
     }
 
     /// Stores `data` unless a local delete protects it, with the fields of waiting local
@@ -95,6 +172,17 @@ final class ServerStateWriter {
         let mine = local.isEmpty ? nil : local[key]
         // A create the server cannot have taken yet: the entity is this device's alone.
         if mine?.unsentCreate == true { return false }
+        // The server lost changes of it that this device has: this device's copy stays, and goes
+        // to the server again when the download ends.
+        if let patch = try newerHere(data, key) {
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, ?)"
+            ).execute(arguments: [entity.rawValue, id, patch])
+            try db.execute(
+                sql: "UPDATE \(SQLiteLocalStore.table(entity)) SET sync_status = ? WHERE id = ?",
+                arguments: [EntitySyncStatus.pending.rawValue, id])
+            return false
+        }
         func overlay<P: EntityPatch>(_: P.Type, _ value: P.Entity) throws -> P.Entity {
             guard let patch = mine?.patch else { return value }
             return try FieldPatch.decode(P.self, patch).apply(to: value)
