@@ -189,13 +189,17 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Records that the server took the update `e` at `serverAt` (its clock): a later download
-    /// that finds the entity older there re-sends this device's copy (D61).
+    /// Records that the server took each field of the update `e` at `serverAt` (its clock): a
+    /// later download that finds the entity older there sends those fields again (D61). The
+    /// patch's keys are read by SQLite (parsing it here cost more than the rest of the booking).
     static func recordPushed(_ db: Database, _ e: OutboxEntry, serverAt: String?) throws {
-        guard let serverAt else { return }
+        guard let serverAt, let payload = e.payload else { return }
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO pushed_versions (entity, entity_id, at) VALUES (?, ?, ?)"
-        ).execute(arguments: [e.entity.rawValue, e.entityId, serverAt])
+            sql: """
+                INSERT OR REPLACE INTO pushed_versions (entity, entity_id, field, at)
+                SELECT ?1, ?2, key, ?3 FROM json_each(?4)
+                """
+        ).execute(arguments: [e.entity.rawValue, e.entityId, serverAt, payload])
     }
 
     /// The delivered update `e` set its fields after an earlier change of its entity that the

@@ -22,10 +22,15 @@ final class ServerStateWriter {
     /// whole entity local. Server state is stored with those fields kept as they are here (D37).
     private let local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)]
     private var events: EventRowWriter?
-    /// In a download after the server lost changes (``init(_:keys:download:recovering:)``): the
-    /// newest server time this device knows for each entity — its own last delivered update
-    /// (`pushed_versions`), or for an event the `updated_at` its stored copy came with.
-    private let known: [Key: Date]
+    /// What this device knows of an entity, in server time: when the server took each field of
+    /// this device's delivered updates (`pushed_versions`), and for an event, the `updated_at` its
+    /// stored copy was pulled with (a snapshot of every field; a local edit stores it without).
+    private struct Knowledge {
+        var snapshot: Date?
+        var fields: [String: Date] = [:]
+    }
+    /// In a download after the server lost changes (``init(_:keys:download:recovering:)``).
+    private let known: [Key: Knowledge]
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
     /// entity, the ids passed as one JSON array. `download`: the entities are the server's current
@@ -44,7 +49,7 @@ final class ServerStateWriter {
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
         var tombstoned: [Key: String?] = [:]
         var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
-        var known: [Key: Date] = [:]
+        var known: [Key: Knowledge] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
             if recovering { try Self.knownVersions(db, entity, list, into: &known) }
@@ -90,65 +95,60 @@ final class ServerStateWriter {
         self.known = known
     }
 
-    /// Adds to `known` the newest server time this device knows of each entity in `list` (a JSON
-    /// array of ids): the later of its last delivered update's and, for an event, its stored
-    /// copy's `updated_at`.
+    /// Adds to `known` what this device knows of each entity in `list` (a JSON array of ids).
     private static func knownVersions(
-        _ db: Database, _ entity: SyncEntity, _ list: String, into known: inout [Key: Date]
+        _ db: Database, _ entity: SyncEntity, _ list: String, into known: inout [Key: Knowledge]
     ) throws {
-        func keep(_ id: String, _ text: String?) {
-            guard let text, let at = ISO8601.parse(text) else { return }
-            let key = Key(entity: entity, id: id)
-            if known[key].map({ at > $0 }) ?? true { known[key] = at }
-        }
         for row in try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT entity_id, at FROM pushed_versions WHERE entity = ?1
+                    SELECT entity_id, field, at FROM pushed_versions WHERE entity = ?1
                     AND entity_id IN (SELECT value FROM json_each(?2))
                     """), arguments: [entity.rawValue, list])
         {
-            keep(row["entity_id"], row["at"])
+            guard let at = ISO8601.parse(row["at"]) else { continue }
+            known[Key(entity: entity, id: row["entity_id"]), default: Knowledge()].fields[row["field"]] = at
         }
         guard entity == .event else { return }
         for row in try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT id, json_extract(body, '$.updated_at') AS at FROM local_events
-                    WHERE id IN (SELECT value FROM json_each(?1))
+                    WHERE id IN (SELECT value FROM json_each(?1)) AND json_extract(body, '$.updated_at') IS NOT NULL
                     """), arguments: [list])
         {
-            keep(row["id"], row["at"])
+            guard let at = ISO8601.parse(row["at"]) else { continue }
+            known[Key(entity: entity, id: row["id"]), default: Knowledge()].snapshot = at
         }
     }
 
-    /// When the server's copy is older than one this device knows (``known``) and differs from
-    /// this device's: the patch that makes it this device's (every field that differs), queued
-    /// by ``SQLiteLocalStore/finishBootstrap(cursor:everyEventArrived:resendBatch:)``.
+    /// When the server's copy is older than something this device knows (``known``): the patch
+    /// that gives the server what it lost — every field that differs when this device's stored
+    /// copy is a newer snapshot of the server's, else the fields of this device's updates the
+    /// server took after its copy's time (a field this device never sent may be stale here: the
+    /// server's stays). Queued by ``SQLiteLocalStore/finishBootstrap(cursor:everyEventArrived:resendBatch:)``.
     private func newerHere(_ data: ChangeData, _ key: Key) throws -> String? {
-        guard !known.isEmpty, let knownAt = known[key], let uuid = UUIDv7(key.id) else { return nil }
+        guard !known.isEmpty, let knowledge = known[key], let uuid = UUIDv7(key.id) else { return nil }
+        func patch<P: EntityPatch>(_: P.Type, _ server: Timestamped<P.Entity>, _ here: P.Entity?) throws -> String? {
+            let whole = knowledge.snapshot.map { $0 > server.updatedAt } ?? false
+            let fields = Set(knowledge.fields.filter { $0.value > server.updatedAt }.keys)
+            guard whole || !fields.isEmpty, let here,
+                let diff = try FieldPatch.diff(P.self, from: server.value, to: here)
+            else { return nil }
+            return whole
+                ? diff : FieldPatch.removing(FieldPatch.fields(diff).filter { !fields.contains($0) }, from: diff)
+        }
         switch data {
         case .event(let e):
-            guard e.updatedAt < knownAt, let here = try SQLiteLocalStore.storedEvent(db, id: uuid) else { return nil }
-            return try FieldPatch.diff(EventUpdate.self, from: e.value, to: here)
+            return try patch(EventUpdate.self, e, try SQLiteLocalStore.storedEvent(db, id: uuid))
         case .eventType(let t):
-            guard t.updatedAt < knownAt,
-                let here = try Row.fetchOne(
-                    db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [key.id]
-                )
+            let here = try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE id = ?", arguments: [key.id])
                 .flatMap(SQLiteLocalStore.eventType)?.value
-            else { return nil }
-            return try FieldPatch.diff(EventTypeUpdate.self, from: t.value, to: here)
+            return try patch(EventTypeUpdate.self, t, here)
         case .geofence(let g):
-            guard g.updatedAt < knownAt, let here = try SQLiteLocalStore.storedGeofence(db, id: uuid) else {
-                return nil
-            }
-            return try FieldPatch.diff(GeofenceUpdate.self, from: g.value, to: here)
+            return try patch(GeofenceUpdate.self, g, try SQLiteLocalStore.storedGeofence(db, id: uuid))
         case .propertyDefinition(let d):
-            guard d.updatedAt < knownAt, let here = try SQLiteLocalStore.storedDefinition(db, id: uuid) else {
-                return nil
-            }
-            return try FieldPatch.diff(PropertyDefinitionUpdate.self, from: d.value, to: here)
+            return try patch(PropertyDefinitionUpdate.self, d, try SQLiteLocalStore.storedDefinition(db, id: uuid))
         case .onboarding, .conflict:
             return nil
         }
@@ -169,19 +169,19 @@ final class ServerStateWriter {
             try db.execute(
                 sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?", arguments: [entity.rawValue, id])
         }
-        let mine = local.isEmpty ? nil : local[key]
+        var mine = local.isEmpty ? nil : local[key]
         // A create the server cannot have taken yet: the entity is this device's alone.
         if mine?.unsentCreate == true { return false }
-        // The server lost changes of it that this device has: this device's copy stays, and goes
-        // to the server again when the download ends.
-        if let patch = try newerHere(data, key) {
+        // The server lost changes of it that this device has: they are laid over the server's
+        // copy like waiting changes (older than those), and go to the server again when the
+        // download ends.
+        if let behind = try newerHere(data, key) {
             try db.cachedStatement(
                 sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, ?)"
-            ).execute(arguments: [entity.rawValue, id, patch])
-            try db.execute(
-                sql: "UPDATE \(SQLiteLocalStore.table(entity)) SET sync_status = ? WHERE id = ?",
-                arguments: [EntitySyncStatus.pending.rawValue, id])
-            return false
+            ).execute(arguments: [entity.rawValue, id, behind])
+            var entry = mine ?? (nil, false, false)
+            entry.patch = entry.patch.map { FieldPatch.merge(behind, $0) } ?? behind
+            mine = entry
         }
         func overlay<P: EntityPatch>(_: P.Type, _ value: P.Entity) throws -> P.Entity {
             guard let patch = mine?.patch else { return value }

@@ -32,16 +32,16 @@ public enum SyncSchema {
         migrator.registerMigration("sync.v14-revived-events") { db in
             try db.execute(sql: "ALTER TABLE merged_events ADD COLUMN revived INTEGER NOT NULL DEFAULT 0")
         }
-        // When the server last took a change of each entity from this device, by its own clock
-        // (the write's answer): a download after the server lost changes (D59, D60) re-sends this
+        // When the server last took a change of each field of each entity from this device, by
+        // its own clock (the write's answer): a download after the server lost changes (D59, D60) re-sends this
         // device's copy of an entity the server now has in an older version (D61), noted in
         // `bootstrap_behind` while the download runs.
         migrator.registerMigration("sync.v15-pushed-versions") { db in
             try db.execute(
                 sql: """
                     CREATE TABLE pushed_versions (
-                        entity TEXT NOT NULL, entity_id TEXT NOT NULL, at TEXT NOT NULL,
-                        PRIMARY KEY (entity, entity_id)
+                        entity TEXT NOT NULL, entity_id TEXT NOT NULL, field TEXT NOT NULL, at TEXT NOT NULL,
+                        PRIMARY KEY (entity, entity_id, field)
                     ) WITHOUT ROWID;
                     CREATE TABLE bootstrap_behind (
                         entity TEXT NOT NULL, id TEXT NOT NULL, patch TEXT NOT NULL, PRIMARY KEY (entity, id)

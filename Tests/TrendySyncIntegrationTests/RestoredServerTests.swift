@@ -89,6 +89,12 @@ struct RestoredServerTests {
             let other = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 1, notes: "other's")
             _ = try await h.direct.createEvents([other], idempotencyKey: nil)
             #expect(await h.engine.sync(full: false).outcome == .ok)
+            // Another device moves this device's event; the backup has it, this device has not
+            // pulled it when it pushes its own edit (never in `pullCut`): its stale time must not
+            // go back over the server's.
+            var moved = EventUpdate()
+            moved.timestamp = .set(Self.t0 + 3_600)
+            _ = try await h.direct.updateEvent(id: kept.id, moved, idempotencyKey: nil)
             let backup = try await StoreBackup.take(h)
             try await Task.sleep(for: .milliseconds(20))
 
@@ -121,8 +127,10 @@ struct RestoredServerTests {
             #expect(run.outcome == .ok, "\(run)")
             #expect(try await h.store.outboxCounts().pending == 0)
             #expect(try await h.direct.event(id: kept.id).value.notes == "edited here")
+            #expect(try await h.direct.event(id: kept.id).value.timestamp == Self.t0 + 3_600)
             #expect(try await h.direct.eventType(id: type.id).value.name == "Renamed here")
             #expect(try await h.store.event(id: kept.id)?.value.notes == "edited here")
+            #expect(try await h.store.event(id: kept.id)?.value.timestamp == Self.t0 + 3_600)
             #expect(try await h.store.eventType(id: type.id)?.value.name == "Renamed here")
             if how != .pullCut {
                 // Known here from the pull: it goes back to the server too.
