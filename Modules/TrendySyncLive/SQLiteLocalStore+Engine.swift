@@ -164,6 +164,7 @@ extension SQLiteLocalStore {
                 }
                 try deleteEntry.execute(arguments: [e.seq])
                 guard e.kind != .delete else {
+                    try Self.recordPushed(db, e, serverAt: serverAt)
                     // The entity is gone everywhere: a change of it the server refused (a create sent
                     // before the person deleted it) no longer needs anyone.
                     try db.cachedStatement(
@@ -189,11 +190,23 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Records that the server took each field of the update `e` at `serverAt` (its clock): a
-    /// later download that finds the entity older there sends those fields again (D61). The
-    /// patch's keys are read by SQLite (parsing it here cost more than the rest of the booking).
+    /// The `pushed_versions` field that records a delivered delete (no field of an entity has it).
+    static let deletedField = "-deleted"
+
+    /// Records that the server took each field of the update `e` at `serverAt` (its clock), or
+    /// the delete `e`: a later download that finds the entity older there sends them again (D61).
+    /// The patch's keys are read by SQLite (parsing it here cost more than the rest of the booking).
+    /// Only answers that name a time record anything (batches of event edits do; a single delete
+    /// answers `204` without one).
     static func recordPushed(_ db: Database, _ e: OutboxEntry, serverAt: String?) throws {
-        guard let serverAt, let payload = e.payload else { return }
+        guard let serverAt else { return }
+        if e.kind == .delete {
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO pushed_versions (entity, entity_id, field, at) VALUES (?, ?, ?, ?)"
+            ).execute(arguments: [e.entity.rawValue, e.entityId, deletedField, serverAt])
+            return
+        }
+        guard let payload = e.payload else { return }
         try db.cachedStatement(
             sql: """
                 INSERT OR REPLACE INTO pushed_versions (entity, entity_id, field, at)

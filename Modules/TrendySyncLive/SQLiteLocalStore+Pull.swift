@@ -169,7 +169,9 @@ extension SQLiteLocalStore {
             for row in try Row.fetchAll(db, sql: "SELECT entity, id, patch FROM bootstrap_behind ORDER BY entity, id") {
                 guard let entity = SyncEntity(rawValue: row["entity"]) else { continue }
                 let id: String = row["id"]
-                try Outbox.insert(db, entity, id, .update, payload: row["patch"], base: cursor.cursor, now: at)
+                let patch: String? = row["patch"]
+                try Outbox.insert(
+                    db, entity, id, patch == nil ? .delete : .update, payload: patch, base: cursor.cursor, now: at)
                 front -= 1
                 try db.execute(
                     sql: "UPDATE outbox SET seq = ? WHERE seq = ?", arguments: [front, db.lastInsertedRowID])
@@ -252,6 +254,17 @@ extension ChangeData {
         case .eventType(let t): (.eventType, t.value.id.description)
         case .geofence(let g): (.geofence, g.value.id.description)
         case .propertyDefinition(let d): (.propertyDefinition, d.value.id.description)
+        case .onboarding, .conflict: nil
+        }
+    }
+
+    /// When the server last changed the entity (nil for onboarding and conflicts).
+    var updatedAt: Date? {
+        switch self {
+        case .event(let e): e.updatedAt
+        case .eventType(let t): t.updatedAt
+        case .geofence(let g): g.updatedAt
+        case .propertyDefinition(let d): d.updatedAt
         case .onboarding, .conflict: nil
         }
     }

@@ -31,6 +31,9 @@ final class ServerStateWriter {
     }
     /// In a download after the server lost changes (``init(_:keys:download:recovering:)``).
     private let known: [Key: Knowledge]
+    /// Deleted here, and the delete delivered at this server time (a batch's answer names it):
+    /// a server that lists the entity older than that lost the delete (D61).
+    private let deletedThere: [Key: Date]
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
     /// entity, the ids passed as one JSON array. `download`: the entities are the server's current
@@ -50,6 +53,7 @@ final class ServerStateWriter {
         var tombstoned: [Key: String?] = [:]
         var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
         var known: [Key: Knowledge] = [:]
+        var deletedThere: [Key: Date] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
             if recovering { try Self.knownVersions(db, entity, list, into: &known) }
@@ -80,19 +84,27 @@ final class ServerStateWriter {
                         """), arguments: [entity.rawValue, list])
             for row in stones {
                 let cascadeOf: String? = row["cascade_of"]
-                // In a download a plain tombstone whose delete is no longer waiting is outvoted.
-                if download, cascadeOf == nil, !(row["waiting"] as Bool) {
+                // In a download a plain tombstone whose delete is no longer waiting is outvoted —
+                // unless the server took the delete after the time of the copy it lists (D61, upsert).
+                let key = Key(entity: entity, id: row["entity_id"])
+                if download, cascadeOf == nil, !(row["waiting"] as Bool),
+                    let deletedAt = known[key]?.fields[SQLiteLocalStore.deletedField]
+                {
+                    deletedThere[key] = deletedAt
+                    continue
+                } else if download, cascadeOf == nil, !(row["waiting"] as Bool) {
                     try db.execute(
                         sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?",
                         arguments: [entity.rawValue, row["entity_id"] as String])
                     continue
                 }
-                tombstoned[Key(entity: entity, id: row["entity_id"])] = .some(cascadeOf)
+                tombstoned[key] = .some(cascadeOf)
             }
         }
         self.tombstoned = tombstoned
         self.local = local
         self.known = known
+        self.deletedThere = deletedThere
     }
 
     /// Adds to `known` what this device knows of each entity in `list` (a JSON array of ids).
@@ -160,6 +172,18 @@ final class ServerStateWriter {
     func upsert(_ data: ChangeData, wire: String? = nil) throws -> Bool {
         guard let (entity, id) = data.entityKey else { return false }
         let key = Key(entity: entity, id: id)
+        if let deletedAt = deletedThere[key] {
+            if let updatedAt = data.updatedAt, deletedAt > updatedAt {
+                // The server lost this device's delete: it goes again; the tombstone stays.
+                try db.cachedStatement(
+                    sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, NULL)"
+                ).execute(arguments: [entity.rawValue, id])
+                return false
+            }
+            // Changed there after this device's delete reached it (after a restore): taken.
+            try db.execute(
+                sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?", arguments: [entity.rawValue, id])
+        }
         if !tombstoned.isEmpty, let cascadeOf = tombstoned[key] {
             // Deleted here with its type: the server's copy goes with the type only while it is
             // still of that type (the server's cascade is the truth).

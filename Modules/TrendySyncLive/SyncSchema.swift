@@ -34,8 +34,9 @@ public enum SyncSchema {
         }
         // When the server last took a change of each field of each entity from this device, by
         // its own clock (the write's answer): a download after the server lost changes (D59, D60) re-sends this
-        // device's copy of an entity the server now has in an older version (D61), noted in
-        // `bootstrap_behind` while the download runs.
+        // device's copy of an entity the server now has in an older version, and a delete it lost
+        // (field `-deleted`; D61), noted in `bootstrap_behind` while the download runs (a NULL
+        // patch: the delete).
         migrator.registerMigration("sync.v15-pushed-versions") { db in
             try db.execute(
                 sql: """
@@ -44,7 +45,7 @@ public enum SyncSchema {
                         PRIMARY KEY (entity, entity_id, field)
                     ) WITHOUT ROWID;
                     CREATE TABLE bootstrap_behind (
-                        entity TEXT NOT NULL, id TEXT NOT NULL, patch TEXT NOT NULL, PRIMARY KEY (entity, id)
+                        entity TEXT NOT NULL, id TEXT NOT NULL, patch TEXT, PRIMARY KEY (entity, id)
                     );
                     """)
         }

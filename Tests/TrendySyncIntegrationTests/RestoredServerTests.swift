@@ -68,10 +68,11 @@ struct StoreBackup {
     struct CannotBackUp: Error { var store: String }
 }
 
-/// B4 and the edit half of the outsider's R1 (D61): a server restored from a backup has an entity
-/// in an older version than a device knows (the device's edit reached it after the backup). The
-/// download that follows the loss took the server's version: the edit was undone on every device,
-/// without a conflict. Now the device's copy stays and its fields go to the server again.
+/// B4, the edit half of the outsider's R1, and R4 (D61): a server restored from a backup has an
+/// entity in an older version than a device knows (the device's edit reached it after the
+/// backup), or has again one the device deleted. The download that follows the loss took the
+/// server's version: the edit was undone on every device without a conflict, the deleted event came
+/// back. Now the fields this device sent after the server's copy go again, and so does the delete.
 @Suite(.timeLimit(.minutes(6)))
 struct RestoredServerTests {
     static let t0 = Date(timeIntervalSince1970: 1_780_000_000)
@@ -88,6 +89,8 @@ struct RestoredServerTests {
             // Another device's edit, pulled here: the server's loss of it is seen here too.
             let other = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 1, notes: "other's")
             _ = try await h.direct.createEvents([other], idempotencyKey: nil)
+            let doomed = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 2, notes: "doomed")
+            try await h.store.createEvent(doomed)
             #expect(await h.engine.sync(full: false).outcome == .ok)
             // Another device moves this device's event; the backup has it, this device has not
             // pulled it when it pushes its own edit (never in `pullCut`): its stale time must not
@@ -104,12 +107,13 @@ struct RestoredServerTests {
             var renamed = type
             renamed.name = "Renamed here"
             try await h.store.updateEventType(renamed)
+            try await h.store.deleteEvent(id: doomed.id)
             var update = EventUpdate()
             update.notes = .set("edited there")
             _ = try await h.direct.updateEvent(id: other.id, update, idempotencyKey: nil)
             if how == .pullCut { h.api.fail("changes", with: .transport(.timedOut)) }
             let first = await h.engine.sync(full: false)
-            #expect(first.pushed == 2, "\(first)")
+            #expect(first.pushed == 3, "\(first)")
             #expect(try await h.direct.event(id: kept.id).value.notes == "edited here")
             if how != .pullCut {
                 #expect(try await h.store.event(id: other.id)?.value.notes == "edited there")
@@ -136,6 +140,9 @@ struct RestoredServerTests {
                 // Known here from the pull: it goes back to the server too.
                 #expect(try await h.direct.event(id: other.id).value.notes == "edited there")
             }
+            // The delete the server lost goes again (a batch's answer named its time).
+            #expect(try await !h.serverEventIds().contains(doomed.id.description))
+            #expect(try await h.store.event(id: doomed.id) == nil)
             #expect(try await h.store.openConflictCount() == 0)
         }
     }
