@@ -309,6 +309,13 @@ public final class InterceptingAPIClient: TrendyAPIClient {
             try await inner.changes(since: cursor, at: at, limit: limit, omitting: device)
         }
     }
+    /// Forwards as a one-change page (or fails as scripted), logged as `checkCursor`: the check a
+    /// pass makes before it pushes or skips is told apart from its pull.
+    public func checkCursor(_ cursor: Int64, at: String?) async throws(TrendyAPIError) {
+        try await intercept("checkCursor", ids: [String(cursor)]) { () throws(TrendyAPIError) in
+            _ = try await inner.changes(since: cursor, at: at, limit: 1, omitting: nil)
+        }
+    }
     /// Forwards (or fails as scripted).
     public func latestCursor() async throws(TrendyAPIError) -> LatestCursor {
         try await intercept("latestCursor") { () throws(TrendyAPIError) in try await inner.latestCursor() }

@@ -79,4 +79,13 @@ public protocol SyncRemote: ServerHealthCheck {
     func resolveConflict(id: String) async throws(TrendyAPIError)
     /// The newest feed change a successful write's answer named since the last call (D60).
     func takeWriteMark() -> LatestCursor?
+    /// Asks whether the server still has feed change `cursor`, written at `at`: throws
+    /// `409 cursor_ahead` when it does not (it lost changes, D59). A one-change page.
+    func checkCursor(_ cursor: Int64, at: String?) async throws(TrendyAPIError)
+}
+
+extension SyncRemote {
+    public func checkCursor(_ cursor: Int64, at: String?) async throws(TrendyAPIError) {
+        _ = try await changes(since: cursor, at: at, limit: 1, omitting: nil)
+    }
 }

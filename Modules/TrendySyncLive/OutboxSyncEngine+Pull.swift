@@ -210,7 +210,8 @@ extension OutboxSyncEngine {
             page = try await next.value
         }
         let missing = try await store.finishBootstrap(
-            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore, resendBatch: configuration.batchSize)
+            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore, resendBatch: configuration.batchSize,
+            recovering: recovering)
         logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest.cursor))])
         if missing > 0 {
             // Sent again in a pass of their own, before this run ends.

@@ -195,14 +195,25 @@ public actor OutboxSyncEngine: SyncEngine {
     /// push's answers named when no pull has read past it since (a pull failed after it). This
     /// pass's push would replace the mark with one from a restored server, and the loss would go
     /// unseen (an outsider found that a new change queued before the next sync did exactly that).
-    /// A loss is recorded, so the pull downloads everything and sends again what the server lacks
-    /// — in this pass or, if it stops first, the next.
+    /// With no such mark, the cursor's own change is checked the same way when there is something
+    /// to push (D61): a change pushed to a server that lost changes makes its entity newer there
+    /// than what this device knows it lost, and the recovery's download could no longer tell.
+    /// A loss is recorded, so everything is downloaded — before this pass pushes — and what the
+    /// server lacks or has older goes to it again.
     func checkLastPush() async throws {
-        guard let mark = try await store.pushedThrough(), mark.cursor > (try await store.cursor() ?? 0) else { return }
+        let cursor = try await store.cursor() ?? 0
+        let check: (cursor: Int64, at: String?, warning: Logger.Message)
+        if let mark = try await store.pushedThrough(), mark.cursor > cursor {
+            check = (mark.cursor, mark.at, Self.lostPushWarning)
+        } else if cursor > 0, let at = try await store.cursorAt(), try await store.hasReadyWork(now: now()) {
+            check = (cursor, at, Self.lostChangesWarning)
+        } else {
+            return
+        }
         do throws(TrendyAPIError) {
-            _ = try await api.changes(since: mark.cursor, at: mark.at, limit: 1, omitting: nil)
+            try await api.checkCursor(check.cursor, at: check.at)
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
-            logger.warning(Self.lostPushWarning, metadata: ["mark": .int(Int(mark.cursor))])
+            logger.warning(check.warning, metadata: ["cursor": .int(Int(check.cursor))])
             try await store.lostWhatItPushed()
         } catch {
             throw stop(for: error)
@@ -226,7 +237,7 @@ public actor OutboxSyncEngine: SyncEngine {
         if let cursor = try await store.cursor(), cursor > 0 {
             let at = try await store.cursorAt()
             do throws(TrendyAPIError) {
-                _ = try await api.changes(since: cursor, at: at, limit: 1, omitting: nil)
+                try await api.checkCursor(cursor, at: at)
             } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
                 logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
                 // Recorded as a loss, so the download re-sends what the server has older (D61).
@@ -305,16 +316,22 @@ public actor OutboxSyncEngine: SyncEngine {
                 throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
             try await checkLastPush()
+            let recovered = try await store.mustDownloadEverything()
+            if recovered {
+                // The server lost changes: everything comes down first, so that what it has older
+                // than this device knows is found before this pass's push makes it newer (D61).
+                pulled += try await pull(user: user, full: true)
+            }
             pushed = try await pushAndMark(user: user)
             try await sendResolutions()
             try await refetch(user: user)
             if skipPull {
                 if try await !skipToLatestCursor() {
                     // The server lost changes this device has: skipping would hide that for good.
-                    pulled = try await pull(user: user, full: true)
+                    pulled += try await pull(user: user, full: true)
                 }
             } else {
-                pulled = try await pull(user: user, full: full)
+                pulled += try await pull(user: user, full: full && !recovered)
                 // The pull can make waiting changes sendable (a refused place whose deleted type
                 // it cleared): they go in this pass, not the next one.
                 if try await store.hasReadyWork(now: now()) {

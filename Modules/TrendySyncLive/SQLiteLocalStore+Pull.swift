@@ -146,9 +146,16 @@ extension SQLiteLocalStore {
     /// Event creates go `resendBatch` to a request, as a batch of their own (sent before, each
     /// went alone: 1,392 requests for 3,000 events).
     @discardableResult
-    func finishBootstrap(cursor: LatestCursor, everyEventArrived: Bool = false, resendBatch: Int = 50) async throws
-        -> Int
-    {
+    ///
+    /// `recovering` (the server lost changes, D61): waiting changes not yet sent are based on the
+    /// new baseline. Their bases count changes of the history the server lost, which it numbers
+    /// again (R3): a base past a renumbered change claimed this device had seen it, and the echo
+    /// rule (D57) left the device's change out of its own pull while an earlier one of its came
+    /// back with the older value (the seeded restore test, seed 24). This device has now seen
+    /// everything the server has, its waiting changes laid over it.
+    func finishBootstrap(
+        cursor: LatestCursor, everyEventArrived: Bool = false, resendBatch: Int = 50, recovering: Bool = false
+    ) async throws -> Int {
         let at = now()
         return try await db.write { db in
             var missing = 0
@@ -166,6 +173,11 @@ extension SQLiteLocalStore {
             // it lost changes, D61): this device's fields go again, based on the new baseline (it
             // has seen everything the server has), behind every entity sent again below (they
             // may name one) and ahead of every waiting change (made on top of them).
+            if recovering {
+                try db.execute(
+                    sql: "UPDATE outbox SET base_version = ? WHERE sent = 0 AND kind != 'create'",
+                    arguments: [cursor.cursor])
+            }
             for row in try Row.fetchAll(db, sql: "SELECT entity, id, patch FROM bootstrap_behind ORDER BY entity, id") {
                 guard let entity = SyncEntity(rawValue: row["entity"]) else { continue }
                 let id: String = row["id"]

@@ -23,10 +23,11 @@ final class ServerStateWriter {
     private let local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)]
     private var events: EventRowWriter?
     /// What this device knows of an entity, in server time: when the server took each field of
-    /// this device's delivered updates (`pushed_versions`), and for an event, the `updated_at` its
-    /// stored copy was pulled with (a snapshot of every field; a local edit stores it without).
+    /// this device's delivered updates (`pushed_versions`). Not what it pulled: another device's
+    /// edit is that device's to send again — a copy pulled here re-sent first made the entity
+    /// newer on the server than the author's own newer edit, which was then never sent again
+    /// (the seeded restore test, seed 160).
     private struct Knowledge {
-        var snapshot: Date?
         var fields: [String: Date] = [:]
     }
     /// In a download after the server lost changes (``init(_:keys:download:recovering:)``).
@@ -121,34 +122,19 @@ final class ServerStateWriter {
             guard let at = ISO8601.parse(row["at"]) else { continue }
             known[Key(entity: entity, id: row["entity_id"]), default: Knowledge()].fields[row["field"]] = at
         }
-        guard entity == .event else { return }
-        for row in try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT id, json_extract(body, '$.updated_at') AS at FROM local_events
-                    WHERE id IN (SELECT value FROM json_each(?1)) AND json_extract(body, '$.updated_at') IS NOT NULL
-                    """), arguments: [list])
-        {
-            guard let at = ISO8601.parse(row["at"]) else { continue }
-            known[Key(entity: entity, id: row["id"]), default: Knowledge()].snapshot = at
-        }
     }
 
     /// When the server's copy is older than something this device knows (``known``): the patch
-    /// that gives the server what it lost — every field that differs when this device's stored
-    /// copy is a newer snapshot of the server's, else the fields of this device's updates the
-    /// server took after its copy's time (a field this device never sent may be stale here: the
-    /// server's stays). Queued by ``SQLiteLocalStore/finishBootstrap(cursor:everyEventArrived:resendBatch:)``.
+    /// that gives the server what it lost — the fields of this device's updates the server took
+    /// after its copy's time, as they are here (a field this device never sent may be stale here:
+    /// the server's stays). Queued by ``SQLiteLocalStore/finishBootstrap(cursor:everyEventArrived:resendBatch:recovering:)``.
     private func newerHere(_ data: ChangeData, _ key: Key) throws -> String? {
         guard !known.isEmpty, let knowledge = known[key], let uuid = UUIDv7(key.id) else { return nil }
         func patch<P: EntityPatch>(_: P.Type, _ server: Timestamped<P.Entity>, _ here: P.Entity?) throws -> String? {
-            let whole = knowledge.snapshot.map { $0 > server.updatedAt } ?? false
             let fields = Set(knowledge.fields.filter { $0.value > server.updatedAt }.keys)
-            guard whole || !fields.isEmpty, let here,
-                let diff = try FieldPatch.diff(P.self, from: server.value, to: here)
+            guard !fields.isEmpty, let here, let diff = try FieldPatch.diff(P.self, from: server.value, to: here)
             else { return nil }
-            return whole
-                ? diff : FieldPatch.removing(FieldPatch.fields(diff).filter { !fields.contains($0) }, from: diff)
+            return FieldPatch.removing(FieldPatch.fields(diff).filter { !fields.contains($0) }, from: diff)
         }
         switch data {
         case .event(let e):

@@ -52,7 +52,7 @@ struct PushedThroughTests {
     /// How the device goes on after the restore: a plain sync, `--skip-to-latest`, or a sync
     /// with a new change queued first (a phone's normal case: the next push used to replace the
     /// mark with one from the restored server before anything checked it — an outsider's F1).
-    /// `newChangeFailing`: the pass that finds the loss stops at its push; the next one must
+    /// `newChangeFailing`: the pass that finds the loss stops in its download; the next one must
     /// still download everything (the mark it checked is gone by then).
     enum Next: String, CaseIterable, Sendable { case sync, skip, newChangeFirst, newChangeFailing }
 
@@ -92,7 +92,9 @@ struct PushedThroughTests {
                 later.append(e)
             }
             if next == .newChangeFailing {
-                h.api.fail("createEvents", with: .transport(.timedOut))
+                // The pass that finds the loss downloads everything before it pushes (D61); the
+                // download stops part-way.
+                h.api.fail("listEvents", with: .transport(.timedOut))
                 let stopped = await h.engine.sync(full: false)
                 #expect(stopped.outcome == .waiting, "\(stopped)")
                 #expect(try await h.store.mustDownloadEverything())
