@@ -36,14 +36,14 @@ public enum SyncSchema {
         // its own clock (the write's answer): a download after the server lost changes (D59, D60) re-sends this
         // device's copy of an entity the server now has in an older version, and a delete it lost
         // (field `-deleted`; D61), noted in `bootstrap_behind` while the download runs (a NULL
-        // patch: the delete).
+        // patch: the delete). Rowid tables: `trendy repair` copies tables by rowid.
         migrator.registerMigration("sync.v15-pushed-versions") { db in
             try db.execute(
                 sql: """
                     CREATE TABLE pushed_versions (
                         entity TEXT NOT NULL, entity_id TEXT NOT NULL, field TEXT NOT NULL, at TEXT NOT NULL,
                         PRIMARY KEY (entity, entity_id, field)
-                    ) WITHOUT ROWID;
+                    );
                     CREATE TABLE bootstrap_behind (
                         entity TEXT NOT NULL, id TEXT NOT NULL, patch TEXT, PRIMARY KEY (entity, id)
                     );
