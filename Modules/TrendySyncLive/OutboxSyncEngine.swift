@@ -200,12 +200,17 @@ public actor OutboxSyncEngine: SyncEngine {
     /// than what this device knows it lost, and the recovery's download could no longer tell.
     /// A loss is recorded, so everything is downloaded — before this pass pushes — and what the
     /// server lacks or has older goes to it again.
-    func checkLastPush() async throws {
+    ///
+    /// `full`: a full download was asked for; it checks the cursor too, with nothing to send (the
+    /// advice for a server that lost data is `--full`, and a plain one took the restored server's
+    /// older copies and set a baseline that hid the loss for good — an outsider's F2).
+    func checkLastPush(full: Bool = false) async throws {
         let cursor = try await store.cursor() ?? 0
         let check: (cursor: Int64, at: String?, warning: Logger.Message)
+        let sending = try await store.hasReadyWork(now: now())
         if let mark = try await store.pushedThrough(), mark.cursor > cursor {
             check = (mark.cursor, mark.at, Self.lostPushWarning)
-        } else if cursor > 0, let at = try await store.cursorAt(), try await store.hasReadyWork(now: now()) {
+        } else if cursor > 0, let at = try await store.cursorAt(), full || sending {
             check = (cursor, at, Self.lostChangesWarning)
         } else {
             return
@@ -315,7 +320,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 let text = answer.explanation ?? "server error"
                 throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
-            try await checkLastPush()
+            try await checkLastPush(full: full)
             let recovered = try await store.mustDownloadEverything()
             if recovered {
                 // The server lost changes: everything comes down first, so that what it has older
