@@ -204,25 +204,32 @@ public actor OutboxSyncEngine: SyncEngine {
     /// `full`: a full download was asked for; it checks the cursor too, with nothing to send (the
     /// advice for a server that lost data is `--full`, and a plain one took the restored server's
     /// older copies and set a baseline that hid the loss for good — an outsider's F2).
-    func checkLastPush(full: Bool = false) async throws {
+    ///
+    /// Returns the cursor it found the server still has, when it checked the cursor itself (nil
+    /// otherwise): a ``skipToLatestCursor(checked:)`` later in the pass need not ask again.
+    @discardableResult
+    func checkLastPush(full: Bool = false) async throws -> Int64? {
         let cursor = try await store.cursor() ?? 0
         let check: (cursor: Int64, at: String?, warning: Logger.Message)
-        let sending = try await store.hasReadyWork(now: now())
         if let mark = try await store.pushedThrough(), mark.cursor > cursor {
             check = (mark.cursor, mark.at, Self.lostPushWarning)
-        } else if cursor > 0, let at = try await store.cursorAt(), full || sending {
+        } else if cursor > 0, let at = try await store.cursorAt(),
+            try await (full ? true : store.hasReadyWork(now: now()))
+        {
             check = (cursor, at, Self.lostChangesWarning)
         } else {
-            return
+            return nil
         }
         do throws(TrendyAPIError) {
             try await api.checkCursor(check.cursor, at: check.at)
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
             logger.warning(check.warning, metadata: ["cursor": .int(Int(check.cursor))])
             try await store.lostWhatItPushed()
+            return nil
         } catch {
             throw stop(for: error)
         }
+        return check.cursor == cursor ? cursor : nil
     }
 
     /// What a pass says when the server lost what this device pushed (D60).
@@ -233,13 +240,16 @@ public actor OutboxSyncEngine: SyncEngine {
     /// moving nothing, when the server no longer has the change the cursor names, or lost what
     /// this device pushed (restored from a backup, D59, D60): that pass downloads everything
     /// instead.
-    func skipToLatestCursor() async throws -> Bool {
+    ///
+    /// `checked`: the cursor this pass's ``checkLastPush(full:)`` found the server has; not asked
+    /// again while the cursor is still that one.
+    func skipToLatestCursor(checked: Int64? = nil) async throws -> Bool {
         // The server lost what this device pushed (``checkLastPush()``): skipping would hide it
         // for good.
         if try await store.mustDownloadEverything() { return false }
         // A transient failure here is one like any other (outside tester: `--skip-to-latest`
         // exited 1 on a 503, a dropped connection or a 429).
-        if let cursor = try await store.cursor(), cursor > 0 {
+        if let cursor = try await store.cursor(), cursor > 0, cursor != checked {
             let at = try await store.cursorAt()
             do throws(TrendyAPIError) {
                 try await api.checkCursor(cursor, at: at)
@@ -320,7 +330,7 @@ public actor OutboxSyncEngine: SyncEngine {
                 let text = answer.explanation ?? "server error"
                 throw Stop(outcome: .unavailable, message: text, phase: .interrupted(text))
             }
-            try await checkLastPush(full: full)
+            let checked = try await checkLastPush(full: full)
             let recovered = try await store.mustDownloadEverything()
             if recovered {
                 // The server lost changes: everything comes down first, so that what it has older
@@ -331,7 +341,7 @@ public actor OutboxSyncEngine: SyncEngine {
             try await sendResolutions()
             try await refetch(user: user)
             if skipPull {
-                if try await !skipToLatestCursor() {
+                if try await !skipToLatestCursor(checked: checked) {
                     // The server lost changes this device has: skipping would hide that for good.
                     pulled += try await pull(user: user, full: true)
                 }

@@ -169,6 +169,13 @@ extension SQLiteLocalStore {
                         SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
                                    coalesce((SELECT min(batch) FROM outbox), 0))
                         """) ?? 0
+            /// Moves the entry just inserted to the front of the queue.
+            func placeFirst(sent: Bool = false) throws {
+                front -= 1
+                try db.execute(
+                    sql: "UPDATE outbox SET seq = ?\(sent ? ", sent = 1" : "") WHERE seq = ?",
+                    arguments: [front, db.lastInsertedRowID])
+            }
             // What the server has in an older version than this device knows (a download after
             // it lost changes, D61): this device's fields go again, based on the new baseline (it
             // has seen everything the server has), behind every entity sent again below (they
@@ -184,9 +191,7 @@ extension SQLiteLocalStore {
                 let patch: String? = row["patch"]
                 try Outbox.insert(
                     db, entity, id, patch == nil ? .delete : .update, payload: patch, base: cursor.cursor, now: at)
-                front -= 1
-                try db.execute(
-                    sql: "UPDATE outbox SET seq = ? WHERE seq = ?", arguments: [front, db.lastInsertedRowID])
+                try placeFirst()
                 missing += 1
             }
             try db.execute(sql: "DELETE FROM bootstrap_behind")
@@ -217,10 +222,7 @@ extension SQLiteLocalStore {
                     // delete this device missed), the `deleted` answer keeps them as a conflict
                     // as the delete takes it here, as an edit answered `410` would have been.
                     try Outbox.insert(db, entity, id, .create, payload: payload, base: 0, now: at)
-                    front -= 1
-                    try db.execute(
-                        sql: "UPDATE outbox SET sent = 1, seq = ? WHERE seq = ?",
-                        arguments: [front, db.lastInsertedRowID])
+                    try placeFirst(sent: true)
                     placed.append(front)
                     try db.execute(
                         sql: "UPDATE \(Self.table(entity)) SET sync_status = 'pending' WHERE id = ?", arguments: [id])

@@ -14,9 +14,17 @@ final class ServerStateWriter {
     }
 
     private let db: Database
-    /// Entities a local delete protects from server state (no resurrection), and for an event
-    /// deleted with its type, that type: only a server copy still of that type is held back.
-    private let tombstoned: [Key: String?]
+    /// A local delete that protects an entity from server state (no resurrection).
+    private struct Tombstone {
+        /// For an event deleted with its type, that type: only a server copy still of that type
+        /// is held back.
+        var cascadeOf: String?
+        /// In a download after a loss, a delete no longer waiting here, delivered at this server
+        /// time (a batch's answer names it): a server that lists the entity older than that lost
+        /// the delete (D61); one that lists it newer changed it after the delete, and it is taken.
+        var deliveredAt: Date?
+    }
+    private let tombstoned: [Key: Tombstone]
     /// Entities with local changes: the fields those changes set (all their update patches,
     /// merged in order), whether one was refused, and whether a create not yet sent makes the
     /// whole entity local. Server state is stored with those fields kept as they are here (D37).
@@ -27,14 +35,9 @@ final class ServerStateWriter {
     /// edit is that device's to send again — a copy pulled here re-sent first made the entity
     /// newer on the server than the author's own newer edit, which was then never sent again
     /// (the seeded restore test, seed 160).
-    private struct Knowledge {
-        var fields: [String: Date] = [:]
-    }
-    /// In a download after the server lost changes (``init(_:keys:download:recovering:)``).
-    private let known: [Key: Knowledge]
-    /// Deleted here, and the delete delivered at this server time (a batch's answer names it):
-    /// a server that lists the entity older than that lost the delete (D61).
-    private let deletedThere: [Key: Date]
+    /// Field name → server time, in a download after the server lost changes
+    /// (``init(_:keys:download:recovering:)``).
+    private let known: [Key: [String: Date]]
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
     /// entity, the ids passed as one JSON array. `download`: the entities are the server's current
@@ -51,10 +54,9 @@ final class ServerStateWriter {
         self.db = db
         var byEntity: [SyncEntity: Set<String>] = [:]
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
-        var tombstoned: [Key: String?] = [:]
+        var tombstoned: [Key: Tombstone] = [:]
         var local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)] = [:]
-        var known: [Key: Knowledge] = [:]
-        var deletedThere: [Key: Date] = [:]
+        var known: [Key: [String: Date]] = [:]
         for (entity, ids) in byEntity {
             let list = String(decoding: try JSONEncoder().encode(Array(ids)), as: UTF8.self)
             if recovering { try Self.knownVersions(db, entity, list, into: &known) }
@@ -88,29 +90,27 @@ final class ServerStateWriter {
                 // In a download a plain tombstone whose delete is no longer waiting is outvoted —
                 // unless the server took the delete after the time of the copy it lists (D61, upsert).
                 let key = Key(entity: entity, id: row["entity_id"])
-                if download, cascadeOf == nil, !(row["waiting"] as Bool),
-                    let deletedAt = known[key]?.fields[SQLiteLocalStore.deletedField]
-                {
-                    deletedThere[key] = deletedAt
-                    continue
-                } else if download, cascadeOf == nil, !(row["waiting"] as Bool) {
-                    try db.execute(
-                        sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?",
-                        arguments: [entity.rawValue, row["entity_id"] as String])
+                if download, cascadeOf == nil, !(row["waiting"] as Bool) {
+                    if let deliveredAt = known[key]?[SQLiteLocalStore.deletedField] {
+                        tombstoned[key] = Tombstone(deliveredAt: deliveredAt)
+                    } else {
+                        try db.execute(
+                            sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?",
+                            arguments: [entity.rawValue, row["entity_id"] as String])
+                    }
                     continue
                 }
-                tombstoned[key] = .some(cascadeOf)
+                tombstoned[key] = Tombstone(cascadeOf: cascadeOf)
             }
         }
         self.tombstoned = tombstoned
         self.local = local
         self.known = known
-        self.deletedThere = deletedThere
     }
 
     /// Adds to `known` what this device knows of each entity in `list` (a JSON array of ids).
     private static func knownVersions(
-        _ db: Database, _ entity: SyncEntity, _ list: String, into known: inout [Key: Knowledge]
+        _ db: Database, _ entity: SyncEntity, _ list: String, into known: inout [Key: [String: Date]]
     ) throws {
         for row in try Row.fetchAll(
             db.cachedStatement(
@@ -120,7 +120,7 @@ final class ServerStateWriter {
                     """), arguments: [entity.rawValue, list])
         {
             guard let at = ISO8601.parse(row["at"]) else { continue }
-            known[Key(entity: entity, id: row["entity_id"]), default: Knowledge()].fields[row["field"]] = at
+            known[Key(entity: entity, id: row["entity_id"]), default: [:]][row["field"]] = at
         }
     }
 
@@ -131,7 +131,7 @@ final class ServerStateWriter {
     private func newerHere(_ data: ChangeData, _ key: Key) throws -> String? {
         guard !known.isEmpty, let knowledge = known[key], let uuid = UUIDv7(key.id) else { return nil }
         func patch<P: EntityPatch>(_: P.Type, _ server: Timestamped<P.Entity>, _ here: P.Entity?) throws -> String? {
-            let fields = Set(knowledge.fields.filter { $0.value > server.updatedAt }.keys)
+            let fields = Set(knowledge.filter { $0.value > server.updatedAt }.keys)
             guard !fields.isEmpty, let here, let diff = try FieldPatch.diff(P.self, from: server.value, to: here)
             else { return nil }
             return FieldPatch.removing(FieldPatch.fields(diff).filter { !fields.contains($0) }, from: diff)
@@ -158,23 +158,21 @@ final class ServerStateWriter {
     func upsert(_ data: ChangeData, wire: String? = nil) throws -> Bool {
         guard let (entity, id) = data.entityKey else { return false }
         let key = Key(entity: entity, id: id)
-        if let deletedAt = deletedThere[key] {
-            if let updatedAt = data.updatedAt, deletedAt > updatedAt {
-                // The server lost this device's delete: it goes again; the tombstone stays.
-                try db.cachedStatement(
-                    sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, NULL)"
-                ).execute(arguments: [entity.rawValue, id])
-                return false
-            }
-            // Changed there after this device's delete reached it (after a restore): taken.
-            try db.execute(
-                sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?", arguments: [entity.rawValue, id])
-        }
-        if !tombstoned.isEmpty, let cascadeOf = tombstoned[key] {
-            // Deleted here with its type: the server's copy goes with the type only while it is
-            // still of that type (the server's cascade is the truth).
-            guard let type = cascadeOf, case .event(let e) = data, e.value.eventTypeId.description != type else {
-                return false
+        if !tombstoned.isEmpty, let stone = tombstoned[key] {
+            if let deliveredAt = stone.deliveredAt {
+                if let updatedAt = data.updatedAt, deliveredAt > updatedAt {
+                    // The server lost this device's delete: it goes again; the tombstone stays.
+                    try db.cachedStatement(
+                        sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, NULL)"
+                    ).execute(arguments: [entity.rawValue, id])
+                    return false
+                }
+                // Changed there after this device's delete reached it (after a restore): taken.
+            } else {
+                // Deleted here with its type: the server's copy goes with the type only while it
+                // is still of that type (the server's cascade is the truth).
+                guard let type = stone.cascadeOf, case .event(let e) = data, e.value.eventTypeId.description != type
+                else { return false }
             }
             try db.execute(
                 sql: "DELETE FROM tombstones WHERE entity = ? AND entity_id = ?", arguments: [entity.rawValue, id])

@@ -129,6 +129,42 @@ struct PushedThroughTests {
         }
     }
 
+    /// The check before a push (D61) fails transiently (a timeout, a 503): the pass stops as
+    /// `waiting` with nothing sent — a push without the check could make an entity newer on a
+    /// server that lost changes — and the next pass checks and sends.
+    @Test(arguments: [TrendyAPIError.transport(.timedOut), .server(status: 503, problem: nil)])
+    func aCheckThatFailsStopsThePassBeforeItSends(failure: TrendyAPIError) async throws {
+        try await SyncHarness.with { h in
+            let (type, kept) = try await NeverLoseEngineTests.synced(h)
+            let e = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "waits")
+            try await h.store.createEvent(e)
+            h.api.fail("checkCursor", with: failure)
+            let stopped = await h.engine.sync(full: false)
+            #expect(stopped.outcome == .waiting && stopped.pushed == 0, "\(stopped)")
+            #expect(Set(try await h.serverEventIds()) == [kept.id.description])
+            #expect(try await h.store.outboxCounts().pending == 1)
+            h.clock.advance(3_600)
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == .ok && run.pushed == 1, "\(run)")
+            #expect(Set(try await h.serverEventIds()) == Set([kept, e].map(\.id.description)))
+        }
+    }
+
+    /// A `--skip-to-latest` pass with changes to send checks its cursor once: the check before
+    /// the push serves the skip after it.
+    @Test func aSkipWithChangesChecksItsCursorOnce() async throws {
+        try await SyncHarness.with { h in
+            let (type, _) = try await NeverLoseEngineTests.synced(h)
+            try await h.store.createEvent(
+                Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0, notes: "one more"))
+            let checks = h.api.calls("checkCursor").count
+            let run = await h.engine.skipToLatest()
+            #expect(run.outcome == .ok && run.pushed == 1, "\(run)")
+            #expect(h.api.calls("checkCursor").count == checks + 1)
+            #expect(try await h.store.cursor() == (try await h.direct.latestCursor().cursor))
+        }
+    }
+
     /// Every successful write's answer names the user's newest change and its time, a replay
     /// included; a failed write names nothing.
     @Test func writeAnswersNameTheNewestChange() async throws {
