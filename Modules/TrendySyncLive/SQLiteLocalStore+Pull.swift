@@ -31,15 +31,17 @@ extension SQLiteLocalStore {
     /// Applies one page of the feed and moves the cursor, in one transaction. Returns how many
     /// changes altered local state.
     package func apply(_ page: ChangesPage) async throws -> Int {
-        try await db.write { db in try SearchIndex.deferring(db) { try Self.apply(page, db) } }
+        let at = now()
+        return try await db.write { db in try SearchIndex.deferring(db) { try Self.apply(page, db, now: at) } }
     }
 
     /// Applies one page inside the caller's transaction (see ``apply(_:)``).
-    static func apply(_ page: ChangesPage, _ db: Database) throws -> Int {
+    /// `now`: when a change this page makes necessary is queued.
+    static func apply(_ page: ChangesPage, _ db: Database, now: Date) throws -> Int {
         var applied = 0
         let keyed = page.changes.compactMap { change in change.syncEntity.map { (change, $0) } }
         let writer = try ServerStateWriter(
-            db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) })
+            db, keys: keyed.lazy.map { ($0.1, $0.0.data?.entityKey?.id ?? $0.0.entityId) }, now: now)
         for change in page.changes where change.entityType == .conflict {
             if change.operation == .delete {
                 try Self.resolvedElsewhere(change.entityId, db)
@@ -273,12 +275,16 @@ extension ChangeData {
     }
 
     /// When the server last changed the entity (nil for onboarding and conflicts).
-    var updatedAt: Date? {
+    var updatedAt: Date? { times?.updatedAt }
+
+    /// When the server first stored the entity and last changed it (nil for onboarding and
+    /// conflicts).
+    var times: (createdAt: Date, updatedAt: Date)? {
         switch self {
-        case .event(let e): e.updatedAt
-        case .eventType(let t): t.updatedAt
-        case .geofence(let g): g.updatedAt
-        case .propertyDefinition(let d): d.updatedAt
+        case .event(let e): (e.createdAt, e.updatedAt)
+        case .eventType(let t): (t.createdAt, t.updatedAt)
+        case .geofence(let g): (g.createdAt, g.updatedAt)
+        case .propertyDefinition(let d): (d.createdAt, d.updatedAt)
         case .onboarding, .conflict: nil
         }
     }

@@ -19,9 +19,10 @@ final class ServerStateWriter {
         /// For an event deleted with its type, that type: only a server copy still of that type
         /// is held back.
         var cascadeOf: String?
-        /// In a download after a loss, a delete no longer waiting here, delivered at this server
-        /// time (a batch's answer names it): a server that lists the entity older than that lost
-        /// the delete (D61); one that lists it newer changed it after the delete, and it is taken.
+        /// A delete no longer waiting here, delivered at this server time (a batch's answer names
+        /// it). In a download after a loss, a server that lists the entity older than that, or
+        /// created after it, lost the delete (D61, ``lost(_:by:_:)``); one that lists it newer
+        /// changed it after the delete, and it is taken. In a pull, a copy created after it.
         var deliveredAt: Date?
     }
     private let tombstoned: [Key: Tombstone]
@@ -30,13 +31,18 @@ final class ServerStateWriter {
     /// whole entity local. Server state is stored with those fields kept as they are here (D37).
     private let local: [Key: (patch: String?, failed: Bool, unsentCreate: Bool)]
     private var events: EventRowWriter?
+    /// Whether this writer serves a full download (``init(_:keys:download:recovering:now:)``).
+    private let download: Bool
+    private let now: Date
+    /// Deletes this writer queued again (one per entity, however many changes name it).
+    private var resent: Set<Key> = []
     /// What this device knows of an entity, in server time: when the server took each field of
     /// this device's delivered updates (`pushed_versions`). Not what it pulled: another device's
     /// edit is that device's to send again — a copy pulled here re-sent first made the entity
     /// newer on the server than the author's own newer edit, which was then never sent again
     /// (the seeded restore test, seed 160).
     /// Field name → server time, in a download after the server lost changes
-    /// (``init(_:keys:download:recovering:)``).
+    /// (``init(_:keys:download:recovering:now:)``).
     private let known: [Key: [String: Date]]
 
     /// Looks up which of `keys` have local changes or tombstones: two cached queries per kind of
@@ -48,10 +54,14 @@ final class ServerStateWriter {
     /// `recovering`: the download follows a server that lost changes (D59, D60). An entity the
     /// server now has in a version older than one this device knows is not taken: this device's
     /// copy goes to it again (D61).
-    init(_ db: Database, keys: some Sequence<(SyncEntity, String)>, download: Bool = false, recovering: Bool = false)
-        throws
-    {
+    /// `now`: when a delete this writer queues again was queued.
+    init(
+        _ db: Database, keys: some Sequence<(SyncEntity, String)>, download: Bool = false, recovering: Bool = false,
+        now: Date = Date()
+    ) throws {
         self.db = db
+        self.now = now
+        self.download = download
         var byEntity: [SyncEntity: Set<String>] = [:]
         for (entity, id) in keys { byEntity[entity, default: []].insert(id) }
         var tombstoned: [Key: Tombstone] = [:]
@@ -85,6 +95,15 @@ final class ServerStateWriter {
                             AND o.entity_id = t.entity_id AND o.kind = 'delete') AS waiting
                         FROM tombstones t WHERE t.entity = ?1 AND t.entity_id IN (SELECT value FROM json_each(?2))
                         """), arguments: [entity.rawValue, list])
+            // In a pull, when this device's delete reached the server, for each plain tombstone
+            // whose delete is not waiting (few: only those the page names).
+            let settled = stones.filter { ($0["cascade_of"] as String?) == nil && !($0["waiting"] as Bool) }
+            var delivered: [Key: [String: Date]] = [:]
+            if !download, !settled.isEmpty {
+                let ids = String(
+                    decoding: try JSONEncoder().encode(settled.map { $0["entity_id"] as String }), as: UTF8.self)
+                try Self.knownVersions(db, entity, ids, into: &delivered)
+            }
             for row in stones {
                 let cascadeOf: String? = row["cascade_of"]
                 // In a download a plain tombstone whose delete is no longer waiting is outvoted —
@@ -100,7 +119,8 @@ final class ServerStateWriter {
                     }
                     continue
                 }
-                tombstoned[key] = Tombstone(cascadeOf: cascadeOf)
+                tombstoned[key] = Tombstone(
+                    cascadeOf: cascadeOf, deliveredAt: delivered[key]?[SQLiteLocalStore.deletedField])
             }
         }
         self.tombstoned = tombstoned
@@ -124,6 +144,15 @@ final class ServerStateWriter {
         }
     }
 
+    /// Whether a server copy created at `createdAt` and last changed at `updatedAt` lacks what
+    /// the server took from this device at `at`: the copy is older than that write, or was created
+    /// after it — stored again after the server lost it, from another device's copy that may
+    /// predate the write (an outsider's F1: a device that had only pulled the entity re-sent it
+    /// first, and its copy's newer time then hid the author's later edit or delete for good).
+    static func lost(_ at: Date, by createdAt: Date, _ updatedAt: Date) -> Bool {
+        at > updatedAt || at < createdAt
+    }
+
     /// When the server's copy is older than something this device knows (``known``): the patch
     /// that gives the server what it lost — the fields of this device's updates the server took
     /// after its copy's time, as they are here (a field this device never sent may be stale here:
@@ -131,7 +160,7 @@ final class ServerStateWriter {
     private func newerHere(_ data: ChangeData, _ key: Key) throws -> String? {
         guard !known.isEmpty, let knowledge = known[key], let uuid = UUIDv7(key.id) else { return nil }
         func patch<P: EntityPatch>(_: P.Type, _ server: Timestamped<P.Entity>, _ here: P.Entity?) throws -> String? {
-            let fields = Set(knowledge.filter { $0.value > server.updatedAt }.keys)
+            let fields = Set(knowledge.filter { Self.lost($0.value, by: server.createdAt, server.updatedAt) }.keys)
             guard !fields.isEmpty, let here, let diff = try FieldPatch.diff(P.self, from: server.value, to: here)
             else { return nil }
             return FieldPatch.removing(FieldPatch.fields(diff).filter { !fields.contains($0) }, from: diff)
@@ -159,15 +188,29 @@ final class ServerStateWriter {
         guard let (entity, id) = data.entityKey else { return false }
         let key = Key(entity: entity, id: id)
         if !tombstoned.isEmpty, let stone = tombstoned[key] {
+            if !download, stone.cascadeOf == nil {
+                // A pull: the server refuses an id it deleted, so a copy created after this
+                // device's delete reached it was stored again after the server lost the delete —
+                // by a device that still held it and recovered later (an outsider's F1, this
+                // device first). The delete goes again (base 0: an edit made to that copy meanwhile
+                // is kept as a conflict); the tombstone stays.
+                if let deliveredAt = stone.deliveredAt, let times = data.times, deliveredAt < times.createdAt,
+                    resent.insert(key).inserted
+                {
+                    try Outbox.insert(db, entity, id, .delete, payload: nil, base: nil, now: now)
+                }
+                return false
+            }
             if let deliveredAt = stone.deliveredAt {
-                if let updatedAt = data.updatedAt, deliveredAt > updatedAt {
+                if let times = data.times, Self.lost(deliveredAt, by: times.createdAt, times.updatedAt) {
                     // The server lost this device's delete: it goes again; the tombstone stays.
                     try db.cachedStatement(
                         sql: "INSERT OR REPLACE INTO bootstrap_behind (entity, id, patch) VALUES (?, ?, NULL)"
                     ).execute(arguments: [entity.rawValue, id])
                     return false
                 }
-                // Changed there after this device's delete reached it (after a restore): taken.
+                // Changed there after this device's delete reached it (after a restore), in the
+                // copy the delete reached: taken.
             } else {
                 // Deleted here with its type: the server's copy goes with the type only while it
                 // is still of that type (the server's cascade is the truth).

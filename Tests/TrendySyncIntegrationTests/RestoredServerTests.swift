@@ -192,7 +192,91 @@ struct RestoredServerTests {
     }
 }
 
-/// Seeded sequences around a restore (D61): two devices edit, move and delete events, sync (some
+/// An outsider's F1 (D61): an entity created after the backup, pulled by another device, then
+/// edited or deleted by its author. After the restore the other device synced first and, as the
+/// server lacked the entity, sent its pulled copy again; the author's recovery then saw a server
+/// copy newer than its edit or delete and took it: the edit undone, the deleted entity back, on
+/// every device, without a conflict. A copy created after this device's write is a re-creation.
+/// The other order lost the delete too: the author recovered first (the server lacked the
+/// entity: nothing to do), the other device then re-created it, and the author's tombstone kept
+/// the pulled copy out: the author and the server disagreed for good (the seeded test, seed 95).
+@Suite(.timeLimit(.minutes(6)))
+struct RecreatedCopyTests {
+    static let t0 = Date(timeIntervalSince1970: 1_780_000_000)
+
+    enum First: String, CaseIterable, Sendable { case other, author }
+
+    @Test(arguments: First.allCases)
+    func aCopyAnotherDeviceSentAgainDoesNotHideTheAuthorsEditOrDelete(first: First) async throws {
+        try await SyncHarness.with { h in
+            let author = h.device
+            let other = try h.anotherDevice()
+            let (_, kept) = try await NeverLoseEngineTests.synced(h)
+            let backup = try await StoreBackup.take(h)
+            try await Task.sleep(for: .milliseconds(20))
+
+            // After the backup: the author makes a type, two events of it and a place; the other
+            // device pulls them.
+            var type = EventType(id: h.ids.next(), name: "Made")
+            try await author.store.createEventType(type)
+            var edited = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 10, notes: "made")
+            let doomed = Event(id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 20, notes: "doomed")
+            try await author.store.createEvent(edited)
+            try await author.store.createEvent(doomed)
+            var place = Geofence(
+                id: h.ids.next(), name: "Made", center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 100,
+                entryEventTypeId: type.id)
+            try await author.store.createGeofence(place)
+            #expect(await author.engine.sync(full: false).outcome == .ok)
+            h.clock.advance(60)
+            #expect(await other.engine.sync(full: false).outcome == .ok)
+            #expect(try await other.store.event(id: edited.id)?.value.notes == "made")
+            try await Task.sleep(for: .milliseconds(20))
+
+            // The author changes them; the other device does not pull that before the restore.
+            edited.notes = "edited by the author"
+            try await author.store.updateEvent(edited)
+            try await author.store.deleteEvent(id: doomed.id)
+            type.name = "Renamed by the author"
+            try await author.store.updateEventType(type)
+            place.name = "Renamed place"
+            try await author.store.updateGeofence(place)
+            h.clock.advance(60)
+            #expect(await author.engine.sync(full: false).outcome == .ok)
+
+            try await backup.restore(h)
+            try await Task.sleep(for: .milliseconds(20))
+            // One device finds the loss first and sends its copies again; the other then sends what
+            // the server lacks in its copies.
+            h.clock.advance(3_600)
+            let run = await (first == .other ? other : author).engine.sync(full: false)
+            #expect(run.outcome == .ok && run.pushed >= 3, "\(run)")
+            if first == .other { #expect(try await h.direct.event(id: edited.id).value.notes == "made") }
+            let then = first == .other ? [author, other, author, other] : [other, author, other]
+            for (i, d) in then.enumerated() {
+                h.clock.advance(3_600)
+                let run = await d.engine.sync(full: false)
+                #expect(run.outcome == .ok, "settle \(i): \(run)")
+            }
+
+            #expect(try await h.direct.event(id: edited.id).value.notes == "edited by the author")
+            #expect(try await !h.serverEventIds().contains(doomed.id.description))
+            #expect(try await h.direct.eventType(id: type.id).value.name == "Renamed by the author")
+            #expect(try await h.direct.geofence(id: place.id).value.name == "Renamed place")
+            for d in [author, other] {
+                #expect(try await d.store.event(id: edited.id)?.value.notes == "edited by the author")
+                #expect(try await d.store.event(id: doomed.id) == nil)
+                #expect(try await d.store.event(id: kept.id)?.value.notes == "kept")
+                #expect(try await d.store.eventType(id: type.id)?.value.name == "Renamed by the author")
+                #expect(try await d.store.geofences().first { $0.value.id == place.id }?.value.name == "Renamed place")
+                #expect(try await d.store.outboxCounts().pending == 0)
+                #expect(try await d.store.openConflictCount() == 0)
+            }
+        }
+    }
+}
+
+/// Seeded sequences around a restore (D61): two devices create, edit, move and delete events, sync (some
 /// pulls cut after the push), the server is backed up, more of the same, the server is restored,
 /// a little more, then both sync until quiet. Replay one with `TRENDY_RESTORE_FIRST_SEED=N
 /// TRENDY_RESTORE_SEEDS=1`.
@@ -207,12 +291,6 @@ struct SeededRestoreTests {
         for seed in first..<(first + count) { try await Self.run(seed: UInt64(seed)) }
     }
 
-    struct Device {
-        let store: SQLiteLocalStore
-        let api: InterceptingAPIClient
-        let engine: OutboxSyncEngine
-    }
-
     /// A write after the backup: which device, which event and field, the value, whether after the restore.
     struct Write {
         var device: Int
@@ -225,16 +303,9 @@ struct SeededRestoreTests {
         try await SyncHarness.with { h in
             var rng = SplitMix64(seed: seed)
             func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
-            let storeB = try SyncHarness.memoryStore(now: { h.clock.now })
-            let apiB = InterceptingAPIClient(h.test.client(h.token))
-            let engineB = OutboxSyncEngine(
-                store: storeB, api: apiB, reachability: SyncHarness.testProbe(apiB),
-                identity: { h.identity.current }, now: { h.clock.now }, logger: LogSystem.disabled().logger(.sync))
-            let devices = [
-                Device(store: h.store, api: h.api, engine: h.engine), Device(store: storeB, api: apiB, engine: engineB),
-            ]
+            let devices = [h.device, try h.anotherDevice()]
             let type = try await h.type()
-            let ids = (0..<6).map { _ in h.ids.next() }
+            var ids = (0..<6).map { _ in h.ids.next() }
             for (i, id) in ids.enumerated() {
                 try await h.store.createEvent(
                     Event(id: id, eventTypeId: type.id, timestamp: Self.t0 + Double(i) * 60, notes: "n\(i)"))
@@ -249,7 +320,8 @@ struct SeededRestoreTests {
             func step() async throws {
                 let d = int(2)
                 let device = devices[d]
-                let id = ids[int(ids.count)]
+                // Half the time the newest event, as people change what they just logged.
+                let id = int(2) == 0 ? ids[ids.count - 1] : ids[int(ids.count)]
                 counter += 1
                 switch int(10) {
                 case 0..<6:
@@ -275,6 +347,21 @@ struct SeededRestoreTests {
                     try await device.store.deleteEvent(id: id)
                     trace.append("\(d) delete \(id.description.suffix(4))")
                     deletes.append((d, id.description, afterBackup))
+                case 7:
+                    // A new event: another device may pull it, and its author change it, before the
+                    // restore loses it (an outsider's F1).
+                    let new = Event(
+                        id: h.ids.next(), eventTypeId: type.id, timestamp: Self.t0 + 200_000 + Double(counter) * 7,
+                        notes: "c\(seed)-\(counter)")
+                    try await device.store.createEvent(new)
+                    ids.append(new.id)
+                    trace.append("\(d) create \(new.id.description.suffix(4))")
+                    if afterBackup {
+                        let event = new.id.description
+                        writes.append(Write(device: d, event: event, field: "notes", value: new.notes ?? ""))
+                        writes.append(
+                            Write(device: d, event: event, field: "timestamp", value: ISO8601.format(new.timestamp)))
+                    }
                 default:
                     let cut = int(3) == 0
                     if cut { device.api.fail("changes", with: .transport(.timedOut)) }
@@ -290,12 +377,15 @@ struct SeededRestoreTests {
             trace.append("backup")
             afterBackup = true
             try await Task.sleep(for: .milliseconds(5))
-            for _ in 0..<14 { try await step() }
+            for _ in 0..<24 { try await step() }
             try await backup.restore(h)
             trace.append("restore")
             for _ in 0..<4 { try await step() }
+            // Either device may find the loss first.
+            let order = int(2) == 0 ? [0, 1] : [1, 0]
             for _ in 0..<3 {
-                for (i, d) in devices.enumerated() {
+                for i in order {
+                    let d = devices[i]
                     h.clock.advance(3_600)
                     let run = await d.engine.sync(full: false)
                     trace.append("\(i) settle: \(run.outcome) pushed \(run.pushed) pulled \(run.pulled)")

@@ -103,6 +103,27 @@ struct SyncHarness: Sendable {
             logger: LogSystem.disabled().logger(.sync))
     }
 
+    /// A device of the signed-in user: its store, its client (calls logged, failures scripted)
+    /// and its engine.
+    struct Device {
+        let store: SQLiteLocalStore
+        let api: InterceptingAPIClient
+        let engine: OutboxSyncEngine
+    }
+
+    /// This harness's device.
+    var device: Device { Device(store: store, api: api, engine: engine) }
+
+    /// Another device of the signed-in user, on a new in-memory store, on the harness's clock.
+    func anotherDevice() throws -> Device {
+        let store = try Self.memoryStore(now: { clock.now })
+        let api = InterceptingAPIClient(test.client(token))
+        let engine = OutboxSyncEngine(
+            store: store, api: api, reachability: Self.testProbe(api), identity: { identity.current },
+            now: { clock.now }, logger: LogSystem.disabled().logger(.sync))
+        return Device(store: store, api: api, engine: engine)
+    }
+
     /// A new account on the server and a client signed in to it.
     func account() async throws -> (LiveTrendyAPIClient, GoTrueSession) {
         try await test.signedUpClient()
