@@ -196,8 +196,8 @@ extension SQLiteLocalStore {
     /// Records that the server took each field of the update `e` at `serverAt` (its clock), or
     /// the delete `e`: a later download that finds the entity older there sends them again (D61).
     /// The patch's keys are read by SQLite (parsing it here cost more than the rest of the booking).
-    /// Only answers that name a time record anything (batches of event edits do; a single delete
-    /// answers `204` without one).
+    /// Only answers that name a time record anything (every successful write's does, a single
+    /// `DELETE`'s too; a `410` for an entity already gone names none).
     static func recordPushed(_ db: Database, _ e: OutboxEntry, serverAt: String?) throws {
         guard let serverAt else { return }
         if e.kind == .delete {

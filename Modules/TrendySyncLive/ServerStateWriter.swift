@@ -122,6 +122,23 @@ final class ServerStateWriter {
                 tombstoned[key] = Tombstone(
                     cascadeOf: cascadeOf, deliveredAt: delivered[key]?[SQLiteLocalStore.deletedField])
             }
+            // A type's delete leaves no tombstone of its own (its events' name it, D47); once the
+            // server took it, its time is one — in a pull, and in a download after a loss only (a
+            // plain download is the truth, D47). Types are few: one read per page that has any.
+            if entity == .eventType, !download || recovering {
+                let stoneless = ids.subtracting(stones.map { $0["entity_id"] as String })
+                var times = known
+                if !recovering, !stoneless.isEmpty {
+                    let list = String(decoding: try JSONEncoder().encode(Array(stoneless)), as: UTF8.self)
+                    try Self.knownVersions(db, entity, list, into: &times)
+                }
+                for id in stoneless {
+                    let key = Key(entity: entity, id: id)
+                    if let at = times[key]?[SQLiteLocalStore.deletedField] {
+                        tombstoned[key] = Tombstone(deliveredAt: at)
+                    }
+                }
+            }
         }
         self.tombstoned = tombstoned
         self.local = local
@@ -192,12 +209,13 @@ final class ServerStateWriter {
                 // A pull: the server refuses an id it deleted, so a copy created after this
                 // device's delete reached it was stored again after the server lost the delete —
                 // by a device that still held it and recovered later (an outsider's F1, this
-                // device first). The delete goes again (base 0: an edit made to that copy meanwhile
-                // is kept as a conflict); the tombstone stays.
+                // device first). The delete goes again, based on what this device had seen before
+                // this page (the copy's content, held back here, is unseen: what the delete takes
+                // of it is kept as a conflict); the tombstone stays.
                 if let deliveredAt = stone.deliveredAt, let times = data.times, deliveredAt < times.createdAt,
                     resent.insert(key).inserted
                 {
-                    try Outbox.insert(db, entity, id, .delete, payload: nil, base: nil, now: now)
+                    try Outbox.insert(db, entity, id, .delete, payload: nil, base: try Outbox.cursor(db), now: now)
                 }
                 return false
             }

@@ -166,7 +166,7 @@ struct PushedThroughTests {
     }
 
     /// Every successful write's answer names the user's newest change and its time, a replay
-    /// included; a failed write names nothing.
+    /// and a single delete included; a failed write names nothing.
     @Test func writeAnswersNameTheNewestChange() async throws {
         try await SyncHarness.with { h in
             let (type, _) = try await NeverLoseEngineTests.synced(h)
@@ -178,6 +178,9 @@ struct PushedThroughTests {
             #expect(h.direct.takeWriteMark() == nil, "taken once")
             _ = try await h.direct.createEvents([e], idempotencyKey: "k-1")
             #expect(h.direct.takeWriteMark() == latest, "a replay names the newest too")
+            // A single delete too (D61: the device books when the server took it).
+            try await h.direct.deleteEvent(id: e.id)
+            #expect(h.direct.takeWriteMark() == (try await h.direct.latestCursor()))
             var update = EventUpdate()
             update.notes = .set("none")
             let refused: TrendyAPIError?

@@ -276,6 +276,77 @@ struct RecreatedCopyTests {
     }
 }
 
+/// An outsider's N1 and N2 (D61): a type's, place's or property's delete the restored server lost
+/// came back — its single `DELETE` answered without a time, so nothing recorded when the server
+/// took it — and when the author recovered first and another device then re-created the entity,
+/// the author's tombstone kept the copy out: they disagreed for good. `alone`: the entities are in
+/// the backup and only their author syncs.
+extension RecreatedCopyTests {
+    enum Who: String, CaseIterable, Sendable { case alone, otherFirst, authorFirst }
+
+    @Test(arguments: Who.allCases)
+    func deletesOfTypesPlacesAndPropertiesTheServerLostGoAgain(who: Who) async throws {
+        try await SyncHarness.with { h in
+            let author = h.device
+            let other = try h.anotherDevice()
+            let (kind, _) = try await NeverLoseEngineTests.synced(h)
+            func make() async throws -> (EventType, PropertyDefinition, Geofence) {
+                let type = EventType(id: h.ids.next(), name: "Swim")
+                try await author.store.createEventType(type)
+                let property = PropertyDefinition(
+                    id: h.ids.next(), eventTypeId: kind.id, key: "dist", propertyType: .number)
+                try await author.store.createPropertyDefinition(property)
+                let place = Geofence(
+                    id: h.ids.next(), name: "Pool", center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 100)
+                try await author.store.createGeofence(place)
+                #expect(await author.engine.sync(full: false).outcome == .ok)
+                return (type, property, place)
+            }
+            var made: (EventType, PropertyDefinition, Geofence)?
+            if who == .alone { made = try await make() }
+            let backup = try await StoreBackup.take(h)
+            try await Task.sleep(for: .milliseconds(20))
+            if who != .alone {
+                made = try await make()
+                h.clock.advance(60)
+                #expect(await other.engine.sync(full: false).outcome == .ok)
+                #expect(try await other.store.eventTypes().contains { $0.value.name == "Swim" })
+            }
+            guard let (type, property, place) = made else { return }
+            try await Task.sleep(for: .milliseconds(20))
+            try await author.store.deleteEventType(id: type.id)
+            try await author.store.deletePropertyDefinition(id: property.id)
+            try await author.store.deleteGeofence(id: place.id)
+            h.clock.advance(60)
+            #expect(await author.engine.sync(full: false).outcome == .ok)
+
+            try await backup.restore(h)
+            try await Task.sleep(for: .milliseconds(20))
+            let order: [SyncHarness.Device] =
+                switch who {
+                case .alone: [author, author]
+                case .otherFirst: [other, author, other, author, other]
+                case .authorFirst: [author, other, author, other]
+                }
+            for (i, d) in order.enumerated() {
+                h.clock.advance(3_600)
+                let run = await d.engine.sync(full: false)
+                #expect(run.outcome == .ok, "pass \(i): \(run)")
+            }
+
+            #expect(try await !h.direct.listEventTypes().contains { $0.value.id == type.id })
+            #expect(try await !h.direct.listPropertyDefinitions().contains { $0.value.id == property.id })
+            #expect(try await !h.direct.listGeofences(active: nil).contains { $0.value.id == place.id })
+            for d in who == .alone ? [author] : [author, other] {
+                #expect(try await !d.store.eventTypes().contains { $0.value.id == type.id })
+                #expect(try await !d.store.propertyDefinitions(ofType: nil).contains { $0.value.id == property.id })
+                #expect(try await !d.store.geofences().contains { $0.value.id == place.id })
+                #expect(try await d.store.outboxCounts().pending == 0)
+            }
+        }
+    }
+}
+
 /// Seeded sequences around a restore (D61): two devices create, edit, move and delete events, sync (some
 /// pulls cut after the push), the server is backed up, more of the same, the server is restored,
 /// a little more, then both sync until quiet. Replay one with `TRENDY_RESTORE_FIRST_SEED=N

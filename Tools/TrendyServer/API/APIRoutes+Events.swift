@@ -182,6 +182,6 @@ extension APIRoutes {
         try await storeCall {
             try await store.deleteEvent(userId: user, id: id, base: try changeBase(request), now: now())
         }
-        return JSONIO.noContent()
+        return await idempotency.marked(JSONIO.noContent(), userId: user)
     }
 }

@@ -77,6 +77,6 @@ extension APIRoutes {
         try await storeCall {
             try await store.deletePropertyDefinition(userId: user, id: id, base: try changeBase(request), now: now())
         }
-        return JSONIO.noContent()
+        return await idempotency.marked(JSONIO.noContent(), userId: user)
     }
 }

@@ -143,7 +143,7 @@ struct APIRoutes: Sendable {
         try await storeCall {
             try await store.deleteEventType(userId: user, id: id, base: try changeBase(request), now: now())
         }
-        return JSONIO.noContent()
+        return await idempotency.marked(JSONIO.noContent(), userId: user)
     }
 
     // MARK: Geofences
@@ -206,7 +206,7 @@ struct APIRoutes: Sendable {
         try await storeCall {
             try await store.deleteGeofence(userId: user, id: id, base: try changeBase(request), now: now())
         }
-        return JSONIO.noContent()
+        return await idempotency.marked(JSONIO.noContent(), userId: user)
     }
 
     // MARK: Onboarding

@@ -57,7 +57,9 @@ struct Idempotency: Sendable {
     /// A successful write's answer with the user's newest feed change after it (`Trendy-Cursor`,
     /// `Trendy-Cursor-At`, D60). A replay names the newest now: a later change, which a restored
     /// server can only still have if it has this one. A failed read leaves the headers out.
-    private func marked(_ response: Response, userId: String) async -> Response {
+    /// Writes without idempotency keys (the single `DELETE` routes) are marked too: a device
+    /// records when the server took its delete, so a server that lost it gets it again (D61).
+    func marked(_ response: Response, userId: String) async -> Response {
         guard let latest, (200..<300).contains(response.status.code),
             let newest = try? await latest(userId), newest.cursor > 0, let at = newest.at
         else { return response }
