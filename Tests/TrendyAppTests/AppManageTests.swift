@@ -168,6 +168,24 @@ import TrendySync
         #expect(form.field == 1 && form.values[0] == "a@b.c" && form.isSecret(1) && !form.isSecret(0))
     }
 
+    /// An outside tester typed 👩‍💻 into a note and got 👩💻: the zero-width joiner arrives as a
+    /// key of its own and was dropped as a control character. Bidi controls still are.
+    @Test func formsKeepAJoinerTypedBetweenEmoji() {
+        var ui = AppUI()
+        ui.tab = .events
+        type([.char("c")], &ui, context())
+        type(
+            chars("a ") + [.char("👩"), .char("\u{200D}"), .char("💻"), .char("\u{202E}"), .char("\u{9B}")], &ui,
+            context())
+        guard case .form(let form) = ui.mode else {
+            Issue.record("the note form stays open")
+            return
+        }
+        #expect(Array(form.values[0].unicodeScalars) == Array("a 👩\u{200D}💻".unicodeScalars))
+        #expect(form.values[0].count == 3, "one character: the joined emoji")
+        #expect(AppUI.isText("\u{FE0F}") && !AppUI.isText("\u{1B}") && !AppUI.isText("\u{2067}"))
+    }
+
     @Test func searchJumpAndTimeOnTheEventsList() {
         var core = AppCore(route: .authenticated, tab: .events, banner: "", plain: true, links: [])
         core.context = context()
@@ -265,6 +283,16 @@ import TrendySync
         #expect(
             gone[1] == "lost edits: note “oat milk”, time Thu 26 Nov 2026 08:00 (another device, Thu 26 Nov 2026 17:24)"
         )
+        // Gone from this device: named by the last content the conflict keeps, not "An event".
+        var elsewhere = deleted
+        elsewhere.entityId = Self.ids.next().description
+        elsewhere.entity =
+            #"{"id":"\#(elsewhere.entityId)","event_type_id":"\#(Self.tea.id)","#
+            + #""timestamp":"2026-11-25T07:30:00Z","is_all_day":false,"source_type":"manual"}"#
+        let named = AppTabs.conflict(elsewhere, data, TimeZone(identifier: "UTC")!)[0]
+        #expect(named.hasPrefix("Tea, Wed 25 Nov 2026 07:30: deleted"), "\(named)")
+        elsewhere.entity = nil
+        #expect(AppTabs.conflict(elsewhere, data, TimeZone(identifier: "UTC")!)[0].hasPrefix("An event: deleted"))
     }
 
     /// Issue 32: with --plain, a keystroke in a form is announced as its field alone — a password

@@ -298,6 +298,17 @@ struct AppUI: Sendable, Equatable {
         }
     }
 
+    /// Whether a typed or pasted character goes into a field: not a control character (C0, C1)
+    /// and not a bidi control, which would reorder what the terminal shows after it. Format
+    /// characters are text: a zero-width joiner typed between two emoji makes one (Foundation's
+    /// `controlCharacters` counts them as control characters, and a typed 👩‍💻 was stored as 👩💻).
+    static func isText(_ c: Character) -> Bool {
+        !c.unicodeScalars.contains { scalar in
+            scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value)
+                || (0x2066...0x2069).contains(scalar.value)
+        }
+    }
+
     mutating func handleForm(_ key: Key, _ form: inout Form) -> Command? {
         switch key {
         case .escape:
@@ -315,7 +326,7 @@ struct AppUI: Sendable, Equatable {
         case .char("\t"):
             // Tab is the next field (it went into the field as text).
             form.field = (form.field + 1) % form.values.count
-        case .char(let c) where c.unicodeScalars.allSatisfy({ CharacterSet.controlCharacters.contains($0) }):
+        case .char(let c) where !Self.isText(c):
             // Other control keys are not text (Ctrl-U went into the field, unseen).
             return nil
         case .char(let c):
@@ -325,9 +336,7 @@ struct AppUI: Sendable, Equatable {
             message = nil
         case .paste(let text):
             // Pasted text is text: line breaks and tabs become spaces, other control characters go.
-            let flat = text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter {
-                !($0.unicodeScalars.first.map { CharacterSet.controlCharacters.contains($0) } ?? false)
-            }
+            let flat = text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter(Self.isText)
             form.values[form.field].append(contentsOf: flat)
             message = nil
         case .enter, .down:

@@ -44,12 +44,26 @@ struct ConflictWords: Sendable {
         }
     }
 
-    /// A property no longer here, by its last content: "The property Coffee's shots".
+    /// An entity no longer here, by its last content (a `deleted` conflict keeps it): "Coffee, Thu
+    /// 26 Nov 2026 08:00", "The type Coffee", "The place Gym", "The property Coffee's shots". An
+    /// outside tester saw only "An event" and could not tell several deleted events apart.
     func lastName(_ c: SyncConflict) -> String? {
-        guard c.entityType == .propertyDefinition, let body = c.entity,
-            let d = try? TrendyJSON.decoder().decode(PropertyDefinition.self, from: Data(body.utf8))
-        else { return nil }
-        return "The property \(typeNames[d.eventTypeId] ?? "a deleted type")'s \(d.key)"
+        guard let body = c.entity.map({ Data($0.utf8) }) else { return nil }
+        let decoder = TrendyJSON.decoder()
+        switch c.entityType {
+        case .event:
+            guard let e = try? decoder.decode(Event.self, from: body) else { return nil }
+            return "\(typeNames[e.eventTypeId] ?? "An event"), \(AppHelp.when(e.timestamp, timeZone))"
+        case .eventType:
+            return (try? decoder.decode(EventType.self, from: body)).map { "The type \($0.name)" }
+        case .geofence:
+            return (try? decoder.decode(Geofence.self, from: body)).map { "The place \($0.name)" }
+        case .propertyDefinition:
+            guard let d = try? decoder.decode(PropertyDefinition.self, from: body) else { return nil }
+            return "The property \(typeNames[d.eventTypeId] ?? "a deleted type")'s \(d.key)"
+        default:
+            return nil
+        }
     }
 
     func device(_ id: String) -> String { id == deviceId ? "this device" : "another device" }
