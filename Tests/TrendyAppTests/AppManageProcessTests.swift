@@ -110,6 +110,12 @@ extension AppProcessTests {
         #expect(await Self.shows(app, "Changed the type Chai."), "\(Self.lastFrame(app))")
         #expect(try await TrendyProcess.run(["types"] + d).stdout.contains("#AA0000"), "its colour too (issue 33)")
         #expect(try await TrendyProcess.run(["types"] + d).stdout.contains("Chai"))
+        // A refused value in words, not the model's class name (an outside tester saw "Invalid
+        // EventType: color: …").
+        app.type("r")
+        app.type("<down><bs><bs><bs><bs><bs><bs><bs>red<down><enter>")
+        #expect(await Self.shows(app, "Colour must be a colour like #3B82F6"), "\(Self.lastFrame(app))")
+        app.type("<esc>")
         // The selection stayed on the renamed type (Chai now sorts first); Coffee is the next row.
         #expect(Self.lastFrame(app).contains("› Chai"))
         app.type("j")
@@ -120,6 +126,9 @@ extension AppProcessTests {
         app.type("n")
         #expect(await Self.shows(app, "Nothing was changed."))
         app.type("6a")
+        app.type("Home<down>91, 13.405<down><down>Coffee<enter>")
+        #expect(await Self.shows(app, "Latitude must be between -90 and 90 degrees"), "\(Self.lastFrame(app))")
+        app.type("<esc>6a")
         app.type("Home<down>52.52, 13.405<down><down>Coffee<enter>")
         #expect(await Self.shows(app, "Added Home"), "\(Self.lastFrame(app))")
         #expect(try await TrendyProcess.run(["geofence", "list"] + d).stdout.contains("Home"))

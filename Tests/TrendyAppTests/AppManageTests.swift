@@ -168,6 +168,20 @@ import TrendySync
         #expect(form.field == 1 && form.values[0] == "a@b.c" && form.isSecret(1) && !form.isSecret(0))
     }
 
+    @Test func aRefusedValueIsSaidInWords() {
+        let error = ValidationError(
+            entity: "Geofence",
+            issues: [
+                FieldIssue(field: "color", reason: "must be a colour like #3B82F6"),
+                FieldIssue(field: "center.latitude", reason: "must be between -90 and 90 degrees"),
+                FieldIssue(field: "entry_event_type_id", reason: "names no type"),
+            ])
+        #expect(
+            AppHelp.refusal(error)
+                == "Colour must be a colour like #3B82F6; Latitude must be between -90 and 90 degrees; "
+                + "Entry event type names no type")
+    }
+
     /// An outside tester typed 👩‍💻 into a note and got 👩💻: the zero-width joiner arrives as a
     /// key of its own and was dropped as a control character. Bidi controls still are.
     @Test func formsKeepAJoinerTypedBetweenEmoji() {

@@ -42,7 +42,7 @@ func parseCoordinate(_ words: [String]) throws(CLIError) -> Coordinate {
     }
     let point = Coordinate(latitude: lat, longitude: lon)
     do { try point.validate() } catch {
-        throw CLIError(code: .invalidLocation, message: error.description, exitCode: .usage)
+        throw CLIError(code: .invalidLocation, message: AppHelp.refusal(error), exitCode: .usage)
     }
     return point
 }

@@ -64,6 +64,17 @@ enum AppHelp {
         return lines
     }
 
+    /// A refused value in a person's words: "Colour must be a colour like #3B82F6", not the
+    /// model's "Invalid EventType: color: …" (an outside tester saw the class names).
+    static func refusal(_ error: ValidationError) -> String {
+        error.issues.map { issue in
+            let last = issue.field.split(separator: ".").last.map(String.init) ?? issue.field
+            var name = last == "color" ? "colour" : last.replacingOccurrences(of: "_", with: " ")
+            if name.hasSuffix(" id") { name.removeLast(3) }
+            return name.prefix(1).uppercased() + name.dropFirst() + " " + issue.reason
+        }.joined(separator: "; ")
+    }
+
     /// One time format everywhere: `Wed  2 Dec 2026 09:05`, as the lists show it.
     static func when(_ date: Date, _ timeZone: TimeZone) -> String { Screen.when(date, timeZone) }
 

@@ -146,8 +146,12 @@ extension AppRunner {
             }
         } catch let error as CLIError {
             return AppCore.Outcome(message: error.message, failed: true)
+        } catch LocalStoreError.invalid(let error) {
+            return AppCore.Outcome(message: AppHelp.refusal(error), failed: true)
         } catch let error as LocalStoreError {
             return AppCore.Outcome(message: error.description, failed: true)
+        } catch let error as ValidationError {
+            return AppCore.Outcome(message: AppHelp.refusal(error), failed: true)
         } catch {
             return AppCore.Outcome(message: String(describing: error), failed: true)
         }
