@@ -76,8 +76,10 @@ final class ServerStateWriter {
                         SELECT entity_id, kind, state, sent, payload FROM outbox WHERE entity = ?1
                         AND entity_id IN (SELECT value FROM json_each(?2)) ORDER BY seq
                         """), arguments: [entity.rawValue, list])
+            var deleting: Set<String> = []
             for row in rows {
                 let key = Key(entity: entity, id: row["entity_id"])
+                if (row["kind"] as String) == MutationKind.delete.rawValue { deleting.insert(key.id) }
                 var entry = local[key] ?? (nil, false, false)
                 if (row["kind"] as String) == MutationKind.update.rawValue, let patch = row["payload"] as String? {
                     entry.patch = entry.patch.map { FieldPatch.merge($0, patch) } ?? patch
@@ -122,19 +124,23 @@ final class ServerStateWriter {
                 tombstoned[key] = Tombstone(
                     cascadeOf: cascadeOf, deliveredAt: delivered[key]?[SQLiteLocalStore.deletedField])
             }
-            // A type's delete leaves no tombstone of its own (its events' name it, D47); once the
-            // server took it, its time is one — in a pull, and in a download after a loss only (a
-            // plain download is the truth, D47). Types are few: one read per page that has any.
-            if entity == .eventType, !download || recovering {
+            // A type's delete leaves no tombstone of its own (its events' name it, D47). While it
+            // waits here, the server's copy is held back as any entity's is; once the server took
+            // it, its booked time (D61) is its tombstone — in a pull, and in a download after a
+            // loss only (a plain download is the truth, D47). Types are few: one read per page
+            // that has any.
+            if entity == .eventType {
                 let stoneless = ids.subtracting(stones.map { $0["entity_id"] as String })
                 var times = known
-                if !recovering, !stoneless.isEmpty {
+                if !download, !recovering, !stoneless.isEmpty {
                     let list = String(decoding: try JSONEncoder().encode(Array(stoneless)), as: UTF8.self)
                     try Self.knownVersions(db, entity, list, into: &times)
                 }
                 for id in stoneless {
                     let key = Key(entity: entity, id: id)
-                    if let at = times[key]?[SQLiteLocalStore.deletedField] {
+                    if deleting.contains(id) {
+                        tombstoned[key] = Tombstone()
+                    } else if !download || recovering, let at = times[key]?[SQLiteLocalStore.deletedField] {
                         tombstoned[key] = Tombstone(deliveredAt: at)
                     }
                 }

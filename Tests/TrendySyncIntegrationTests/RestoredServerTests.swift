@@ -347,6 +347,38 @@ extension RecreatedCopyTests {
     }
 }
 
+extension RecreatedCopyTests {
+    /// A type whose booked delete (D61) holds a pulled re-created copy back sends its delete
+    /// again once, however many pages name the copy: a delete waiting here again is not queued
+    /// twice.
+    @Test func aRecreatedTypeIsDeletedAgainOnce() async throws {
+        let store = try SyncHarness.memoryStore()
+        let type = EventType(id: UUIDv7Generator().next(), name: "Swim")
+        let delivered = Self.t0
+        try await store.db.write { db in
+            try db.execute(
+                sql: "INSERT INTO pushed_versions (entity, entity_id, field, at) VALUES ('event_type', ?, ?, ?)",
+                arguments: [type.id.description, SQLiteLocalStore.deletedField, ISO8601.format(delivered)])
+        }
+        func page(_ cursor: Int64) -> ChangesPage {
+            let copy = Timestamped(type, createdAt: delivered + 60, updatedAt: delivered + 60 + Double(cursor))
+            return ChangesPage(
+                changes: [
+                    Change(
+                        cursor: cursor, entityType: .eventType, entityId: type.id.description,
+                        operation: cursor == 1 ? .create : .update, data: .eventType(copy), createdAt: copy.updatedAt)
+                ], nextCursor: cursor, hasMore: false)
+        }
+        _ = try await store.apply(page(1))
+        _ = try await store.apply(page(2))
+        #expect(try await store.eventType(id: type.id) == nil, "held back")
+        let deletes = try await store.db.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox WHERE entity = 'event_type' AND kind = 'delete'")
+        }
+        #expect(deletes == 1)
+    }
+}
+
 /// Seeded sequences around a restore (D61): two devices create, edit, move and delete events, sync (some
 /// pulls cut after the push), the server is backed up, more of the same, the server is restored,
 /// a little more, then both sync until quiet. Replay one with `TRENDY_RESTORE_FIRST_SEED=N
