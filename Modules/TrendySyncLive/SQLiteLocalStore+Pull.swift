@@ -274,9 +274,6 @@ extension ChangeData {
         }
     }
 
-    /// When the server last changed the entity (nil for onboarding and conflicts).
-    var updatedAt: Date? { times?.updatedAt }
-
     /// When the server first stored the entity and last changed it (nil for onboarding and
     /// conflicts).
     var times: (createdAt: Date, updatedAt: Date)? {
