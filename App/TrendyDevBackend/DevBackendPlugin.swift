@@ -66,6 +66,7 @@ actor EmbeddedBackend: LocalBackend {
                 var configuration = ServerConfiguration()
                 configuration.port = 0
                 configuration.databasePath = database.path
+                configuration.belowInteractive = true
                 let server = try await lock.withLock(timeout: InstallBusy.wait) {
                     try OwnerOnlyFile.prepareDatabase(database)
                     return try await TrendyServer(configuration: configuration, logs: logs)

@@ -120,6 +120,37 @@ public enum InsightSchema {
           GROUP BY r.event_type_id, p.key, d;
         """
 
+    /// The triggers that keep the aggregates, as migration `insights.v1` creates them.
+    static func triggers(ifNotExists: Bool) -> String {
+        let create = ifNotExists ? "CREATE TRIGGER IF NOT EXISTS" : "CREATE TRIGGER"
+        return """
+            \(create) insight_events_insert AFTER INSERT ON local_events BEGIN
+              \(add("new"))
+            END;
+            \(create) insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events BEGIN
+              \(remove("old"))
+              \(add("new"))
+            END;
+            \(create) insight_events_replace BEFORE INSERT ON local_events
+            WHEN EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
+              \(remove("replaced"))
+            END;
+            \(create) insight_events_delete AFTER DELETE ON local_events BEGIN
+              \(remove("old"))
+            END;
+            """
+    }
+
+    /// Takes the triggers down for a bulk load into an empty store (D63): row by row they cost
+    /// a pulled event more than its own insert; ``bulkLoadEnd`` counts everything once.
+    public static let bulkLoadBegin = ["insert", "update", "replace", "delete"].map {
+        "DROP TRIGGER IF EXISTS insight_events_\($0);"
+    }.joined(separator: "\n")
+
+    /// Ends a bulk load: the triggers again (also on a store whose load began before they were
+    /// taken down) and every aggregate built from the events, set-wise.
+    public static var bulkLoadEnd: String { triggers(ifNotExists: true) + "\n" + rebuild }
+
     static func migrate(_ db: Database) throws {
         try db.execute(
             sql: """
@@ -146,20 +177,7 @@ public enum InsightSchema {
                     type_id TEXT NOT NULL, key TEXT NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,
                     milli INTEGER NOT NULL, PRIMARY KEY (type_id, key, day)
                 ) WITHOUT ROWID;
-                CREATE TRIGGER insight_events_insert AFTER INSERT ON local_events BEGIN
-                  \(add("new"))
-                END;
-                CREATE TRIGGER insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events BEGIN
-                  \(remove("old"))
-                  \(add("new"))
-                END;
-                CREATE TRIGGER insight_events_replace BEFORE INSERT ON local_events
-                WHEN EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
-                  \(remove("replaced"))
-                END;
-                CREATE TRIGGER insight_events_delete AFTER DELETE ON local_events BEGIN
-                  \(remove("old"))
-                END;
+                \(triggers(ifNotExists: false))
                 \(rebuild)
                 """)
     }

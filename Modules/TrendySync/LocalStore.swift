@@ -219,6 +219,16 @@ public protocol SyncEngine: Sendable {
     func history() async throws -> [SyncRun]
 }
 
+/// The priority a sync pass runs at when nobody is waiting for it: below the interactive path,
+/// so a keystroke and a screen's read are answered first on a busy machine (D62). On Linux
+/// Dispatch gives each priority its own threads and `nice` (`.utility`: 2; `.medium`: 0), so
+/// this is CPU priority, not only an order. A pass is escalated to its waiter's priority while
+/// someone awaits it (an exit waiting for the last pass), as Swift escalates any awaited task.
+public enum SyncPriority {
+    /// What an app starts its passes at (`Task(priority: SyncPriority.pass)`).
+    public static let pass: TaskPriority = .utility
+}
+
 /// What a sign-in did to the local data (``LocalStore/claim(for:email:)``).
 public enum LocalClaim: Sendable, Equatable {
     /// Nothing: the data was this account's already, or there was none.

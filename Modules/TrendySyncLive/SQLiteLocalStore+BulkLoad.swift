@@ -1,16 +1,36 @@
 import Foundation
 import GRDB
 
+/// Tables another feature derives from `local_events` by its own triggers (the insights plugin's
+/// daily aggregates), as a bulk load treats them: `begin` takes the triggers down with the event
+/// indexes, in the same transaction; `end` puts them back and builds the tables from every event
+/// once, in the transaction that builds the indexes (D63). The caller (the composition root)
+/// hands them to the store; the store runs the statements and knows nothing of what they keep.
+public struct DerivedFromEvents: Sendable {
+    /// Statements that take the triggers down.
+    public var begin: String
+    /// Statements that create the triggers (`IF NOT EXISTS`: a load a crash interrupted, or one
+    /// begun by a version that left them up) and build the tables from the events.
+    public var end: String
+
+    /// Derived tables with their bulk-load statements.
+    public init(begin: String, end: String) {
+        self.begin = begin
+        self.end = end
+    }
+}
+
 /// Bulk loading: a device downloading its history into a store with no events takes down the
 /// secondary indexes on `local_events` that the download would fill at random, and builds them
-/// once at the end.
+/// once at the end; other features' derived tables (``DerivedFromEvents``) the same way.
 ///
 /// Each row inserted with the indexes up is three B-tree inserts instead of one, and when the
 /// feed's order is not the events' time order every insert into the time index lands on a
 /// different page, so each commit rewrites hundreds of pages. Building an index over the whole
 /// table at the end is a sort. Whether a load is under way is the schema itself (the indexes are
 /// absent), not a flag: a crash mid-download, or a user switch that wipes `sync_state`, cannot
-/// lose it, and the next pull rebuilds them.
+/// lose it, and the next pull rebuilds them (and the derived tables, whose triggers went down in
+/// the same transaction).
 extension SQLiteLocalStore {
     /// The secondary indexes on `local_events`, exactly as migration `sync.v1` creates them
     /// (SQLite stores the statement without `IF NOT EXISTS`).
@@ -74,14 +94,19 @@ extension SQLiteLocalStore {
             for index in Self.eventIndexes where !(keepingTimeIndex && index.name == Self.timeIndex) {
                 try db.execute(sql: "DROP INDEX IF EXISTS \(index.name)")
             }
+            // Whether the time index stays or not, one of the indexes is down: that is the mark
+            // that these triggers are down too.
+            for tables in derived { try db.execute(sql: tables.begin) }
             return .startedOnEmptyStore
         }
     }
 
-    /// Ends a bulk load: builds the event indexes over everything stored (one transaction).
+    /// Ends a bulk load: builds the event indexes over everything stored and the derived tables
+    /// (one transaction).
     package func endBulkLoad() async throws {
         try await db.write { db in
             for index in Self.eventIndexes { try db.execute(sql: index.sql) }
+            for tables in derived { try db.execute(sql: tables.end) }
         }
     }
 }

@@ -15,15 +15,19 @@ public final class SQLiteLocalStore: LocalStore {
     /// The zone the device is in now: a new event logged here without one is stamped with it
     /// (its day is then the local date where it happened; nil stamps nothing).
     let zone: @Sendable () -> String?
+    /// Other features' tables derived from the events, which a bulk load takes down and builds once.
+    let derived: [DerivedFromEvents]
 
-    /// Uses an open, migrated database (see ``SyncSchema``).
+    /// Uses an open, migrated database (see ``SyncSchema``); `derived`: the tables other features'
+    /// triggers keep from the events (the insights aggregates), for bulk loads.
     public init(
         database: any DatabaseWriter, now: @escaping @Sendable () -> Date = Date.init,
-        zone: @escaping @Sendable () -> String? = { nil }, logger: Logger
+        zone: @escaping @Sendable () -> String? = { nil }, derived: [DerivedFromEvents] = [], logger: Logger
     ) {
         db = database
         self.now = now
         self.zone = zone
+        self.derived = derived
         self.logger = logger
     }
 

@@ -141,6 +141,27 @@ struct AppProcessTests {
             "back in the foreground, the session was validated with the server")
     }
 
+    /// The foreground hooks after `fg` (a session check and a pass) used to run inside the key
+    /// loop: against a server that never answers, keys waited for the whole network budget.
+    @Test func afterFgKeysWorkWhileTheForegroundPassWaitsForAHungServer() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try await Self.onboarded(dir)
+        let silent = try SilentServer()
+        let app = try RunningApp([
+            "--data-dir", dir.path, "--sync-interval", "0", "--api-url", silent.url.absoluteString,
+            "--server-timeout", "60",
+        ])
+        #expect(await app.waitForScreen("dashboard"))
+        app.send(SIGTSTP)
+        #expect(await app.waitFor { _ in app.state == "T" })
+        app.send(SIGCONT)
+        #expect(await app.waitFor { _ in app.state != "T" })
+        app.type("2")
+        #expect(await app.waitForScreen("events", seconds: 20), "keys work while the pass waits (budget 60 s)")
+        app.send(SIGKILL)
+        _ = await app.exitStatus()
+    }
+
     @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         try await Self.onboarded(dir)

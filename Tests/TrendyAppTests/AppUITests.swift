@@ -46,6 +46,41 @@ import TrendyRouting
         #expect(empty.handle(.char("l"), none) == .redraw && empty.mode == .browse && empty.message != nil)
     }
 
+    /// An outside tester: "Delete the selected event?" did not say which (from the details, or
+    /// after the list moved under a sync). The question names the event by its type and time.
+    @Test func theDeleteQuestionNamesTheEvent() {
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        let at = Date(timeIntervalSince1970: 1_795_000_000)
+        data.page = [Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: at)]
+        var named = context()
+        named.names = data.rowNames
+        var ui = AppUI()
+        _ = ui.handle(.char("2"), named)
+        _ = ui.handle(.char("d"), named)
+        #expect(ui.mode == .confirm(.delete(eventId: Self.page[0]), "Delete Coffee, \(AppHelp.when(at, .current))?"))
+    }
+
+    /// An outside tester: the details showed a property's key ("shots"), not its label, in key
+    /// order. By label in the type's order now; a value whose property is gone keeps its key.
+    @Test func theDetailsShowPropertiesByLabelInTheTypesOrder() {
+        var data = AppViewData()
+        data.types = [Self.coffee]
+        data.definitions = [
+            PropertyDefinition(
+                id: Self.ids.next(), eventTypeId: Self.coffee.id, key: "size", label: "Cup size", propertyType: .text),
+            PropertyDefinition(
+                id: Self.ids.next(), eventTypeId: Self.coffee.id, key: "shots", label: "Espresso shots",
+                propertyType: .number, displayOrder: 1),
+        ]
+        let event = Event(
+            id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: Date(),
+            properties: ["shots": .number(2), "size": .text("large"), "old": .text("kept")])
+        let lines = AppHelp.detail(event, data, .current)
+        let properties = Array(lines.drop { $0 != "Properties:" }.dropFirst())
+        #expect(properties == ["  Cup size: large", "  Espresso shots: 2", "  old: kept"])
+    }
+
     @Test func theEventsPageSelectsPagesFiltersEditsAndDeletesWithConfirmation() {
         var ui = AppUI()
         _ = ui.handle(.char("2"), context())

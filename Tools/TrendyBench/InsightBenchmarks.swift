@@ -21,9 +21,8 @@ enum InsightBenchmarks {
         SyncSchema.register(in: &migrator)
         InsightSchema.register(in: &migrator)
         var config = Configuration()
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let path = dir.appendingPathComponent(name).path
-        BackgroundCheckpointer.configure(&config, path: path)
+        LocalDatabaseSettings.apply(to: &config, path: path)
         let pool = try DatabasePool(path: path, configuration: config)
         try migrator.migrate(pool)
         let store = SQLiteLocalStore(database: pool, zone: { zone }, logger: LogSystem.disabled().logger(.data))

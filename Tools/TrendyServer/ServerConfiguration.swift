@@ -50,6 +50,10 @@ public struct ServerConfiguration: Sendable {
     public var passwordChangeRequiresReauthentication = false
     /// How long a reauthentication code is valid.
     public var reauthenticationCodeLifetime: Duration = .seconds(3_600)
+    /// Serves below the interactive path of the process it runs in (the embedded backend of an
+    /// app): its tasks at `.utility` priority and its SQLite at utility QoS (D62). A server of its
+    /// own keeps the defaults.
+    public var belowInteractive = false
 
     /// The defaults.
     public init() {}

@@ -76,7 +76,8 @@ public final class TrendyServer: Sendable {
     /// PostgreSQL when a database URL is configured, else SQLite.
     static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any ServerStore {
         guard let url = configuration.databaseURL else {
-            return try SQLiteServerStore(path: configuration.databasePath)
+            return try SQLiteServerStore(
+                path: configuration.databasePath, qos: configuration.belowInteractive ? .utility : nil)
         }
         guard (1...1_000).contains(configuration.databasePoolSize) else {
             throw ConfigurationError("the database pool size must be 1-1000")
@@ -143,7 +144,8 @@ public final class TrendyServer: Sendable {
         var quiet = logger
         quiet.logLevel = .critical
         let group = ServiceGroup(configuration: .init(services: [app], logger: quiet))
-        let task = Task { try await group.run() }
+        // Every connection's handler is a child of this task and inherits its priority.
+        let task = Task(priority: configuration.belowInteractive ? .utility : nil) { try await group.run() }
         var iterator = stream.makeAsyncIterator()
         guard let port = await iterator.next() else { throw ServerSetupError.didNotStart }
         continuation.finish()

@@ -109,7 +109,8 @@ public enum AppComposition {
                 "TRENDY_TIME_ZONE names no time zone this device knows; new events are stamped with \(zone)",
                 metadata: ["value": .string(String(named.prefix(64)))])
         }
-        let store = SQLiteLocalStore(database: database, zone: { zone }, logger: logs.logger(.data))
+        let store = SQLiteLocalStore(
+            database: database, zone: { zone }, derived: plugins.compactMap(\.bulkLoad), logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let reachability = HealthCheckProbe(

@@ -12,8 +12,7 @@ enum AppDatabase {
         try OwnerOnlyFile.prepareDatabase(url)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        BackgroundCheckpointer.configure(&configuration, path: url.path)
+        LocalDatabaseSettings.apply(to: &configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
         // A copied or restored database is another device (its pulls leave out its own changes).

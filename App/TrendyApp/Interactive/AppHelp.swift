@@ -56,9 +56,16 @@ enum AppHelp {
             lines += ["", "Note:"] + wrap(notes, width: 60).map { "  " + $0 }
         }
         if !event.properties.isEmpty {
+            // By label, in the type's order (an outside tester saw keys: "shots", not "Shots");
+            // a value whose property is gone keeps its key, after the others.
+            let definitions = data.definitions.filter { $0.eventTypeId == event.eventTypeId }
+            let order = Dictionary(
+                definitions.enumerated().map { ($1.key, ($0, $1.label)) }, uniquingKeysWith: { a, _ in a })
             lines += ["", "Properties:"]
-            for (key, value) in event.properties.sorted(by: { $0.key < $1.key }) {
-                lines.append("  \(key): \(words(value))")
+            for (key, value) in event.properties.sorted(by: {
+                (order[$0.key]?.0 ?? Int.max, $0.key) < (order[$1.key]?.0 ?? Int.max, $1.key)
+            }) {
+                lines.append("  \(order[key]?.1 ?? key): \(words(value))")
             }
         }
         return lines

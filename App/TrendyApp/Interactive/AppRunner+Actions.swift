@@ -29,7 +29,8 @@ extension AppRunner {
         case .startSync:
             let env = env
             let sink = running.sink
-            running.syncing = Task {
+            // Below the keys' priority: a pass is CPU work the person does not wait on (D62).
+            running.syncing = Task(priority: SyncPriority.pass) {
                 let run = await env.sync.sync(full: false)
                 await env.syncFinished(run)
                 sink.yield(.synced(run))
@@ -79,7 +80,13 @@ extension AppRunner {
             // Suspend for real: the default action, raised at ourselves; `fg` continues here.
             running.signals.suspend()
             terminal.enter()
-            await enterForeground()
+            // The hooks' pass used to run inside the loop: after `fg` keys waited for it (the
+            // whole network budget with a hung server).
+            let previous = running.foreground
+            running.foreground = Task(priority: SyncPriority.pass) {
+                await previous?.value
+                await self.enterForeground()
+            }
         case .log(let message, let metadata):
             log.info("\(message)", metadata: metadata.mapValues { .string($0) })
         case .exit:

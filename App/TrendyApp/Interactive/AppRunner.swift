@@ -78,6 +78,8 @@ final class AppRunner: Sendable {
         var background: Task<Void, Never>?
         /// The next retry after the server was out.
         var retry: Task<Void, Never>?
+        /// The foreground hooks after `fg` (a pass among them), off the loop: keys work meanwhile.
+        var foreground: Task<Void, Never>?
     }
 
     /// Runs until the person quits, input ends, or SIGTERM/SIGINT; returns the exit status.
@@ -174,7 +176,8 @@ final class AppRunner: Sendable {
                     sink.yield(.watch)
                 }
             },
-            Task {
+            // The launch hooks (the launch's pass among them) run below the keys' priority (D62).
+            Task(priority: SyncPriority.pass) {
                 for module in modules { await module.didLaunch() }
                 sink.yield(.refresh)
             },
@@ -202,12 +205,13 @@ final class AppRunner: Sendable {
         running.debounce?.cancel()
         running.background?.cancel()
         running.retry?.cancel()
-        // The launch's hooks (its pass among them) finish first, up to a few seconds: quitting at
-        // once used to close the network under that pass, which recorded "Offline" and left
-        // what it was sending unsent.
-        if let launch {
+        // The launch's hooks (its pass among them) and the foreground hooks after a `fg` finish
+        // first, up to a few seconds: quitting at once used to close the network under that pass,
+        // which recorded "Offline" and left what it was sending unsent.
+        let hooks = [launch, running.foreground].compactMap { $0 }
+        if !hooks.isEmpty {
             let finished: @Sendable () async -> Bool = {
-                await launch.value
+                for hook in hooks { await hook.value }
                 return true
             }
             _ = await withDeadline(.seconds(5), orElse: { false }, finished)

@@ -211,7 +211,8 @@ struct AppUI: Sendable, Equatable {
             selection = 0
         case .char("d"):
             guard context.page.indices.contains(selection) else { return nil }
-            mode = .confirm(.delete(eventId: context.page[selection]), "Delete the selected event?")
+            let id = context.page[selection]
+            mode = .confirm(.delete(eventId: id), "Delete \(context.names[id.description] ?? "the selected event")?")
         case .char("e"):
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))

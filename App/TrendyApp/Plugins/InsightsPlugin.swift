@@ -2,6 +2,7 @@ import ArgumentParser
 import GRDB
 import TrendyInsights
 import TrendyInsightsLive
+import TrendySyncLive
 
 /// Insights (issue 34): streaks, this week against last, time patterns and corrected
 /// correlations, computed on the device from daily aggregates its database keeps; the dashboard's
@@ -27,6 +28,10 @@ public struct InsightsPlugin: TrendyPlugin {
     /// Adds the aggregates and the triggers that keep them (after Sync's tables).
     public func registerMigrations(in migrator: inout DatabaseMigrator) { InsightSchema.register(in: &migrator) }
     public var derivedTables: Set<String> { InsightSchema.derived }
+    /// A download into an empty store builds the aggregates once at the end (D63).
+    public var bulkLoad: DerivedFromEvents? {
+        DerivedFromEvents(begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd)
+    }
 
     /// Builds the feature's live parts.
     public func install(into app: inout AppAssembly) {

@@ -37,6 +37,9 @@ public protocol TrendyPlugin: Sendable {
     /// leaves them to be rebuilt rather than copying them (a copy beside the rows they are derived
     /// from would count each row twice).
     var derivedTables: Set<String> { get }
+    /// How a bulk load into an empty store treats those tables: their triggers down for the load,
+    /// the tables built once at the end (D63); nil when the feature keeps none.
+    var bulkLoad: DerivedFromEvents? { get }
     /// The onboarding position the first route is decided from, read synchronously before
     /// anything is built; nil when the feature has no say (only onboarding has).
     func launchFacts(paths: AppPaths, userId: String?) -> OnboardingLaunchFacts?
@@ -57,6 +60,8 @@ extension TrendyPlugin {
     public func registerMigrations(in migrator: inout DatabaseMigrator) {}
     /// No derived tables by default.
     public var derivedTables: Set<String> { [] }
+    /// Nothing for a bulk load by default.
+    public var bulkLoad: DerivedFromEvents? { nil }
     /// No local backend by default.
     public func localBackend(paths: AppPaths) -> LocalBackendFactory? { nil }
     /// No say in the launch by default.

@@ -11,8 +11,8 @@ public final class SQLiteServerStore: ServerStore {
     let db: any DatabaseWriter
 
     /// Opens (and migrates) the database at `path`, or an in-memory one when nil.
-    public init(path: String?) throws {
-        db = try ServerDatabase.open(path: path)
+    public init(path: String?, qos: DispatchQoS? = nil) throws {
+        db = try ServerDatabase.open(path: path, qos: qos)
     }
 
     /// Appends a change to the user's feed and answers its cursor. Cursors are numbered per

@@ -3,8 +3,11 @@ import GRDB
 
 /// Opens the server's SQLite database (WAL, foreign keys) and migrates it.
 enum ServerDatabase {
-    static func open(path: String?) throws -> any DatabaseWriter {
+    /// `qos`: the database threads' quality of service (GRDB's default is `userInitiated`, which
+    /// Linux runs at `nice -2`, above an app's main thread).
+    static func open(path: String?, qos: DispatchQoS? = nil) throws -> any DatabaseWriter {
         var config = Configuration()
+        if let qos { config.qos = qos }
         config.foreignKeysEnabled = true
         config.busyMode = .timeout(10)
         let writer: any DatabaseWriter
