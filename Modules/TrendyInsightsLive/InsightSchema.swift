@@ -4,7 +4,8 @@ import GRDB
 /// the daily aggregates (per type, day and zone logged in; per type and weekday-hour slot; per type,
 /// property and day) that triggers on Sync's `local_events` keep in the same transaction as
 /// every write (a log, an edit, a delete, an import, a pull, an adoption, a repair's copy), so
-/// insights never scan the events.
+/// insights never scan the events — except during a bulk load into an empty store, which takes
+/// the triggers down and builds the aggregates once at its end (``bulkLoadBegin``, D63).
 ///
 /// A day is computed in SQL exactly as ``DayClock`` computes it: the event's zone (its
 /// `time_zone`, else the home zone) gives the offset in force at its time from
@@ -120,7 +121,9 @@ public enum InsightSchema {
           GROUP BY r.event_type_id, p.key, d;
         """
 
-    /// The triggers that keep the aggregates, as migration `insights.v1` creates them.
+    /// The triggers that keep the aggregates, as migration `insights.v1` creates them. A later
+    /// change to them is a new migration, and this must then create the new ones (a bulk load's
+    /// end creates them again from here).
     static func triggers(ifNotExists: Bool) -> String {
         let create = ifNotExists ? "CREATE TRIGGER IF NOT EXISTS" : "CREATE TRIGGER"
         return """
@@ -146,6 +149,12 @@ public enum InsightSchema {
     public static let bulkLoadBegin = ["insert", "update", "replace", "delete"].map {
         "DROP TRIGGER IF EXISTS insight_events_\($0);"
     }.joined(separator: "\n")
+
+    /// Whether the four triggers are all there (1 or 0).
+    public static let bulkLoadPresent = """
+        SELECT COUNT(*) = 4 FROM sqlite_master WHERE type = 'trigger' AND name IN
+          ('insight_events_insert', 'insight_events_update', 'insight_events_replace', 'insight_events_delete')
+        """
 
     /// Ends a bulk load: the triggers again (also on a store whose load began before they were
     /// taken down) and every aggregate built from the events, set-wise.

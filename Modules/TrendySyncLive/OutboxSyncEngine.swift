@@ -79,7 +79,9 @@ public actor OutboxSyncEngine: SyncEngine {
     public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> { broadcaster.stream() }
 
     /// Loads counts and the last sync time into the status (cheap; for launch).
-    public func refreshCounts() async {
+    // Nonisolated: it reads the store and sets the lock-guarded status only, so the app's loop,
+    // which asks every half second, never queues behind a pass's turn on this actor.
+    nonisolated public func refreshCounts() async {
         let counts = try? await store.outboxCounts()
         let last = try? await store.lastSuccessfulSync()
         let conflicts = try? await store.openConflictCount()

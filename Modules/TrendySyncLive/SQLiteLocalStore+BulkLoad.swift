@@ -12,11 +12,14 @@ public struct DerivedFromEvents: Sendable {
     /// Statements that create the triggers (`IF NOT EXISTS`: a load a crash interrupted, or one
     /// begun by a version that left them up) and build the tables from the events.
     public var end: String
+    /// A query answering whether the triggers are all there (1 or 0).
+    public var present: String
 
     /// Derived tables with their bulk-load statements.
-    public init(begin: String, end: String) {
+    public init(begin: String, end: String, present: String) {
         self.begin = begin
         self.end = end
+        self.present = present
     }
 }
 
@@ -98,6 +101,21 @@ extension SQLiteLocalStore {
             // that these triggers are down too.
             for tables in derived { try db.execute(sql: tables.begin) }
             return .startedOnEmptyStore
+        }
+    }
+
+    /// Puts back derived tables whose triggers are missing while no load is under way, at open: a
+    /// load this version began and a program that does not know them ended (an older `trendy`
+    /// still running across an upgrade, or one built without the feature) built the indexes
+    /// only, and nothing else would ever notice. One read of the schema when all is well.
+    public static func mendDerived(_ writer: any DatabaseWriter, _ derived: [DerivedFromEvents]) throws {
+        let missing = try writer.read { db -> [DerivedFromEvents] in
+            guard try !eventIndexesDown(db) else { return [] }  // under way: its end builds them
+            return try derived.filter { try !(Bool.fetchOne(db, sql: $0.present) ?? false) }
+        }
+        guard !missing.isEmpty else { return }
+        try writer.write { db in
+            for tables in missing { try db.execute(sql: tables.end) }
         }
     }
 

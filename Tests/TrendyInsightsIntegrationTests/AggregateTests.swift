@@ -172,7 +172,8 @@ struct AggregateTests {
         for seed in Self.seeds { try await bulkLoad(seed: seed) }
     }
 
-    static let bulkLoad = DerivedFromEvents(begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd)
+    static let bulkLoad = DerivedFromEvents(
+        begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent)
 
     static func triggers(_ db: DatabaseQueue) throws -> Int {
         try db.read { db in
@@ -263,6 +264,41 @@ struct AggregateTests {
             let differences = Self.differences(fast, slow)
             #expect(differences.isEmpty, "seed \(seed): \(differences.prefix(6))")
         }
+    }
+
+    /// A load begun with the insights' triggers taken down and ended by a program that does not
+    /// know them (an older `trendy` across an upgrade, one built without the plugin) builds the
+    /// indexes only; the next open puts the triggers back and builds the aggregates once.
+    @Test func triggersALoadLeftDownAreMendedAtOpen() async throws {
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        InsightSchema.register(in: &migrator)
+        let db = try DatabaseQueue()
+        try migrator.migrate(db)
+        let aware = SQLiteLocalStore(database: db, derived: [Self.bulkLoad], logger: Logger(label: "test"))
+        let unaware = SQLiteLocalStore(database: db, logger: Logger(label: "test"))
+        let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
+        let type = EventType(id: UUIDv7Generator().next(), name: "A")
+        try await aware.createEventType(type)
+        try SQLiteLocalStore.mendDerived(db, [Self.bulkLoad])
+        #expect(try Self.triggers(db) == 4, "nothing to mend")
+        #expect(try await aware.beginBulkLoad() == .startedOnEmptyStore)
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        let ids = UUIDv7Generator()
+        _ = try await unaware.insertEvents(
+            (0..<20).map {
+                Event(id: ids.next(), eventTypeId: type.id, timestamp: now.addingTimeInterval(-3_600 * Double($0)))
+            })
+        try SQLiteLocalStore.mendDerived(db, [Self.bulkLoad])
+        #expect(try Self.triggers(db) == 0, "a load under way is left to its end")
+        try await unaware.endBulkLoad()
+        #expect(try await unaware.bulkLoading() == false && Self.triggers(db) == 0)
+        try SQLiteLocalStore.mendDerived(db, [Self.bulkLoad])
+        #expect(try Self.triggers(db) == 4)
+        let fast = try await insights.data(now: now, zone: "Europe/Berlin", typeId: nil)
+        let slow = try await insights.scan(now: now, zone: "Europe/Berlin", settings: try await insights.settings())
+        #expect(Self.differences(fast, slow).isEmpty)
+        #expect(fast.daily[type.id.description]?.values.reduce(0, +) == 20)
     }
 
     /// What differs between two data, briefly (the values are large).

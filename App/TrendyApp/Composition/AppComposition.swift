@@ -87,7 +87,8 @@ public enum AppComposition {
         }
         let database = try InstallBusy.map {
             try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
-                try AppDatabase.open(at: paths.database, migrator: AppPlugins.migrator(plugins))
+                try AppDatabase.open(
+                    at: paths.database, migrator: AppPlugins.migrator(plugins), derived: plugins.compactMap(\.bulkLoad))
             }
         }
         let http = HTTPTransport.makeClient(budget: backend.budget)

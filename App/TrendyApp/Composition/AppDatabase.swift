@@ -6,7 +6,7 @@ import TrendySyncLive
 /// The install's SQLite database: WAL, foreign keys, and the migrations of every plugin
 /// (``AppPlugins/migrator(_:)``).
 enum AppDatabase {
-    static func open(at url: URL, migrator: DatabaseMigrator) throws -> DatabasePool {
+    static func open(at url: URL, migrator: DatabaseMigrator, derived: [DerivedFromEvents] = []) throws -> DatabasePool {
         // A repair killed after its commit point is finished first (D39).
         try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
@@ -15,6 +15,7 @@ enum AppDatabase {
         LocalDatabaseSettings.apply(to: &configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
+        try SQLiteLocalStore.mendDerived(pool, derived)
         // A copied or restored database is another device (its pulls leave out its own changes).
         try DeviceIdentity.renewIfCopied(pool, path: url.path)
         return pool

@@ -83,9 +83,12 @@ extension AppRunner {
             // The hooks' pass used to run inside the loop: after `fg` keys waited for it (the
             // whole network budget with a hung server).
             let previous = running.foreground
+            let sink = running.sink
             running.foreground = Task(priority: SyncPriority.pass) {
                 await previous?.value
                 await self.enterForeground()
+                // What the pass brought is shown now, as after the launch's hooks.
+                sink.yield(.refresh)
             }
         case .log(let message, let metadata):
             log.info("\(message)", metadata: metadata.mapValues { .string($0) })

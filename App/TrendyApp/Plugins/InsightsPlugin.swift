@@ -30,7 +30,8 @@ public struct InsightsPlugin: TrendyPlugin {
     public var derivedTables: Set<String> { InsightSchema.derived }
     /// A download into an empty store builds the aggregates once at the end (D63).
     public var bulkLoad: DerivedFromEvents? {
-        DerivedFromEvents(begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd)
+        DerivedFromEvents(
+            begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent)
     }
 
     /// Builds the feature's live parts.
