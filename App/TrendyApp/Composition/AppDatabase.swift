@@ -6,7 +6,8 @@ import TrendySyncLive
 /// The install's SQLite database: WAL, foreign keys, and the migrations of every plugin
 /// (``AppPlugins/migrator(_:)``).
 enum AppDatabase {
-    static func open(at url: URL, migrator: DatabaseMigrator, derived: [DerivedFromEvents] = []) throws -> DatabasePool {
+    static func open(at url: URL, migrator: DatabaseMigrator, derived: [DerivedFromEvents] = []) throws -> DatabasePool
+    {
         // A repair killed after its commit point is finished first (D39).
         try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
