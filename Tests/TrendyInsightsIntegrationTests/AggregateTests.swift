@@ -125,11 +125,7 @@ struct AggregateTests {
                         let existing = kind == 1 && !events.isEmpty ? rng.pick(events) : nil
                         let e = randomEvent(&rng, id: existing)
                         if existing == nil { events.append(e.id) }
-                        changes.append(
-                            Change(
-                                cursor: cursor, entityType: .event, entityId: e.id.description,
-                                operation: existing == nil ? .create : .update,
-                                data: .event(Timestamped(e, createdAt: now, updatedAt: now)), createdAt: now))
+                        changes.append(Self.pulled(e, cursor: cursor, update: existing != nil, at: now))
                     }
                 }
                 _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: false))
@@ -226,11 +222,7 @@ struct AggregateTests {
                     let existing = rng.int(4) == 0 && !events.isEmpty ? rng.pick(events) : nil
                     let e = randomEvent(&rng, id: existing)
                     if existing == nil { events.append(e.id) }
-                    changes.append(
-                        Change(
-                            cursor: cursor, entityType: .event, entityId: e.id.description,
-                            operation: existing == nil ? .create : .update,
-                            data: .event(Timestamped(e, createdAt: now, updatedAt: now)), createdAt: now))
+                    changes.append(Self.pulled(e, cursor: cursor, update: existing != nil, at: now))
                 }
                 _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: true))
             case 5:
@@ -299,6 +291,13 @@ struct AggregateTests {
         let slow = try await insights.scan(now: now, zone: "Europe/Berlin", settings: try await insights.settings())
         #expect(Self.differences(fast, slow).isEmpty)
         #expect(fast.daily[type.id.description]?.values.reduce(0, +) == 20)
+    }
+
+    /// A pulled change creating or updating `e`.
+    static func pulled(_ e: Event, cursor: Int64, update: Bool, at now: Date) -> Change {
+        Change(
+            cursor: cursor, entityType: .event, entityId: e.id.description, operation: update ? .update : .create,
+            data: .event(Timestamped(e, createdAt: now, updatedAt: now)), createdAt: now)
     }
 
     /// What differs between two data, briefly (the values are large).
