@@ -146,14 +146,15 @@ public enum InsightSchema {
 
     /// Takes the triggers down for a bulk load into an empty store (D63): row by row they cost
     /// a pulled event more than its own insert; ``bulkLoadEnd`` counts everything once.
-    public static let bulkLoadBegin = ["insert", "update", "replace", "delete"].map {
-        "DROP TRIGGER IF EXISTS insight_events_\($0);"
-    }.joined(separator: "\n")
+    public static let bulkLoadBegin = triggerNames.map { "DROP TRIGGER IF EXISTS \($0);" }.joined(separator: "\n")
 
-    /// Whether the four triggers are all there (1 or 0).
+    /// The names ``triggers(ifNotExists:)`` creates.
+    static let triggerNames = ["insert", "update", "replace", "delete"].map { "insight_events_\($0)" }
+
+    /// Whether the triggers are all there (1 or 0).
     public static let bulkLoadPresent = """
-        SELECT COUNT(*) = 4 FROM sqlite_master WHERE type = 'trigger' AND name IN
-          ('insight_events_insert', 'insight_events_update', 'insight_events_replace', 'insight_events_delete')
+        SELECT COUNT(*) = \(triggerNames.count) FROM sqlite_master WHERE type = 'trigger'
+          AND name IN (\(triggerNames.map { "'\($0)'" }.joined(separator: ", ")))
         """
 
     /// Ends a bulk load: the triggers again (also on a store whose load began before they were

@@ -150,11 +150,7 @@ enum InsightBenchmarks {
     static func writes(_ dir: URL, ids: UUIDv7Generator, now: Date, smoke: Bool) async throws -> BenchResult {
         let (with, _, _) = try makeStore(dir, name: "with.sqlite")
         let (without, _, withoutPool) = try makeStore(dir, name: "without.sqlite")
-        try await withoutPool.write { db in
-            for suffix in ["insert", "update", "delete", "replace"] {
-                try db.execute(sql: "DROP TRIGGER insight_events_\(suffix)")
-            }
-        }
+        try await withoutPool.write { db in try db.execute(sql: InsightSchema.bulkLoadBegin) }
         let type = EventType(id: ids.next(), name: "Coffee")
         try await with.createEventType(type)
         try await without.createEventType(type)

@@ -126,8 +126,8 @@ enum SyncBenchmarks {
             }, cleanup: stopServer)
     }
 
-    /// `writeQoS`: nil opens writes at GRDB's default QoS (`userInitiated`), as before D62.
-    static func makeStore(_ dir: URL, name: String, writeQoS: DispatchQoS? = .utility) throws -> (
+    /// `asBeforeD62`: writes at GRDB's default QoS (`userInitiated`) instead of the app's utility queue.
+    static func makeStore(_ dir: URL, name: String, asBeforeD62: Bool = false) throws -> (
         SQLiteLocalStore, DatabasePool
     ) {
         var migrator = DatabaseMigrator()
@@ -138,7 +138,7 @@ enum SyncBenchmarks {
         // As the app opens its database (AppDatabase).
         let path = dir.appendingPathComponent(name).path
         LocalDatabaseSettings.apply(to: &config, path: path)
-        if writeQoS == nil { config.writeTargetQueue = nil }
+        if asBeforeD62 { config.writeTargetQueue = nil }
         let pool = try DatabasePool(path: path, configuration: config)
         try migrator.migrate(pool)
         // As the app hands the insights plugin's aggregates to the store for bulk loads (D63).
@@ -299,7 +299,7 @@ enum SyncBenchmarks {
                     ? Account(api: rig.api, userId: rig.userId) : try await rig.newAccount()
                 // The comparison is the code before D62: GRDB's default QoS for writes too.
                 let (store, _) = try makeStore(
-                    dir, name: "full-sync-\(priority.rawValue).sqlite", writeQoS: priority == .medium ? nil : .utility)
+                    dir, name: "full-sync-\(priority.rawValue).sqlite", asBeforeD62: priority == .medium)
                 _ = try await store.claim(for: account.userId)
                 let local = EventType(id: ids.next(), name: "Backlog")
                 try await store.createEventType(local)

@@ -85,10 +85,11 @@ public enum AppComposition {
         let install = try InstallBusy.map {
             try ProcessLock(file: paths.installLock).acquire(.shared, timeout: InstallBusy.wait)
         }
+        let derived = plugins.compactMap(\.bulkLoad)
         let database = try InstallBusy.map {
             try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
                 try AppDatabase.open(
-                    at: paths.database, migrator: AppPlugins.migrator(plugins), derived: plugins.compactMap(\.bulkLoad))
+                    at: paths.database, migrator: AppPlugins.migrator(plugins), derived: derived)
             }
         }
         let http = HTTPTransport.makeClient(budget: backend.budget)
@@ -111,7 +112,7 @@ public enum AppComposition {
                 metadata: ["value": .string(String(named.prefix(64)))])
         }
         let store = SQLiteLocalStore(
-            database: database, zone: { zone }, derived: plugins.compactMap(\.bulkLoad), logger: logs.logger(.data))
+            database: database, zone: { zone }, derived: derived, logger: logs.logger(.data))
         var syncConfiguration = OutboxSyncEngine.Configuration()
         syncConfiguration.passLock = ProcessLock(file: paths.dataDirectory.appendingPathComponent("sync.lock"))
         let reachability = HealthCheckProbe(
