@@ -49,12 +49,10 @@ import TrendyRouting
     /// An outside tester: "Delete the selected event?" did not say which (from the details, or
     /// after the list moved under a sync). The question names the event by its type and time.
     @Test func theDeleteQuestionNamesTheEvent() {
-        var data = AppViewData()
-        data.types = [Self.coffee]
         let at = Date(timeIntervalSince1970: 1_795_000_000)
-        data.page = [Event(id: Self.page[0], eventTypeId: Self.coffee.id, timestamp: at)]
         var named = context()
-        named.names = data.rowNames
+        named.eventTypes = [Self.page[0]: Self.coffee.id]
+        named.times = [Self.page[0]: at]
         var ui = AppUI()
         _ = ui.handle(.char("2"), named)
         _ = ui.handle(.char("d"), named)

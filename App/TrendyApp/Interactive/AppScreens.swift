@@ -74,16 +74,10 @@ struct AppViewData: Sendable {
                 }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// The names of types, places and the page's events by id (a question names what it deletes:
-    /// "Delete Coffee, Thu 26 Nov 2026 08:00?"; it said "the selected event", and an outside tester
-    /// could not tell which one a `d` from the details would take).
+    /// The names of types and places by id (a question names what it deletes).
     var rowNames: [String: String] {
-        let names = typeNames
-        return Dictionary(
-            types.map { ($0.id.description, $0.name) } + places.map { ($0.value.id.description, $0.value.name) }
-                + page.map { e in
-                    (e.id.description, "\(names[e.eventTypeId] ?? "the event"), \(AppHelp.when(e.timestamp, .current))")
-                },
+        Dictionary(
+            types.map { ($0.id.description, $0.name) } + places.map { ($0.value.id.description, $0.value.name) },
             uniquingKeysWith: { a, _ in a })
     }
 }

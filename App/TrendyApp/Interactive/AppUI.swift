@@ -211,8 +211,16 @@ struct AppUI: Sendable, Equatable {
             selection = 0
         case .char("d"):
             guard context.page.indices.contains(selection) else { return nil }
+            // Named by type and time, from what the context holds, when asked (not at every read):
+            // "the selected event" did not say which (an outside tester).
             let id = context.page[selection]
-            mode = .confirm(.delete(eventId: id), "Delete \(context.names[id.description] ?? "the selected event")?")
+            var named = "the selected event"
+            if let type = context.eventTypes[id], let name = context.types.first(where: { $0.id == type })?.name,
+                let at = context.times[id]
+            {
+                named = "\(name), \(AppHelp.when(at, .current))"
+            }
+            mode = .confirm(.delete(eventId: id), "Delete \(named)?")
         case .char("e"):
             guard context.page.indices.contains(selection) else { return nil }
             mode = .pickType(.retype(context.page[selection]))
