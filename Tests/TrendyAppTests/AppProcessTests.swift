@@ -162,6 +162,40 @@ struct AppProcessTests {
         _ = await app.exitStatus()
     }
 
+    /// Each ^Z is one suspend, however busy the process is (an outsider's attack): the app stopped
+    /// itself by raising SIGTSTP at the process with the default action and then put its handler
+    /// back; the signal could land on another thread after that, where the handler caught it
+    /// again — one ^Z logged "background" up to 170 times, queued a pass for each, and the app
+    /// stopped itself again after `fg`. Cycles of ^Z and `fg` with the foreground hooks running
+    /// (their pass waits for a server that never answers), each ^Z sent soon after `fg`.
+    @Test func eachCtrlZIsOneSuspendWhileTheForegroundHooksRun() async throws {
+        let dir = TemporaryDirectory("trendy-app", create: false)
+        try await Self.onboarded(dir)
+        let silent = try SilentServer()
+        let app = try RunningApp([
+            "--data-dir", dir.path, "--sync-interval", "0", "--api-url", silent.url.absoluteString,
+            "--server-timeout", "60",
+        ])
+        #expect(await app.waitForScreen("dashboard"))
+        let cycles = 8
+        for cycle in 0..<cycles {
+            app.send(SIGTSTP)
+            #expect(await app.waitFor(10) { _ in app.state == "T" }, "cycle \(cycle): stopped")
+            app.send(SIGCONT)
+            #expect(await app.waitFor(10) { _ in app.state != "T" }, "cycle \(cycle): continued")
+            try await Task.sleep(for: .milliseconds(cycle % 2 == 0 ? 20 : 150))
+        }
+        // Still running a while after the last `fg`: no suspend was left over.
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(app.state != "T", "the app did not stop itself after fg")
+        app.type("2")
+        #expect(await app.waitForScreen("events", seconds: 20), "keys work after the cycles")
+        app.send(SIGKILL)
+        _ = await app.exitStatus()
+        let suspends = Self.logs(dir).components(separatedBy: #""phase":"background","reason":"SIGTSTP""#).count - 1
+        #expect(suspends == cycles, "one suspend a ^Z (logged \(suspends) for \(cycles))")
+    }
+
     @Test func onATerminalItTakesTheScreenAndGivesItBack() async throws {
         let dir = TemporaryDirectory("trendy-app", create: false)
         try await Self.onboarded(dir)

@@ -55,9 +55,22 @@ final class SignalWatcher: Sendable {
 
     /// Suspends the process as SIGTSTP's default action would; returns when it is continued,
     /// with SIGTSTP routed to the pipe again.
+    ///
+    /// The signal is raised at this thread, unblocked here: a thread-directed signal is taken
+    /// before `raise` returns, so the process has stopped and been continued before the handler
+    /// is back. Raised at the process (`kill`), it could be delivered to another thread after the
+    /// handler was put back, which caught it as a new ^Z — one ^Z suspended dozens of times, each
+    /// queueing foreground hooks, and the app stopped itself again after `fg` (an outsider's
+    /// attack; `eachCtrlZIsOneSuspendWhileTheForegroundHooksRun`).
     func suspend() {
         signal(SIGTSTP, SIG_DFL)
-        kill(getpid(), SIGTSTP)
+        var stop = sigset_t()
+        var mask = sigset_t()
+        sigemptyset(&stop)
+        sigaddset(&stop, SIGTSTP)
+        pthread_sigmask(SIG_UNBLOCK, &stop, &mask)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_SETMASK, &mask, nil)
         Self.install(SIGTSTP)
     }
 
