@@ -89,7 +89,12 @@ public enum AppComposition {
         let database = try InstallBusy.map {
             try ProcessLock(file: paths.setupLock).holding(.exclusive, timeout: InstallBusy.wait) {
                 try AppDatabase.open(
-                    at: paths.database, migrator: AppPlugins.migrator(plugins), derived: derived)
+                    at: paths.database, migrator: AppPlugins.migrator(plugins), derived: derived,
+                    derivedNotMended: { error in
+                        logs.logger(.data).error(
+                            "could not rebuild tables derived from the events; they stay stale until a later open",
+                            metadata: ["error": .string(String(describing: error))])
+                    })
             }
         }
         let http = HTTPTransport.makeClient(budget: backend.budget)

@@ -6,8 +6,14 @@ import TrendySyncLive
 /// The install's SQLite database: WAL, foreign keys, and the migrations of every plugin
 /// (``AppPlugins/migrator(_:)``).
 enum AppDatabase {
-    static func open(at url: URL, migrator: DatabaseMigrator, derived: [DerivedFromEvents] = []) throws -> DatabasePool
-    {
+    /// `derivedNotMended` hears a failure to put back derived tables whose triggers a load left
+    /// down (D63): the database still opens, with those tables stale until a later open mends
+    /// them — a command that cannot open its database over a statistic would lose the person's
+    /// writes.
+    static func open(
+        at url: URL, migrator: DatabaseMigrator, derived: [DerivedFromEvents] = [],
+        derivedNotMended: (any Error) -> Void = { _ in }
+    ) throws -> DatabasePool {
         // A repair killed after its commit point is finished first (D39).
         try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
@@ -16,7 +22,11 @@ enum AppDatabase {
         LocalDatabaseSettings.apply(to: &configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
-        try SQLiteLocalStore.mendDerived(pool, derived)
+        do {
+            try SQLiteLocalStore.mendDerived(pool, derived)
+        } catch {
+            derivedNotMended(error)
+        }
         // A copied or restored database is another device (its pulls leave out its own changes).
         try DeviceIdentity.renewIfCopied(pool, path: url.path)
         return pool
