@@ -27,6 +27,7 @@ extension OutboxSyncEngine {
 
     /// Pulls the change feed (bootstrapping first when there is no cursor or `full` is asked);
     /// returns how many changes altered local state.
+    @discardableResult
     func pull(user: String, full: Bool) async throws -> Int {
         try await withBulkLoad { try await self.pullPages(user: user, full: full) }
     }
@@ -112,7 +113,9 @@ extension OutboxSyncEngine {
             let next: Task<ChangesPage, any Error>? =
                 more ? Task { try await self.changesPage(since: nextCursor, at: nextAt) } : nil
             do {
-                applied += try await store.apply(page)
+                let stored = try await store.apply(page)
+                applied += stored
+                tally.pulled += stored
             } catch {
                 next?.cancel()
                 throw error
@@ -174,14 +177,17 @@ extension OutboxSyncEngine {
         try ensureSameUser(user)
         try await store.bootstrap(types.map { ChangeData.eventType($0) }, recovering: recovering)
         count += types.count
+        tally.pulled += types.count
         let fences = try await call { () throws(TrendyAPIError) in try await api.listGeofences(active: nil) }
         try ensureSameUser(user)
         try await store.bootstrap(fences.map { ChangeData.geofence($0) }, recovering: recovering)
         count += fences.count
+        tally.pulled += fences.count
         let definitions = try await call { () throws(TrendyAPIError) in try await api.listPropertyDefinitions() }
         try ensureSameUser(user)
         try await store.bootstrap(definitions.map { ChangeData.propertyDefinition($0) }, recovering: recovering)
         count += definitions.count
+        tally.pulled += definitions.count
         // Pipelined like the feed: the next page is requested as soon as this one arrives.
         var page = try await eventsPage(after: nil)
         while true {
@@ -204,6 +210,7 @@ extension OutboxSyncEngine {
                 throw error
             }
             count += page.items.count
+            tally.pulled += page.items.count
             let progress = count
             broadcaster.update { $0.phase = .pulling(applied: progress) }
             guard let next else { break }

@@ -96,6 +96,7 @@ extension OutboxSyncEngine {
                     outcome, of: work, serverAt: mark?.at, taken: &taken, unresolved: &unresolved)
                 unresolved = taken.entries
                 done += work.count
+                tally.pushed += work.count
                 let progress = done
                 broadcaster.update { $0.phase = .pushing(done: progress, total: max(total, progress)) }
             }

@@ -34,6 +34,32 @@ struct SyncEngineTests {
         }
     }
 
+    /// A pass a failure stops still says what it did (an outsider's attack: a push cut off after
+    /// 851 of 3,000 events reached the server reported "pushed 0"): the push and the download
+    /// are counted as each batch is settled and each page stored.
+    @Test func aPassCutOffSaysWhatItPushedAndPulledBeforeTheCut() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let events = (0..<120).map { h.event(type, offset: Double($0)) }
+            _ = try await h.store.insertEvents(events)
+            h.api.observe("createEvents") { call in call == 3 ? .transport(.timedOut) : nil }
+            let cut = await h.engine.sync(full: false)
+            #expect(cut.outcome == .waiting, "\(cut)")
+            #expect(cut.pushed == 101, "the type and two batches of 50 reached the server: \(cut)")
+            #expect(try await h.serverEventIds().count == 100)
+
+            // A new device's download cut after its first page of events.
+            let store = try SyncHarness.memoryStore()
+            let device = h.engine(on: store, pageSize: 50)
+            h.api.observe("createEvents") { _ in nil }
+            h.api.observe("listEvents") { call in call == 2 ? .transport(.timedOut) : nil }
+            let download = await device.sync(full: false)
+            #expect(download.outcome == .waiting, "\(download)")
+            #expect(download.pulled == 51, "the type and one page of 50 were stored: \(download)")
+            #expect(try await store.events(limit: 500, since: nil).count == 50)
+        }
+    }
+
     @Test func aRefusedItemIsSurfacedAndDoesNotBlockTheQueue() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
