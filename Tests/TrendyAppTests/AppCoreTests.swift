@@ -68,7 +68,15 @@ import TrendySync
         #expect(core.writesSinceSync && core.ui.message == "Logged Coffee.")
         #expect(core.syncsBeforeExit, "a write not yet sent goes before exit")
         #expect(names(core.handle(.key(.char("x")))) == [], "a key that changes nothing reads nothing")
-        #expect(names(core.handle(.key(.char("q")))) == ["exit 0"])
+        // Quitting waits to send it: said before the wait, drawn, then the exit.
+        #expect(names(core.handle(.key(.char("q")))) == ["read", "exit 0"])
+        #expect(core.ui.message == "Sending your changes, then quitting…")
+        var idle = self.core()
+        #expect(names(idle.handle(.key(.char("q")))) == ["exit 0"], "nothing to wait for: no word")
+        var syncing = self.core()
+        _ = syncing.handle(.syncDue)
+        #expect(names(syncing.handle(.key(.char("q")))) == ["read", "exit 0"])
+        #expect(syncing.ui.message == "Quitting once the sync in progress ends…")
     }
 
     @Test func oneSyncAtATimeAndOnlyWhenSignedInAndOnboarded() {

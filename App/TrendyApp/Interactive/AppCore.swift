@@ -198,7 +198,14 @@ struct AppCore: Sendable {
             guard let command = asked else { return [] }
             if noteChangedMeanwhile(command, before: before) { return thenRead([]) }
             switch command {
-            case .quit: return [.exit(0)]
+            case .quit:
+                // The exit lets a pass in progress end and sends what waits, bounded by the
+                // network budget: against a hung server that is seconds with the screen as it was,
+                // and `q` looked not taken (an outsider's finding). Said before the wait.
+                guard syncing || syncsBeforeExit else { return [.exit(0)] }
+                ui.message =
+                    syncing ? "Quitting once the sync in progress ends…" : "Sending your changes, then quitting…"
+                return thenRead([]) + [.exit(0)]
             case .signIn, .signUp, .changePassword:
                 busy = command
                 ui.message = "\(command.waiting)… (Esc cancels)"
