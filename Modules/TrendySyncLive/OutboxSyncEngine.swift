@@ -338,10 +338,18 @@ public actor OutboxSyncEngine: SyncEngine {
             }
             let checked = try await checkLastPush(full: full)
             let recovered = try await store.mustDownloadEverything()
+            // A device that has never pulled downloads the account before it pushes: pushed
+            // first, everything it held came back in that download (an import of 140,000 events
+            // before the first sync pulled all of them back, D65). Its push is then read from the
+            // feed after the download's cursor, which leaves this device's changes out (D57).
+            let neverPulled = try await store.cursor() == nil
+            let firstDownload = !recovered && !full && !skipPull && neverPulled
             if recovered {
                 // The server lost changes: everything comes down first, so that what it has older
                 // than this device knows is found before this pass's push makes it newer (D61).
                 try await pull(user: user, full: true)
+            } else if firstDownload {
+                try await pull(user: user, full: false)
             }
             try await pushAndMark(user: user)
             try await sendResolutions()

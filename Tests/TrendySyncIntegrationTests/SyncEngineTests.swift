@@ -52,11 +52,39 @@ struct SyncEngineTests {
             let store = try SyncHarness.memoryStore()
             let device = h.engine(on: store, pageSize: 50)
             h.api.observe("createEvents") { _ in nil }
-            h.api.observe("listEvents") { call in call == 2 ? .transport(.timedOut) : nil }
+            let listed = h.api.calls("listEvents").count
+            h.api.observe("listEvents") { call in call == listed + 2 ? .transport(.timedOut) : nil }
             let download = await device.sync(full: false)
             #expect(download.outcome == .waiting, "\(download)")
             #expect(download.pulled == 51, "the type and one page of 50 were stored: \(download)")
             #expect(try await store.events(limit: 500, since: nil).count == 50)
+        }
+    }
+
+    /// A device's first pass downloads the account before it pushes (D65): pushed first, all it
+    /// held came back in the download — an import before the first sync was pulled back whole.
+    @Test func aFirstSyncDoesNotDownloadWhatTheDeviceItselfHolds() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            _ = try await h.store.insertEvents((0..<5).map { h.event(type, offset: Double($0)) })
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let second = try h.anotherDevice()
+            let local = EventType(id: h.ids.next(), name: "Walk")
+            try await second.store.createEventType(local)
+            let mine = (0..<120).map { h.event(local, offset: 100 + Double($0), note: "offline \($0)") }
+            _ = try await second.store.insertEvents(mine)
+            let first = await second.engine.sync(full: false)
+            #expect(first.outcome == .ok, "\(first)")
+            #expect(first.pushed == 121, "\(first)")
+            // The account's type and five events, and this device's type create (type creates
+            // always come back, D57) — not its 120 events.
+            #expect(first.pulled == 7, "\(first)")
+            let held = try await second.store.events(limit: 500, since: nil)
+            #expect(held.count == 125 && held.allSatisfy { $0.syncStatus == .synced })
+            #expect(try await h.serverEventIds().count == 125)
+            // The first device gets the second's events, and the second nothing more.
+            #expect(await h.engine.sync(full: false).pulled == 121)
+            #expect(await second.engine.sync(full: false).pulled == 0)
         }
     }
 
@@ -322,6 +350,8 @@ struct SyncEngineTests {
             h.api.hold("createEvents")
             async let run = h.engine.sync(full: false)
             #expect(await until { h.api.heldCount > 0 })
+            // A first pass downloaded the account before its push (D65): nothing after the switch.
+            let downloaded = try await h.store.cursor()
             h.identity.set("someone-else")
             h.api.releaseHeld()
             let result = await run
@@ -329,7 +359,7 @@ struct SyncEngineTests {
             let counts = try await h.store.outboxCounts()
             #expect(counts.failed == 0)
             #expect(counts.pending == 1)
-            #expect(try await h.store.cursor() == nil)
+            #expect(try await h.store.cursor() == downloaded)
         }
     }
 
