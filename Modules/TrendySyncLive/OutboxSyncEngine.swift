@@ -349,7 +349,18 @@ public actor OutboxSyncEngine: SyncEngine {
                 // than this device knows is found before this pass's push makes it newer (D61).
                 try await pull(user: user, full: true)
             } else if firstDownload {
-                try await pull(user: user, full: false)
+                do {
+                    try await pull(user: user, full: false)
+                } catch let stop as Stop where stop.outcome == .waiting || stop.outcome == .error {
+                    // A download that fails does not keep what this device holds from the server
+                    // (a review found a flaky link could, pass after pass): it is pushed, and the
+                    // pull after the push tries the download again. With nothing to push, the pass
+                    // ends here.
+                    guard try await store.hasReadyWork(now: now()) else { throw stop }
+                    logger.notice(
+                        "The first download failed; pushing before it", metadata: ["error": .string(stop.message ?? "")]
+                    )
+                }
             }
             try await pushAndMark(user: user)
             try await sendResolutions()

@@ -85,6 +85,19 @@ struct SyncEngineTests {
             // The first device gets the second's events, and the second nothing more.
             #expect(await h.engine.sync(full: false).pulled == 121)
             #expect(await second.engine.sync(full: false).pulled == 0)
+
+            // A download that fails does not hold the push back: what a third device holds
+            // reaches the server, and the pass ends as the download's failure says.
+            let third = try h.anotherDevice()
+            let place = EventType(id: h.ids.next(), name: "Gym")
+            try await third.store.createEventType(place)
+            _ = try await third.store.insertEvents((0..<10).map { h.event(place, offset: 500 + Double($0)) })
+            third.api.fail("listEvents", with: .transport(.timedOut), times: 2)
+            let cut = await third.engine.sync(full: false)
+            #expect(cut.outcome == .waiting && cut.pushed == 11, "\(cut)")
+            #expect(try await h.serverEventIds().count == 135)
+            #expect(await third.engine.sync(full: false).outcome == .ok)
+            #expect(try await third.store.events(limit: 500, since: nil).count == 135)
         }
     }
 
