@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// Tables another feature derives from `local_events` by its own triggers (the insights plugin's
 /// daily aggregates), as a bulk load treats them: `begin` takes the triggers down with the event
@@ -120,11 +121,26 @@ extension SQLiteLocalStore {
     }
 
     /// Ends a bulk load: builds the event indexes over everything stored and the derived tables
-    /// (one transaction).
+    /// (one transaction). Derived tables that cannot be built (a damaged table, a full disk) are
+    /// logged and left with their triggers down — the next open mends them (``mendDerived(_:_:)``):
+    /// failing the load for them left the indexes down and every later pull failing the same way
+    /// (a review finding).
     package func endBulkLoad() async throws {
+        let logger = logger
         try await db.write { db in
             for index in Self.eventIndexes { try db.execute(sql: index.sql) }
-            for tables in derived { try db.execute(sql: tables.end) }
+            for tables in derived {
+                do {
+                    try db.inSavepoint {
+                        try db.execute(sql: tables.end)
+                        return .commit
+                    }
+                } catch {
+                    logger.error(
+                        "Could not build tables derived from the events; they stay stale until an open mends them",
+                        metadata: ["error": .string(String(describing: error))])
+                }
+            }
         }
     }
 }

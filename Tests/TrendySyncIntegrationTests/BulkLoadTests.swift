@@ -166,6 +166,33 @@ import TrendyTestSupport
         }
     }
 
+    /// Derived tables that cannot be built at a load's end (D63) do not fail the load: the
+    /// indexes come back and pulls go on; the derived tables wait for an open to mend them.
+    @Test func derivedTablesThatCannotBeBuiltDoNotFailTheLoad() async throws {
+        try await SyncHarness.with { h in
+            let database = try DatabaseQueue()
+            var migrator = DatabaseMigrator()
+            SyncSchema.register(in: &migrator)
+            try migrator.migrate(database)
+            let broken = DerivedFromEvents(
+                begin: "CREATE TABLE derived_down (x)",
+                end: "DROP TABLE derived_down; INSERT INTO no_such_table VALUES (1)",
+                present: "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'derived_down')")
+            let store = SQLiteLocalStore(
+                database: database, derived: [broken], logger: LogSystem.disabled().logger(.data))
+            _ = try await store.claim(for: h.userId)
+            _ = try await remoteEvents(h, 120)
+            let engine = h.engine(on: store, pageSize: 50)
+            #expect(await engine.sync(full: false).outcome == .ok)
+            #expect(try await store.bulkLoading() == false, "the indexes are back")
+            #expect(try Self.indexSQL(database).count == 2)
+            #expect(try await store.events(limit: 1_000, since: nil).count == 120)
+            #expect(
+                try await database.read { try Bool.fetchOne($0, sql: broken.present) } == false,
+                "the failed build was rolled back: still down, for an open to mend")
+        }
+    }
+
     @Test func aDownloadFailingMidwayBuildsTheIndexesAndKeepsWhatItApplied() async throws {
         try await SyncHarness.with { h in
             let remote = try await remoteEvents(h, 160)
