@@ -124,6 +124,9 @@ extension Simulation {
             guard let text = any as? String, let date = ISO8601.parse(text) else { return false }
             return String(Int64(date.timeIntervalSince1970 * 1000)) == value
         case "radius": return (any as? Double).map { String($0) } == value
+        case "props" where (any as? [String: Any])?.isEmpty == true:
+            // No values, as a lost edit that cleared them records it (seed 21,144: "lost {}").
+            return value == "∅"
         case "props", "default": return (any == nil || any is NSNull ? "∅" : FieldPatch.canonical(any)) == value
         case "options": return ((any as? [String])?.joined(separator: "|") ?? "∅") == value
         default: return (any as? String) == value
