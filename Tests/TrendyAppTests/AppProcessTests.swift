@@ -141,17 +141,25 @@ struct AppProcessTests {
             "back in the foreground, the session was validated with the server")
     }
 
-    /// The foreground hooks after `fg` (a session check and a pass) used to run inside the key
-    /// loop: against a server that never answers, keys waited for the whole network budget.
-    @Test func afterFgKeysWorkWhileTheForegroundPassWaitsForAHungServer() async throws {
+    /// An onboarded install and `trendy app` on it showing the dashboard, its server one that
+    /// never answers (passes wait for the whole budget, 60 s).
+    static func appOnASilentServer() async throws -> (TemporaryDirectory, SilentServer, RunningApp) {
         let dir = TemporaryDirectory("trendy-app", create: false)
-        try await Self.onboarded(dir)
+        try await onboarded(dir)
         let silent = try SilentServer()
         let app = try RunningApp([
             "--data-dir", dir.path, "--sync-interval", "0", "--api-url", silent.url.absoluteString,
             "--server-timeout", "60",
         ])
         #expect(await app.waitForScreen("dashboard"))
+        return (dir, silent, app)
+    }
+
+    /// The foreground hooks after `fg` (a session check and a pass) used to run inside the key
+    /// loop: against a server that never answers, keys waited for the whole network budget.
+    @Test func afterFgKeysWorkWhileTheForegroundPassWaitsForAHungServer() async throws {
+        let (dir, silent, app) = try await Self.appOnASilentServer()
+        defer { withExtendedLifetime((dir, silent)) {} }
         app.send(SIGTSTP)
         #expect(await app.waitFor { _ in app.state == "T" })
         app.send(SIGCONT)
@@ -169,14 +177,8 @@ struct AppProcessTests {
     /// stopped itself again after `fg`. Cycles of ^Z and `fg` with the foreground hooks running
     /// (their pass waits for a server that never answers), each ^Z sent soon after `fg`.
     @Test func eachCtrlZIsOneSuspendWhileTheForegroundHooksRun() async throws {
-        let dir = TemporaryDirectory("trendy-app", create: false)
-        try await Self.onboarded(dir)
-        let silent = try SilentServer()
-        let app = try RunningApp([
-            "--data-dir", dir.path, "--sync-interval", "0", "--api-url", silent.url.absoluteString,
-            "--server-timeout", "60",
-        ])
-        #expect(await app.waitForScreen("dashboard"))
+        let (dir, silent, app) = try await Self.appOnASilentServer()
+        defer { withExtendedLifetime((dir, silent)) {} }
         let cycles = 8
         for cycle in 0..<cycles {
             app.send(SIGTSTP)
