@@ -295,12 +295,26 @@ enum SyncBenchmarks {
             let n = smoke ? 1_000 : (size.map { min($0, 100_000) } ?? 100_000)
             let idle = try await tick(for: .milliseconds(smoke ? 100 : 2_000)) {}.lateness
             var p99s: [UInt8: Double] = [:]
+            // What the first sync downloaded before its push (D65): the second account is given as
+            // many events on the server first, so both syncs do the same work.
+            var downloaded = 0
             for priority in [SyncPriority.pass, TaskPriority.medium] {
                 // The first sync goes to the rig's account (the pull below reads its feed, as it
                 // always has); the second to a fresh one, so it does the same work.
                 let account =
                     priority == SyncPriority.pass
                     ? Account(api: rig.api, userId: rig.userId) : try await rig.newAccount()
+                if priority != SyncPriority.pass, downloaded > 1 {
+                    let type = try await account.api.createEventType(
+                        EventTypeCreate(id: ids.next(), name: "Existing"), idempotencyKey: nil
+                    ).value
+                    let existing = events(
+                        downloaded - 1, type: type.id, ids: ids, start: Date().addingTimeInterval(-3e7))
+                    for chunk in stride(from: 0, to: existing.count, by: 500) {
+                        _ = try await account.api.createEvents(
+                            Array(existing[chunk..<min(chunk + 500, existing.count)]), idempotencyKey: nil)
+                    }
+                }
                 // The comparison is the code before D62: GRDB's default QoS for writes too.
                 let (store, _) = try makeStore(
                     dir, name: "full-sync-\(priority.rawValue).sqlite", asBeforeD62: priority == .medium)
@@ -318,6 +332,7 @@ enum SyncBenchmarks {
                 control.start()
                 let c0 = CPUSnapshot.take()
                 let (lateness, run) = try await tick(priority: priority) { await engine.sync(full: false) }
+                if priority == SyncPriority.pass { downloaded = run.pulled }
                 let steal = c0.until(.take()).stealPercent
                 let platform = control.stop()
                 let p99 = BenchHarness.percentile(lateness, 99)
