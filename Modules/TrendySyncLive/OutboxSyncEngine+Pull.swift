@@ -26,10 +26,9 @@ extension OutboxSyncEngine {
     }
 
     /// Pulls the change feed (bootstrapping first when there is no cursor or `full` is asked);
-    /// returns how many changes altered local state.
-    @discardableResult
-    func pull(user: String, full: Bool) async throws -> Int {
-        try await withBulkLoad { try await self.pullPages(user: user, full: full) }
+    /// what it stored is counted in ``tally``.
+    func pull(user: String, full: Bool) async throws {
+        _ = try await withBulkLoad { try await self.pullPages(user: user, full: full) }
     }
 
     /// Runs a download that may turn into a bulk load (see ``SQLiteLocalStore/beginBulkLoad()``)

@@ -131,22 +131,16 @@ extension SQLiteLocalStore {
     /// for both in one). A crash between them leaves the derived tables' triggers down with the
     /// indexes up, which the next open mends; a write between them is counted by the build.
     package func endBulkLoad() async throws {
-        let logger = logger
         try await db.write { db in
             for index in Self.eventIndexes { try db.execute(sql: index.sql) }
         }
         for tables in derived {
-            try await db.write { db in
-                do {
-                    try db.inSavepoint {
-                        try db.execute(sql: tables.end)
-                        return .commit
-                    }
-                } catch {
-                    logger.error(
-                        "Could not build tables derived from the events; they stay stale until an open mends them",
-                        metadata: ["error": .string(String(describing: error))])
-                }
+            do {
+                try await db.write { db in try db.execute(sql: tables.end) }
+            } catch {
+                logger.error(
+                    "Could not build tables derived from the events; they stay stale until an open mends them",
+                    metadata: ["error": .string(String(describing: error))])
             }
         }
     }
