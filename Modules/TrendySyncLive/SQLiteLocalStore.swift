@@ -67,10 +67,18 @@ public final class SQLiteLocalStore: LocalStore {
         }
     }
 
+    /// Any case; the type spelled exactly so first, when two differ only in case (this device's
+    /// unsent `coffee` beside the account's `Coffee` until the push adopts it, D36, D65: `Coffee`
+    /// found `coffee` — an outsider's attack).
     public func eventType(named name: String) async throws -> LocalRecord<EventType>? {
         try await db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM local_event_types WHERE name = ?", arguments: [name])
-                .flatMap(Self.eventType)
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM local_event_types WHERE name = ?1
+                    ORDER BY (name COLLATE BINARY = ?1) DESC LIMIT 1
+                    """, arguments: [name]
+            ).flatMap(Self.eventType)
         }
     }
 

@@ -101,6 +101,25 @@ struct SyncEngineTests {
         }
     }
 
+    /// A first pass's download can leave this device's unsent `coffee` beside the account's
+    /// `Coffee` until the push adopts it (D65): a name finds the one spelled exactly so (an
+    /// outsider's attack: `trendy log Coffee` logged to `coffee`, `types rm Coffee` offered
+    /// `coffee`), any case still finds one.
+    @Test func aNameMatchingTwoTypesFindsTheOneSpelledSo() async throws {
+        try await SyncHarness.with { h in
+            let server = try await h.direct.createEventType(
+                EventTypeCreate(id: h.ids.next(), name: "Coffee"), idempotencyKey: nil
+            ).value
+            let mine = try await h.type("coffee")
+            h.api.fail("createEventType", with: .transport(.timedOut))
+            _ = await h.engine.sync(full: false)
+            #expect(try await h.store.eventTypes().count == 2, "both until the push is answered")
+            #expect(try await h.store.eventType(named: "Coffee")?.value.id == server.id)
+            #expect(try await h.store.eventType(named: "coffee")?.value.id == mine.id)
+            #expect(try await h.store.eventType(named: "COFFEE") != nil)
+        }
+    }
+
     @Test func aRefusedItemIsSurfacedAndDoesNotBlockTheQueue() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
