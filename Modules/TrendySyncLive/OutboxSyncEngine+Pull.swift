@@ -215,9 +215,11 @@ extension OutboxSyncEngine {
             guard let next else { break }
             page = try await next.value
         }
+        // Creates grouped here go again exactly as grouped (one key a batch), with no byte budget:
+        // they keep to batches of 50.
         let missing = try await store.finishBootstrap(
-            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore, resendBatch: configuration.batchSize,
-            recovering: recovering)
+            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore,
+            resendBatch: min(configuration.batchSize, 50), recovering: recovering)
         logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest.cursor))])
         if missing > 0 {
             // Sent again in a pass of their own, before this run ends.

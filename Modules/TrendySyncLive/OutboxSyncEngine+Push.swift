@@ -61,7 +61,7 @@ extension OutboxSyncEngine {
         var completion: Task<Void, any Error>?
         var unresolved: [OutboxEntry] = []
         do {
-            var taken = try await store.nextWork(now: now(), batchSize: configuration.batchSize)
+            var taken = try await takeWork()
             unresolved = taken.entries
             while true {
                 try ensureSameUser(user)
@@ -80,8 +80,7 @@ extension OutboxSyncEngine {
                     return done
                 }
                 let at = now()
-                let batchSize = configuration.batchSize
-                let following = Task { try await self.store.nextWork(now: at, batchSize: batchSize) }
+                let following = Task { try await self.takeWork(now: at) }
                 let outcome = await send(work)
                 // This unit's answer names the server's time of what it took (D60, D61).
                 let mark = takeWriteMark()
@@ -108,6 +107,13 @@ extension OutboxSyncEngine {
         }
     }
 
+    /// The next unit of work from the outbox (``SQLiteLocalStore/nextWork(now:batchSize:batchBytes:)``),
+    /// as large as the configuration allows; taken at `at` (default: now).
+    nonisolated func takeWork(now at: Date? = nil) async throws -> (entries: [OutboxEntry], waitUntil: Date?) {
+        try await store.nextWork(
+            now: at ?? now(), batchSize: configuration.batchSize, batchBytes: configuration.batchBytes)
+    }
+
     /// Books the outcome of one sent unit (`work`): completes, fails or reschedules its entries,
     /// and retakes the unit taken meanwhile (`taken`) when the outcome re-pointed what it may hold.
     /// Answers the completion left running, if any; throws the stop a transient failure, a rate
@@ -116,7 +122,6 @@ extension OutboxSyncEngine {
         _ outcome: SendOutcome, of work: [OutboxEntry], serverAt: String? = nil,
         taken: inout (entries: [OutboxEntry], waitUntil: Date?), unresolved: inout [OutboxEntry]
     ) async throws -> Task<Void, any Error>? {
-        let batchSize = configuration.batchSize
         switch outcome {
         case .delivered(let replaced) where replaced.isEmpty:
             let store = store
@@ -127,7 +132,7 @@ extension OutboxSyncEngine {
             // hold changes to this device's copies, which now go to the surviving ids.
             try await store.releaseUnsent(taken.entries)
             try await store.complete(work, replacedIds: replaced, serverAt: serverAt)
-            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            taken = try await takeWork()
             breaker.recordSuccess()
         case .mixed(let delivered, let replaced, let gone, let refused, let revived):
             // Re-pointed ids: the unit taken meanwhile may hold changes to them; it is taken again.
@@ -141,7 +146,7 @@ extension OutboxSyncEngine {
                     "A create of an event the server had deleted goes again under a new id",
                     metadata: ["id": .string(entry.entityId), "new_id": .string(newId.description)])
             }
-            if repointed { taken = try await store.nextWork(now: now(), batchSize: batchSize) }
+            if repointed { taken = try await takeWork() }
             for entry in gone { try await store.completeGone(entry) }
             for (entry, message) in refused {
                 try await store.fail(entry, error: message)
@@ -175,7 +180,7 @@ extension OutboxSyncEngine {
             // refused and dropped instead of kept as a conflict). Put back, taken again after.
             try await store.releaseUnsent(taken.entries)
             try await store.completeGone(work[0])
-            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            taken = try await takeWork()
             breaker.recordSuccess()
         case .gone:
             try await store.completeGone(work[0])
@@ -185,7 +190,7 @@ extension OutboxSyncEngine {
             try await store.releaseUnsent(taken.entries)
             let newId = ids.next()
             try await store.reviveDeletedType(work[0], as: newId)
-            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            taken = try await takeWork()
             breaker.recordSuccess()
             logger.info(
                 "A type the server had deleted goes again under a new id",
@@ -195,7 +200,7 @@ extension OutboxSyncEngine {
             // back, re-point everything at the server's type, and take it again.
             try await store.releaseUnsent(taken.entries)
             try await store.adoptEventType(work[0], as: server)
-            taken = try await store.nextWork(now: now(), batchSize: batchSize)
+            taken = try await takeWork()
             breaker.recordSuccess()
             logger.info("Adopted the server's event type of the same name")
         case .refusedDefinitionEdit(let server, let reason):

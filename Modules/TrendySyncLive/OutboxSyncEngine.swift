@@ -12,8 +12,15 @@ import TrendySync
 public actor OutboxSyncEngine: SyncEngine {
     /// Tuning.
     public struct Configuration: Sendable {
-        /// Event creates per batch request.
-        public var batchSize = 50
+        /// Event creates, or event edits and deletes, per batch request: the server's most. Batches
+        /// of 50 spent twice the client's CPU and half again the server's on a device's upload of
+        /// 140,000 events, and met the server's request rate limit after 30,000 (docs/decisions.md
+        /// D66).
+        public var batchSize = APIPaths.maxBatchSize
+        /// Most bytes of payload in one batch request (its first entry goes whatever its size).
+        public var batchBytes = Self.defaultBatchBytes
+        /// ``batchBytes`` by default: a quarter of the dev server's body limit.
+        public static let defaultBatchBytes = 1 << 20
         /// Changes per feed page (and events per bootstrap page, at most the server's
         /// ``APIPaths/maxEventsLimit``). Also bounds how long one page's write transaction holds
         /// the writer (a local write waits at most that long during a download).

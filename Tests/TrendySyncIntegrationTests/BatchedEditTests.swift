@@ -26,7 +26,8 @@ struct BatchedEditTests {
 
     @Test func aBulkEditGoesInBatchesInOutboxOrder() async throws {
         try await SyncHarness.with { h in
-            var (type, events) = try await Self.synced(120, h)
+            let full = APIPaths.maxBatchSize
+            var (type, events) = try await Self.synced(2 * full + 20, h)
             for index in events.indices {
                 events[index].notes = "bulk \(index)"
                 try await h.store.updateEvent(events[index])
@@ -42,11 +43,11 @@ struct BatchedEditTests {
             #expect(await h.engine.sync(full: false).outcome == .ok)
             let sent = h.api.calls.filter { $0.name == "editEvents" || $0.name == "createEvents" }.suffix(4)
             #expect(sent.map(\.name) == ["editEvents", "editEvents", "editEvents", "createEvents"])
-            #expect(sent.prefix(3).map(\.ids.count) == [50, 50, 20])
+            #expect(sent.prefix(3).map(\.ids.count) == [full, full, 20])
             // Outbox order: the update coalesced with the first entry stays in its place.
             #expect(Array(sent.first?.ids.prefix(2) ?? []) == events.prefix(2).map(\.id.description))
             #expect(try await h.store.outboxCounts() == (pending: 0, failed: 0))
-            for event in events.prefix(110) {
+            for event in events.dropLast(10) {
                 let expected = event.id == last.id ? "after the create" : event.notes
                 #expect(try await h.direct.event(id: event.id).value.notes == expected)
             }

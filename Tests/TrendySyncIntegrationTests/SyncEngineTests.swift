@@ -15,12 +15,13 @@ struct SyncEngineTests {
     @Test func pushesCreatesInBatchesAndConverges() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
-            let events = (0..<120).map { h.event(type, offset: Double($0)) }
+            let full = APIPaths.maxBatchSize
+            let events = (0..<(2 * full + 20)).map { h.event(type, offset: Double($0)) }
             _ = try await h.store.insertEvents(events)
             let run = await h.engine.sync(full: false)
             #expect(run.outcome == .ok)
-            #expect(run.pushed == 121)
-            #expect(h.api.calls("createEvents").map(\.ids.count) == [50, 50, 20])
+            #expect(run.pushed == events.count + 1)
+            #expect(h.api.calls("createEvents").map(\.ids.count) == [full, full, 20])
             #expect(h.api.calls("createEventType").count == 1)
             #expect(try await h.serverEventIds() == Set(events.map(\.id.description)))
             #expect(try await h.store.outboxCounts().pending == 0)
@@ -40,13 +41,14 @@ struct SyncEngineTests {
     @Test func aPassCutOffSaysWhatItPushedAndPulledBeforeTheCut() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type()
-            let events = (0..<120).map { h.event(type, offset: Double($0)) }
+            let full = APIPaths.maxBatchSize
+            let events = (0..<(2 * full + 20)).map { h.event(type, offset: Double($0)) }
             _ = try await h.store.insertEvents(events)
             h.api.observe("createEvents") { call in call == 3 ? .transport(.timedOut) : nil }
             let cut = await h.engine.sync(full: false)
             #expect(cut.outcome == .waiting, "\(cut)")
-            #expect(cut.pushed == 101, "the type and two batches of 50 reached the server: \(cut)")
-            #expect(try await h.serverEventIds().count == 100)
+            #expect(cut.pushed == 2 * full + 1, "the type and two full batches reached the server: \(cut)")
+            #expect(try await h.serverEventIds().count == 2 * full)
 
             // A new device's download cut after its first page of events.
             let store = try SyncHarness.memoryStore()
@@ -98,6 +100,32 @@ struct SyncEngineTests {
             #expect(try await h.serverEventIds().count == 135)
             #expect(await third.engine.sync(full: false).outcome == .ok)
             #expect(try await third.store.events(limit: 500, since: nil).count == 135)
+        }
+    }
+
+    /// An upload goes in batches of up to the server's most (D66), and no batch's body goes over
+    /// what the server takes: fifty events with long notes and text properties made a body of
+    /// more than 4 MiB, and after the server's 413 the batch went one event a request (a batch of
+    /// 500 holding them: 500 requests).
+    @Test func uploadsGoInLargeBatchesThatStayUnderTheServersBodyLimit() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type()
+            let long = String(repeating: "🙂", count: 10_000)
+            let heavy = (0..<50).map { i in
+                var e = h.event(type, offset: Double(i), note: long)
+                e.properties = ["a": .text(long), "b": .text(long)]
+                return e
+            }
+            let light = (0..<1_200).map { h.event(type, offset: 1_000 + Double($0)) }
+            _ = try await h.store.insertEvents(heavy + light)
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            #expect(try await h.store.outboxCounts().failed == 0)
+            #expect(try await h.serverEventIds().count == 1_250)
+            let batches = h.api.calls.filter { $0.name.hasPrefix("createEvent") }.map(\.ids.count)
+            #expect(batches.allSatisfy { $0 <= APIPaths.maxBatchSize }, "\(batches)")
+            #expect(batches.count(where: { $0 == APIPaths.maxBatchSize }) == 2, "\(batches)")
+            #expect(batches.count < 15, "\(batches)")
         }
     }
 
