@@ -17,6 +17,7 @@ public enum InsightSchema {
     /// Adds the migrations (after Sync's: the triggers are on its table).
     public static func register(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("insights.v1", migrate: migrate)
+        migrator.registerMigration("insights.v2-build-in-parts", migrate: migrateBuildInParts)
     }
 
     /// Far enough back that every event's day is floored correctly by integer division.
@@ -97,11 +98,16 @@ public enum InsightSchema {
     }
 
     /// Every event with its wall-clock time and the day start, for the rebuild.
-    static let clocked = """
+    static let clocked = clocked(nil)
+
+    /// The events `filter` keeps (all for nil) with their wall-clock times and the day start.
+    static func clocked(_ filter: String?) -> String {
+        """
         (SELECT r.event_type_id AS event_type_id, r.body AS body, r.timestamp_ms + 1000 * \(offset("r")) AS wall,
                 coalesce((SELECT day_start FROM insight_settings WHERE id = 1), 0) * 3600000 AS ds
-         FROM local_events AS r) AS r
+         FROM local_events AS r\(filter.map { " WHERE \($0)" } ?? "")) AS r
         """
+    }
 
     /// Every aggregate built again from the events (after the settings or the zones changed).
     static let rebuild = """
@@ -121,27 +127,57 @@ public enum InsightSchema {
           GROUP BY r.event_type_id, p.key, d;
         """
 
-    /// The triggers that keep the aggregates, as migration `insights.v1` creates them. A later
-    /// change to them is a new migration, and this must then create the new ones (a bulk load's
-    /// end creates them again from here).
-    static func triggers(ifNotExists: Bool) -> String {
+    /// The triggers that keep the aggregates: as migration `insights.v1` created them
+    /// (`inParts` false), or as `insights.v2-build-in-parts` makes them, skipping the events a
+    /// build in parts has not reached (``counted(_:)``). A later change to them is a new
+    /// migration, and this must then create the new ones (a bulk load's end creates them again
+    /// from here).
+    static func triggers(ifNotExists: Bool, inParts: Bool = true) -> String {
         let create = ifNotExists ? "CREATE TRIGGER IF NOT EXISTS" : "CREATE TRIGGER"
+        let when = { (rowid: String) in inParts ? "WHEN \(counted(rowid))" : "" }
+        let replaced =
+            inParts
+            ? "EXISTS (SELECT 1 FROM local_events WHERE id = new.id AND \(counted("local_events.rowid")))"
+            : "EXISTS (SELECT 1 FROM local_events WHERE id = new.id)"
         return """
-            \(create) insight_events_insert AFTER INSERT ON local_events BEGIN
+            \(create) insight_events_insert AFTER INSERT ON local_events \(when("new.rowid")) BEGIN
               \(add("new"))
             END;
-            \(create) insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events BEGIN
+            \(create) insight_events_update AFTER UPDATE OF event_type_id, timestamp_ms, body ON local_events
+            \(when("old.rowid")) BEGIN
               \(remove("old"))
               \(add("new"))
             END;
             \(create) insight_events_replace BEFORE INSERT ON local_events
-            WHEN EXISTS (SELECT 1 FROM local_events WHERE id = new.id) BEGIN
+            WHEN \(replaced) BEGIN
               \(remove("replaced"))
             END;
-            \(create) insight_events_delete AFTER DELETE ON local_events BEGIN
+            \(create) insight_events_delete AFTER DELETE ON local_events \(when("old.rowid")) BEGIN
               \(remove("old"))
             END;
             """
+    }
+
+    /// Whether the event at `rowid` is in the aggregates: always, unless a build in parts
+    /// (``bulkLoadStart``) has not reached it yet — then the part that reaches it counts it as it
+    /// is then, and the triggers leave it alone until that part.
+    static func counted(_ rowid: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM insight_build WHERE \(rowid) > upto)"
+    }
+
+    /// Migration `insights.v2-build-in-parts`: the table a build in parts keeps its place in, and
+    /// the triggers that skip what it has not reached (put back only if they were up: a bulk load
+    /// under way keeps them down, and its end makes the new ones).
+    static func migrateBuildInParts(_ db: Database) throws {
+        let up = try Bool.fetchOne(db, sql: bulkLoadPresentV1) ?? false
+        try db.execute(
+            sql: """
+                CREATE TABLE insight_build (
+                    id INTEGER PRIMARY KEY CHECK (id = 1), upto INTEGER NOT NULL, next INTEGER NOT NULL
+                );
+                \(bulkLoadBegin)
+                """)
+        if up { try db.execute(sql: triggers(ifNotExists: false)) }
     }
 
     /// Takes the triggers down for a bulk load into an empty store (D63): row by row they cost
@@ -151,15 +187,72 @@ public enum InsightSchema {
     /// The names ``triggers(ifNotExists:)`` creates.
     static let triggerNames = ["insert", "update", "replace", "delete"].map { "insight_events_\($0)" }
 
-    /// Whether the triggers are all there (1 or 0).
-    public static let bulkLoadPresent = """
+    /// Whether the triggers are all there (1 or 0), as `insights.v1` had them.
+    static let bulkLoadPresentV1 = """
         SELECT COUNT(*) = \(triggerNames.count) FROM sqlite_master WHERE type = 'trigger'
           AND name IN (\(triggerNames.map { "'\($0)'" }.joined(separator: ", ")))
         """
 
-    /// Ends a bulk load: the triggers again (also on a store whose load began before they were
-    /// taken down) and every aggregate built from the events, set-wise.
-    public static var bulkLoadEnd: String { triggers(ifNotExists: true) + "\n" + rebuild }
+    /// Whether the aggregates are whole (1 or 0): the triggers are all there and no build in
+    /// parts is under way.
+    public static let bulkLoadPresent = """
+        SELECT (\(bulkLoadPresentV1)) AND NOT EXISTS (SELECT 1 FROM insight_build)
+        """
+
+    /// Ends a bulk load in one transaction: the triggers again (also on a store whose load began
+    /// before they were taken down) and every aggregate built from the events, set-wise; a build
+    /// in parts under way is done with. (An open's mend; a bulk load's end goes in parts.)
+    public static var bulkLoadEnd: String { triggers(ifNotExists: true) + "\n" + rebuildAll }
+
+    /// Every aggregate built again, and a build in parts under way done with (after the settings
+    /// or the zones changed, at the end of a bulk load).
+    static let rebuildAll = rebuild + "\nDELETE FROM insight_build;"
+
+    /// Starts building the aggregates in parts (D67): the triggers go up at once, skipping every
+    /// event there is now (``counted(_:)``), the aggregates start empty, and each
+    /// ``bulkLoadStep(part:)`` counts the next events — in transactions of their own, so a
+    /// person's write waits for one part (at 140,000 events one build held the writer ~0.9 s).
+    public static var bulkLoadStart: String {
+        """
+        \(triggers(ifNotExists: true))
+        DELETE FROM insight_daily;
+        DELETE FROM insight_slots;
+        DELETE FROM insight_values;
+        INSERT OR REPLACE INTO insight_build (id, upto, next) VALUES (1, 0, 0);
+        """
+    }
+
+    /// A bulk load's end in parts of 10,000 events (``bulkLoadStart``, ``bulkLoadStep(part:)``).
+    public static var bulkLoadInParts: (start: String, step: String) { (bulkLoadStart, bulkLoadStep(part: 10_000)) }
+
+    /// Counts the next `part` events of a build in parts (by rowid) into the aggregates as they
+    /// are now, and ends the build once it reaches the last event; nothing when no build is under
+    /// way. A write meanwhile to an event already counted goes through the triggers; one to an
+    /// event not yet reached (or a new one, after every rowid there was) is counted by its part.
+    public static func bulkLoadStep(part: Int) -> String {
+        let range = "r.rowid > (SELECT upto FROM insight_build) AND r.rowid <= (SELECT next FROM insight_build)"
+        return """
+            UPDATE insight_build SET next = coalesce(
+              (SELECT rowid FROM local_events WHERE rowid > upto ORDER BY rowid LIMIT 1 OFFSET \(max(part, 1) - 1)),
+              (SELECT max(rowid) FROM local_events), upto);
+            INSERT INTO insight_daily (type_id, day, zone, count)
+              SELECT r.event_type_id, \(day) AS d, \(zone("r")) AS z, count(*) FROM \(clocked(range))
+              GROUP BY r.event_type_id, d, z
+              ON CONFLICT (type_id, day, zone) DO UPDATE SET count = count + excluded.count;
+            INSERT INTO insight_slots (type_id, slot, count)
+              SELECT r.event_type_id, \(slot) AS s, count(*) FROM \(clocked(range)) GROUP BY r.event_type_id, s
+              ON CONFLICT (type_id, slot) DO UPDATE SET count = count + excluded.count;
+            INSERT INTO insight_values (type_id, key, day, n, milli)
+              SELECT r.event_type_id, p.key, \(day) AS d, count(*),
+                     sum(CAST(round(json_extract(p.value, '$.value') * 1000) AS INTEGER))
+              FROM \(clocked(range)), json_each(r.body, '$.properties') AS p
+              WHERE json_extract(p.value, '$.type') IN ('number', 'duration')
+              GROUP BY r.event_type_id, p.key, d
+              ON CONFLICT (type_id, key, day) DO UPDATE SET n = n + excluded.n, milli = milli + excluded.milli;
+            UPDATE insight_build SET upto = next;
+            DELETE FROM insight_build WHERE upto >= (SELECT coalesce(max(rowid), 0) FROM local_events);
+            """
+    }
 
     static func migrate(_ db: Database) throws {
         try db.execute(
@@ -187,7 +280,7 @@ public enum InsightSchema {
                     type_id TEXT NOT NULL, key TEXT NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,
                     milli INTEGER NOT NULL, PRIMARY KEY (type_id, key, day)
                 ) WITHOUT ROWID;
-                \(triggers(ifNotExists: false))
+                \(triggers(ifNotExists: false, inParts: false))
                 \(rebuild)
                 """)
     }
@@ -196,6 +289,6 @@ public enum InsightSchema {
     /// repair leaves them to be rebuilt: copied beside the events they count, each event would
     /// count twice). The person's settings (`insight_settings`) are kept.
     public static let derived: Set<String> = [
-        "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values",
+        "insight_zone_offsets", "insight_zones", "insight_daily", "insight_slots", "insight_values", "insight_build",
     ]
 }

@@ -44,7 +44,7 @@ public final class SQLiteInsightStore: InsightStore {
                     ON CONFLICT (id) DO UPDATE SET zone = excluded.zone, day_start = excluded.day_start, body = excluded.body
                     """, arguments: [settings.timeZone, settings.dayStartHour, body])
             _ = try Self.learnZones(db, also: [settings.timeZone])
-            try db.execute(sql: InsightSchema.rebuild)
+            try db.execute(sql: InsightSchema.rebuildAll)
         }
     }
 
@@ -55,7 +55,7 @@ public final class SQLiteInsightStore: InsightStore {
         // data, after a log, leaves that to the next whole read.)
         if typeId == nil, try await db.read({ db in try Self.unknownZones(db, also: [zone]) }).isEmpty == false {
             try await db.write { db in
-                if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuild) }
+                if try Self.learnZones(db, also: [zone]) { try db.execute(sql: InsightSchema.rebuildAll) }
             }
         }
         let (zones, decoded) = (zones, decoded)

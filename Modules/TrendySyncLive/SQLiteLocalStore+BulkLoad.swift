@@ -13,14 +13,21 @@ public struct DerivedFromEvents: Sendable {
     /// Statements that create the triggers (`IF NOT EXISTS`: a load a crash interrupted, or one
     /// begun by a version that left them up) and build the tables from the events.
     public var end: String
-    /// A query answering whether the triggers are all there (1 or 0).
+    /// A query answering whether the tables are whole: the triggers are all there, and a build
+    /// in parts is not under way (1 or 0).
     public var present: String
+    /// Optional: a bulk load's end builds the tables in parts, each in a transaction of its own,
+    /// so a person's write waits for one part, not for the whole build (D67). `start` puts the
+    /// triggers up and begins the build; each `step` builds the next part, until ``present``
+    /// says the tables are whole. Without them, ``end`` in one transaction.
+    public var inParts: (start: String, step: String)?
 
     /// Derived tables with their bulk-load statements.
-    public init(begin: String, end: String, present: String) {
+    public init(begin: String, end: String, present: String, inParts: (start: String, step: String)? = nil) {
         self.begin = begin
         self.end = end
         self.present = present
+        self.inParts = inParts
     }
 }
 
@@ -108,7 +115,8 @@ extension SQLiteLocalStore {
     /// Puts back derived tables whose triggers are missing while no load is under way, at open: a
     /// load this version began and a program that does not know them ended (an older `trendy`
     /// still running across an upgrade, or one built without the feature) built the indexes
-    /// only, and nothing else would ever notice. One read of the schema when all is well.
+    /// only, and nothing else would ever notice; or a build in parts a crash cut short (D67). One
+    /// read of the schema when all is well.
     public static func mendDerived(_ writer: any DatabaseWriter, _ derived: [DerivedFromEvents]) throws {
         let missing = try writer.read { db -> [DerivedFromEvents] in
             guard try !eventIndexesDown(db) else { return [] }  // under way: its end builds them
@@ -120,22 +128,40 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// Most parts a build in parts takes before it is finished in one transaction (a build whose
+    /// steps make no progress must not hold a download's end for ever).
+    static let mostParts = 10_000
+
     /// Ends a bulk load: builds the event indexes over everything stored, then the derived
     /// tables. Derived tables that cannot be built (a damaged table, a full disk) are
     /// logged and left with their triggers down — the next open mends them (``mendDerived(_:_:)``):
     /// failing the load for them left the indexes down and every later pull failing the same way
     /// (a review finding).
     ///
-    /// The indexes and each feature's tables are built in transactions of their own: a person's
-    /// write waits for one of them, not for all (at 140,000 events a write waited up to 0.95 s
-    /// for both in one). A crash between them leaves the derived tables' triggers down with the
-    /// indexes up, which the next open mends; a write between them is counted by the build.
+    /// The indexes and each feature's tables are built in transactions of their own, and tables
+    /// that can be built in parts are (D67): a person's write waits for one of them, not for all
+    /// (at 140,000 events a write waited up to 0.95 s for the indexes and the aggregates in one).
+    /// A crash between them leaves the derived tables' triggers down, or their build in parts
+    /// unfinished, with the indexes up, which the next open mends; a write between them is
+    /// counted by the build.
     package func endBulkLoad() async throws {
         try await db.write { db in
             for index in Self.eventIndexes { try db.execute(sql: index.sql) }
         }
         for tables in derived {
             do {
+                if let (start, step) = tables.inParts {
+                    try await db.write { db in try db.execute(sql: start) }
+                    // Each part a transaction of its own.
+                    var whole = false
+                    for _ in 0..<Self.mostParts where !whole {
+                        whole = try await db.write { db in
+                            try db.execute(sql: step)
+                            return try Bool.fetchOne(db, sql: tables.present) ?? false
+                        }
+                    }
+                    if whole { continue }
+                }
                 try await db.write { db in try db.execute(sql: tables.end) }
             } catch {
                 logger.error(

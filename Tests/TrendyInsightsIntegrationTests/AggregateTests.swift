@@ -164,12 +164,23 @@ struct AggregateTests {
     /// pages, a person's logs, edits and deletes, a settings change, a crash (a new store on the
     /// same database continues the load) — the aggregates are then a scan of the events, and the
     /// triggers keep them again afterwards. Seeded like the test above.
+    /// Also with the end in parts (D67), as the app builds them.
     @Test func aBulkLoadBuildsTheAggregatesOnceAndTheTriggersComeBack() async throws {
-        for seed in Self.seeds { try await bulkLoad(seed: seed) }
+        for seed in Self.seeds {
+            try await bulkLoad(seed: seed, Self.bulkLoad)
+            try await bulkLoad(seed: seed, Self.bulkLoad(inPartsOf: 1 + Int(seed % 5)))
+        }
     }
 
     static let bulkLoad = DerivedFromEvents(
         begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent)
+
+    /// ``bulkLoad`` with its end in parts of `part` events.
+    static func bulkLoad(inPartsOf part: Int) -> DerivedFromEvents {
+        var derived = bulkLoad
+        derived.inParts = (InsightSchema.bulkLoadStart, InsightSchema.bulkLoadStep(part: part))
+        return derived
+    }
 
     static func triggers(_ db: DatabaseQueue) throws -> Int {
         try db.read { db in
@@ -179,7 +190,7 @@ struct AggregateTests {
         }
     }
 
-    func bulkLoad(seed: UInt64) async throws {
+    func bulkLoad(seed: UInt64, _ derived: DerivedFromEvents) async throws {
         var rng = Rng(state: seed &* 7_919)
         var migrator = DatabaseMigrator()
         SyncSchema.register(in: &migrator)
@@ -188,7 +199,7 @@ struct AggregateTests {
         try migrator.migrate(db)
         func makeStore() -> SQLiteLocalStore {
             SQLiteLocalStore(
-                database: db, zone: { "Europe/Berlin" }, derived: [Self.bulkLoad], logger: Logger(label: "test"))
+                database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test"))
         }
         var store = makeStore()
         let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
@@ -202,14 +213,9 @@ struct AggregateTests {
         #expect(try Self.triggers(db) == 4)
         #expect(try await store.beginBulkLoad() == .startedOnEmptyStore)
         #expect(try Self.triggers(db) == 0, "seed \(seed): the triggers are down with the indexes")
-        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        let now = Self.loadNow
         func randomEvent(_ rng: inout Rng, id: UUIDv7? = nil) -> Event {
-            let at = now.addingTimeInterval(Double(rng.int(400 * 24 * 60) - 390 * 24 * 60) * 60)
-            let properties: [String: PropertyValue] =
-                rng.int(2) == 0 ? ["shots": .number(Double(rng.int(900)) / 100)] : [:]
-            return Event(
-                id: id ?? ids.next(), eventTypeId: rng.pick(types).id, timestamp: at, properties: properties,
-                timeZone: rng.pick(Self.zones))
+            Self.randomEvent(&rng, id: id ?? ids.next(), types: types)
         }
         var events: [UUIDv7] = []
         var cursor: Int64 = 0
@@ -291,6 +297,166 @@ struct AggregateTests {
         let slow = try await insights.scan(now: now, zone: "Europe/Berlin", settings: try await insights.settings())
         #expect(Self.differences(fast, slow).isEmpty)
         #expect(fast.daily[type.id.description]?.values.reduce(0, +) == 20)
+    }
+
+    /// The time the bulk-load tests' events are around.
+    static let loadNow = Date(timeIntervalSince1970: 1_795_000_000)
+
+    /// An event of one of `types` in the year before ``loadNow``, half of them with a number, in
+    /// any of ``zones``.
+    static func randomEvent(_ rng: inout Rng, id: UUIDv7, types: [EventType]) -> Event {
+        let at = loadNow.addingTimeInterval(Double(rng.int(400 * 24 * 60) - 390 * 24 * 60) * 60)
+        let properties: [String: PropertyValue] =
+            rng.int(2) == 0 ? ["shots": .number(Double(rng.int(900)) / 100)] : [:]
+        return Event(
+            id: id, eventTypeId: rng.pick(types).id, timestamp: at, properties: properties,
+            timeZone: rng.pick(Self.zones))
+    }
+
+    /// A bulk load's end in parts (D67): the triggers go up at once and each part counts the
+    /// next events in a transaction of its own. Whatever is written between the parts — pulled
+    /// pages that replace rows, new events, edits and deletes of events counted and not yet
+    /// reached, a settings change, another process's open mending the tables — the aggregates
+    /// are then exactly what one build makes, and the triggers keep them. Seeded like the tests
+    /// above (parts of 1 to 9 events).
+    @Test func aBuildInPartsCountsEveryWriteBetweenItsPartsOnce() async throws {
+        for seed in Self.seeds { try await buildInParts(seed: seed) }
+    }
+
+    /// Every aggregate row that counts something, as text, in order.
+    static func aggregates(_ db: DatabaseQueue) throws -> [String] {
+        try db.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT 'd ' || type_id || ' ' || day || ' ' || zone || ' ' || count FROM insight_daily
+                      WHERE count != 0
+                    UNION ALL SELECT 's ' || type_id || ' ' || slot || ' ' || count FROM insight_slots WHERE count != 0
+                    UNION ALL SELECT 'v ' || type_id || ' ' || key || ' ' || day || ' ' || n || ' ' || milli
+                      FROM insight_values WHERE n != 0
+                    ORDER BY 1
+                    """)
+        }
+    }
+
+    func buildInParts(seed: UInt64) async throws {
+        var rng = Rng(state: seed &* 104_729)
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        InsightSchema.register(in: &migrator)
+        let db = try DatabaseQueue()
+        try migrator.migrate(db)
+        let part = 1 + rng.int(9)
+        let step = InsightSchema.bulkLoadStep(part: part)
+        let derived = Self.bulkLoad(inPartsOf: part)
+        let store = SQLiteLocalStore(
+            database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test"))
+        let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
+        let ids = UUIDv7Generator()
+        let types = [EventType(id: ids.next(), name: "A"), EventType(id: ids.next(), name: "B")]
+        for type in types {
+            try await store.createEventType(type)
+            try await store.createPropertyDefinition(
+                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number))
+        }
+        _ = try await insights.settings()
+        #expect(try await store.beginBulkLoad() == .startedOnEmptyStore)
+        var events: [UUIDv7] = []
+        var cursor: Int64 = 0
+        func pull(_ rng: inout Rng, updating: Bool) async throws {
+            var changes: [Change] = []
+            for _ in 0..<(1 + rng.int(20)) {
+                cursor += 1
+                let existing = updating && rng.int(3) == 0 && !events.isEmpty ? rng.pick(events) : nil
+                let e = Self.randomEvent(&rng, id: existing ?? ids.next(), types: types)
+                if existing == nil { events.append(e.id) }
+                changes.append(Self.pulled(e, cursor: cursor, update: existing != nil, at: Self.loadNow))
+            }
+            _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: true))
+        }
+        for _ in 0..<(2 + rng.int(4)) { try await pull(&rng, updating: false) }
+        // The end as `endBulkLoad` runs it — the indexes, then the start and the parts — with
+        // writes between the parts.
+        try await SQLiteLocalStore(database: db, logger: Logger(label: "test")).endBulkLoad()
+        try await db.write { db in try db.execute(sql: InsightSchema.bulkLoadStart) }
+        var parts = 0
+        while try await !(db.read { db in try Bool.fetchOne(db, sql: InsightSchema.bulkLoadPresent) ?? false }) {
+            for _ in 0..<rng.int(3) {
+                // A settings change or a mend ends the build with a whole one: rare, so most
+                // builds run to their last part.
+                switch rng.int(40) {
+                case 0...13: try await pull(&rng, updating: true)
+                case 14...21:
+                    let e = Self.randomEvent(&rng, id: ids.next(), types: types)
+                    try await store.createEvent(e)
+                    events.append(e.id)
+                case 22...29:
+                    guard !events.isEmpty, var e = try await store.event(id: rng.pick(events))?.value else { break }
+                    let other = Self.randomEvent(&rng, id: e.id, types: types)
+                    (e.timestamp, e.properties, e.eventTypeId) = (other.timestamp, other.properties, other.eventTypeId)
+                    try await store.updateEvent(e)
+                case 30...37:
+                    guard !events.isEmpty else { break }
+                    try await store.deleteEvent(id: events.remove(at: rng.int(events.count)))
+                case 38:
+                    var s = try await insights.settings()
+                    s.dayStartHour = rng.int(7)
+                    try await insights.save(s)
+                default:
+                    // Another process opens the database meanwhile: it finds the tables not
+                    // whole and builds them in one go; the parts then find nothing to do.
+                    try SQLiteLocalStore.mendDerived(db, [derived])
+                }
+            }
+            try await db.write { db in try db.execute(sql: step) }
+            parts += 1
+            try #require(parts < 10_000, "seed \(seed): the build never ends")
+        }
+        #expect(try Self.triggers(db) == 4)
+        let built = try Self.aggregates(db)
+        try await db.write { db in try db.execute(sql: InsightSchema.bulkLoadEnd) }
+        let whole = try Self.aggregates(db)
+        #expect(
+            built == whole,
+            "seed \(seed), parts of \(part), \(parts) parts: \(Array(Set(built).symmetricDifference(whole)).prefix(6))")
+        // The triggers keep them from here.
+        for _ in 0..<5 { try await pull(&rng, updating: true) }
+        try await store.deleteEvent(id: events.removeLast())
+        let kept = try Self.aggregates(db)
+        try await db.write { db in try db.execute(sql: InsightSchema.bulkLoadEnd) }
+        #expect(kept == (try Self.aggregates(db)), "seed \(seed): after the build")
+    }
+
+    /// Migration `insights.v2-build-in-parts` on a store of `insights.v1`: triggers that were up
+    /// are made again as the build in parts needs them, and keep counting; triggers a bulk load
+    /// under way took down stay down for its end to make.
+    @Test func theBuildInPartsMigrationKeepsTriggersUpOrDownAsTheyWere() async throws {
+        for loading in [false, true] {
+            var migrator = DatabaseMigrator()
+            SyncSchema.register(in: &migrator)
+            InsightSchema.register(in: &migrator)
+            let db = try DatabaseQueue()
+            try migrator.migrate(db, upTo: "insights.v1")
+            let store = SQLiteLocalStore(
+                database: db, zone: { "Europe/Berlin" }, derived: [Self.bulkLoad], logger: Logger(label: "test"))
+            let ids = UUIDv7Generator()
+            let type = EventType(id: ids.next(), name: "A")
+            try await store.createEventType(type)
+            if loading { #expect(try await store.beginBulkLoad() == .startedOnEmptyStore) }
+            var rng = Rng(state: 7)
+            for _ in 0..<10 { try await store.createEvent(Self.randomEvent(&rng, id: ids.next(), types: [type])) }
+            try migrator.migrate(db)
+            #expect(try Self.triggers(db) == (loading ? 0 : 4), "loading: \(loading)")
+            if loading { try await store.endBulkLoad() }
+            for _ in 0..<10 { try await store.createEvent(Self.randomEvent(&rng, id: ids.next(), types: [type])) }
+            let counted = try Self.aggregates(db)
+            try await db.write { db in try db.execute(sql: InsightSchema.bulkLoadEnd) }
+            #expect(counted == (try Self.aggregates(db)), "loading: \(loading)")
+            #expect(
+                try await db.read { db in
+                    try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'insight_events_insert'")
+                }?.contains("insight_build") == true)
+        }
     }
 
     /// A pulled change creating or updating `e`.

@@ -141,9 +141,10 @@ enum SyncBenchmarks {
         if asBeforeD62 { config.writeTargetQueue = nil }
         let pool = try DatabasePool(path: path, configuration: config)
         try migrator.migrate(pool)
-        // As the app hands the insights plugin's aggregates to the store for bulk loads (D63).
+        // As the app hands the insights plugin's aggregates to the store for bulk loads (D63, D67).
         let derived = DerivedFromEvents(
-            begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent)
+            begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent,
+            inParts: InsightSchema.bulkLoadInParts)
         return (
             SQLiteLocalStore(database: pool, derived: [derived], logger: LogSystem.disabled().logger(.data)), pool
         )

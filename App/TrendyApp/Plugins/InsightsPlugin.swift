@@ -28,10 +28,12 @@ public struct InsightsPlugin: TrendyPlugin {
     /// Adds the aggregates and the triggers that keep them (after Sync's tables).
     public func registerMigrations(in migrator: inout DatabaseMigrator) { InsightSchema.register(in: &migrator) }
     public var derivedTables: Set<String> { InsightSchema.derived }
-    /// A download into an empty store builds the aggregates once at the end (D63).
+    /// A download into an empty store builds the aggregates once at the end (D63), 10,000 events
+    /// a transaction (D67).
     public var bulkLoad: DerivedFromEvents? {
         DerivedFromEvents(
-            begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent)
+            begin: InsightSchema.bulkLoadBegin, end: InsightSchema.bulkLoadEnd, present: InsightSchema.bulkLoadPresent,
+            inParts: InsightSchema.bulkLoadInParts)
     }
 
     /// Builds the feature's live parts.
