@@ -53,15 +53,15 @@ struct AuthChaosTests {
             let signup = try await trendy(
                 ["signup", "--email", "short@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
-            try await importEvents(1_500, dir, api)
+            try await importEvents(15_000, dir, api)
             var faults = FaultConfiguration()
-            faults.latencyMilliseconds = 150  // 30 batches × 150 ms ≈ 4.5 s: tokens expire during the push
+            faults.latencyMilliseconds = 150  // 30 batches of 500 × 150 ms ≈ 4.5 s: tokens expire during the push
             server.faults.update(faults)
             let sync = try await trendy(["sync", "--json"], dir, api)
             #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
             server.faults.update(FaultConfiguration())
             #expect(cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int == 0)
-            #expect(try await serverCount("short@example.com", api) == 1_500)
+            #expect(try await serverCount("short@example.com", api) == 15_000)
         }
     }
 
@@ -72,9 +72,9 @@ struct AuthChaosTests {
             let signup = try await trendy(
                 ["signup", "--email", "revoked@example.com", "--password-stdin"], dir, api, stdin: "chaos-pass-1\n")
             #expect(signup.status == 0, "\(signup.stderr)")
-            try await importEvents(2_000, dir, api)
+            try await importEvents(20_000, dir, api)
             var faults = FaultConfiguration()
-            faults.latencyMilliseconds = 150  // 40 batches ≈ 6 s: room for another device to sign in and out
+            faults.latencyMilliseconds = 150  // 40 batches of 500 ≈ 6 s: room for another device to sign in and out
             server.faults.update(faults)
             async let longSync = trendy(["sync"], dir, api)
             // Mid-sync: once the server holds some of the events (a signal, not a guess at how
@@ -108,8 +108,8 @@ struct AuthChaosTests {
             #expect(
                 who.status == 77,
                 "\(who.stdout) — the interrupted sync said: \(interrupted.stdout) \(interrupted.stderr)")
-            let list = try await trendy(["events", "list", "--limit", "10000", "--json"], dir, api)
-            #expect(((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count == 2_000)
+            let list = try await trendy(["events", "list", "--limit", "100000", "--json"], dir, api)
+            #expect(((try? JSONSerialization.jsonObject(with: Data(list.stdout.utf8))) as? [Any])?.count == 20_000)
             let pending = cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int ?? 0
             #expect(pending > 0)
 
@@ -119,7 +119,7 @@ struct AuthChaosTests {
             #expect(login.status == 0, "\(login.stderr)")
             #expect(try await trendy(["sync"], dir, api).status == 0)
             #expect(cli.json(try await trendy(["status", "--json"], dir, api))["pending"] as? Int == 0)
-            #expect(try await serverCount("revoked@example.com", api) == 2_000)
+            #expect(try await serverCount("revoked@example.com", api) == 20_000)
         }
     }
 }

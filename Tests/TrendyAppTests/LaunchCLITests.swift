@@ -42,7 +42,7 @@ struct LaunchCLITests {
             ["login", "--email", email, "--password-stdin"], other, api: api, stdin: password + "\n")
         #expect(login.status == 0, "\(login.stderr)")
         #expect(try await trendy(["sync"], other, api: api).status == 0)
-        let list = try await trendy(["events", "list", "--limit", "10000", "--json"], other, api: api)
+        let list = try await trendy(["events", "list", "--all", "--json"], other, api: api)
         #expect(list.status == 0, "\(list.stderr)")
         return array(list)
     }
