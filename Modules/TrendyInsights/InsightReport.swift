@@ -24,6 +24,9 @@ public struct InsightReport: Sendable, Hashable, Codable {
     public var trends: WeeklyTrends
     /// The strongest insight, when there is one.
     public var headline: Headline?
+    /// Why the report counts only part of the person's history, when it does (set by the app:
+    /// the device has not finished downloading it, or is still counting it).
+    public var incomplete: String?
 
     /// Every insight's id and sentence, in the report's order (the CLI lists these).
     public var sentences: [(id: String, sentence: String)] {
@@ -51,7 +54,7 @@ public struct InsightReport: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case today, settings, streaks, weeks, patterns, correlations, trends, headline
+        case today, settings, streaks, weeks, patterns, correlations, trends, headline, incomplete
     }
 }
 

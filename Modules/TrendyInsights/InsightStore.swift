@@ -19,6 +19,14 @@ public protocol InsightStore: Sendable {
     /// The same data read from the events one by one with `settings` (the saved ones or others
     /// tried for once), not from aggregates (`insights explain` shows both agree).
     func scan(now: Date, zone: String, settings: InsightSettings) async throws -> InsightData
+    /// Whether the store counts every event it holds: false while the counts are being built
+    /// (the end of a new device's first download) — a report then counts part of the history.
+    func countsEveryEvent() async throws -> Bool
+}
+
+extension InsightStore {
+    /// Stores that count as they are written always do.
+    public func countsEveryEvent() async throws -> Bool { true }
 }
 
 /// Settings that cannot be kept, with every reason.

@@ -48,6 +48,11 @@ public final class SQLiteInsightStore: InsightStore {
         }
     }
 
+    /// False while a bulk load has the triggers down or builds the aggregates in parts (D67).
+    public func countsEveryEvent() async throws -> Bool {
+        try await db.read { db in try Bool.fetchOne(db, sql: InsightSchema.bulkLoadPresent) ?? false }
+    }
+
     /// The data from the aggregates.
     public func data(now: Date, zone: String, typeId: String? = nil) async throws -> InsightData {
         // A zone seen for the first time (an event logged elsewhere, or from another device) is

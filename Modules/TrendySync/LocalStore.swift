@@ -63,6 +63,10 @@ public enum LocalStoreError: Error, Sendable, Equatable, CustomStringConvertible
 ///
 /// Threading: all methods run their database work off the caller's actor (GRDB's queues).
 public protocol LocalStore: Sendable {
+    /// Whether this device has downloaded the account's history once (its first download
+    /// finished); false before, and after a sign-in to another account.
+    func historyDownloaded() async throws -> Bool
+
     /// Event types by name.
     func eventTypes() async throws -> [LocalRecord<EventType>]
     /// One event type by id.

@@ -376,6 +376,9 @@ extension SQLiteLocalStore {
     /// The change-feed cursor, or nil before the first bootstrap.
     public func cursor() async throws -> Int64? { try await db.read { db in try Self.cursor(db) } }
 
+    /// A cursor is kept once the first download ends (D65).
+    public func historyDownloaded() async throws -> Bool { try await cursor() != nil }
+
     /// When the change the cursor names was written, as the server said (`next_cursor_at`); sent
     /// back with the cursor so the server can tell it still has that change (D59).
     public func cursorAt() async throws -> String? {

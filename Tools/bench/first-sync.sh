@@ -8,7 +8,10 @@
 #     ROWS     CSV rows (default 140000)
 #     ORDER    `random` (times in no order, as a history imported after the fact) or `sorted`
 #
-# Compare two builds by running it with each BIN_DIR, alternating.
+# Compare two builds by running it with each BIN_DIR, alternating. The server keeps its default
+# request limits (a burst of 600, then 100 a second per user), which an upload in small batches
+# meets (D66); TRENDY_SERVER_ARGS adds arguments to `trendy-server`, e.g.
+# TRENDY_SERVER_ARGS="--api-burst 100000 --api-rate 10000" to time the upload alone.
 set -euo pipefail
 BIN=$(cd "${1:-.build/release}" && pwd)
 ROWS=${2:-140000}
@@ -34,7 +37,8 @@ for at, kind, note in lines:
     print(f"{kind},{at},{note}")
 PY
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN/trendy-server" --port "$PORT" --db "$WORK/server.sqlite" > "$WORK/server.log" 2>&1 &
+# shellcheck disable=SC2086 # TRENDY_SERVER_ARGS is split into arguments on purpose
+"$BIN/trendy-server" --port "$PORT" --db "$WORK/server.sqlite" ${TRENDY_SERVER_ARGS:-} > "$WORK/server.log" 2>&1 &
 SERVER=$!
 sleep 2
 export TRENDY_API_URL="http://127.0.0.1:$PORT"

@@ -137,6 +137,7 @@ struct InsightsCommand: AsyncParsableCommand {
     /// The report in words, with ids for `explain`.
     static func lines(_ report: InsightReport) -> [String] {
         var out: [String] = []
+        if let incomplete = report.incomplete { out += ["⚠ \(incomplete)", ""] }
         if let headline = report.headline { out += ["★ \(headline.sentence)", ""] }
         func section(_ title: String, _ items: [(id: String, sentence: String)], empty: String) {
             out.append(title)

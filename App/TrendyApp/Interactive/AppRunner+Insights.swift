@@ -49,7 +49,9 @@ enum AppInsightViews {
 
     static func lines(_ report: InsightReport?, plain: Bool) -> [String] {
         guard let report else { return ["", "Insights: counting…"] }
-        var out: [String] = ["", "Streaks"]
+        var out: [String] = [""]
+        if let incomplete = report.incomplete { out += [incomplete, ""] }
+        out.append("Streaks")
         let streaks = report.streaks.sorted {
             ($0.current?.logged ?? 0, $0.strength) > ($1.current?.logged ?? 0, $1.strength)
         }

@@ -1,5 +1,7 @@
 import Foundation
+import TrendyAuth
 import TrendyInsights
+import TrendySync
 
 /// Insights as the CLI and the app ask for them: one copy of "the report now" and "explain one".
 enum InsightActions {
@@ -16,7 +18,23 @@ enum InsightActions {
         } else {
             data = try await store.data(now: at, zone: env.timeZone, typeId: nil)
         }
-        return Insights.report(data, settings: settings, cache: store.zones)
+        var report = Insights.report(data, settings: settings, cache: store.zones)
+        report.incomplete = try await incompleteness(env, store)
+        return report
+    }
+
+    /// Why a report now counts only part of the person's history, if it does: this device has
+    /// not finished its first download (an outsider saw a 183-day streak that was really 401,
+    /// with no word), or is still counting what it downloaded (D67).
+    static func incompleteness(_ env: AppEnvironment, _ store: any InsightStore) async throws -> String? {
+        if env.auth.currentSession != nil, try await !env.store.historyDownloaded() {
+            return "This device has not finished downloading your history (`trendy sync`): "
+                + "these figures count only the events it holds so far."
+        }
+        if try await !store.countsEveryEvent() {
+            return "This device is still counting the history it downloaded: these figures count part of it."
+        }
+        return nil
     }
 
     /// The insight `id` recomputed twice, from the aggregates and from the events one by one.
