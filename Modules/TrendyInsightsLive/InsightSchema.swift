@@ -212,9 +212,13 @@ public enum InsightSchema {
     /// event there is now (``counted(_:)``), the aggregates start empty, and each
     /// ``bulkLoadStep(part:)`` counts the next events — in transactions of their own, so a
     /// person's write waits for one part (at 140,000 events one build held the writer ~0.9 s).
+    ///
+    /// The triggers are made again, not kept if there: an older program running across the
+    /// upgrade may have put back the ones of `insights.v1`, which count every event (a review).
     public static var bulkLoadStart: String {
         """
-        \(triggers(ifNotExists: true))
+        \(bulkLoadBegin)
+        \(triggers(ifNotExists: false))
         DELETE FROM insight_daily;
         DELETE FROM insight_slots;
         DELETE FROM insight_values;

@@ -19,8 +19,10 @@ public actor OutboxSyncEngine: SyncEngine {
         public var batchSize = APIPaths.maxBatchSize
         /// Most bytes of payload in one batch request (its first entry goes whatever its size).
         public var batchBytes = Self.defaultBatchBytes
-        /// ``batchBytes`` by default: a quarter of the dev server's body limit.
-        public static let defaultBatchBytes = 1 << 20
+        /// ``batchBytes`` by default: 256 KiB, a sixteenth of the dev server's body limit and
+        /// 500 ordinary events; a batch once sent goes again as it went, so a body must also get
+        /// through a slow link within a request's 30 s (16 s at 128 kbit/s; 1 MiB would not).
+        public static let defaultBatchBytes = 1 << 18
         /// Changes per feed page (and events per bootstrap page, at most the server's
         /// ``APIPaths/maxEventsLimit``). Also bounds how long one page's write transaction holds
         /// the writer (a local write waits at most that long during a download).

@@ -462,6 +462,34 @@ struct AggregateTests {
         }
     }
 
+    /// An older program running across the upgrade can put back the triggers of `insights.v1`
+    /// (its own bulk load's end), which count every event: a build in parts starts by making its
+    /// own, or the writes between its parts were counted twice (a review).
+    @Test func aBuildInPartsReplacesTriggersAnOlderProgramPutBack() async throws {
+        var migrator = DatabaseMigrator()
+        SyncSchema.register(in: &migrator)
+        InsightSchema.register(in: &migrator)
+        let old = try DatabaseQueue()
+        try migrator.migrate(old, upTo: "insights.v1")
+        let v1 = try await old.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'insight_events_%'")
+        }
+        #expect(v1.count == 4)
+        let db = try DatabaseQueue()
+        try migrator.migrate(db)
+        try await db.write { db in
+            try db.execute(sql: InsightSchema.bulkLoadBegin)
+            for sql in v1 { try db.execute(sql: sql) }
+            try db.execute(sql: InsightSchema.bulkLoadStart)
+        }
+        let made = try await db.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'insight_events_%'")
+        }
+        #expect(made.count == 4 && made.allSatisfy { $0.contains("insight_build") }, "\(made)")
+    }
+
     /// A pulled change creating or updating `e`.
     static func pulled(_ e: Event, cursor: Int64, update: Bool, at now: Date) -> Change {
         Change(

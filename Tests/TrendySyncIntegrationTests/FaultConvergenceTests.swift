@@ -34,7 +34,8 @@ struct FaultConvergenceTests {
 
     @Test(arguments: instanceCounts)
     func everyLocalEventReachesTheServerExactlyOnce(instances: Int) async throws {
-        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.05), instances: instances) { h in
+        // Batches of 50: several units in flight, pipelined, under the faults (D66 made them 500).
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.05), instances: instances, batchSize: 50) { h in
             let types = [try await h.type("Run"), try await h.type("Tea")]
             var created: [Event] = []
             for i in 0..<400 {
@@ -75,7 +76,7 @@ struct FaultConvergenceTests {
     /// re-applied over a later one, nothing deleted coming back.
     @Test(arguments: instanceCounts)
     func editsAndDeletesUnderFaultsConverge(instances: Int) async throws {
-        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.1), instances: instances) { h in
+        try await SyncHarness.with(faults: Self.hostile(cutRate: 0.1), instances: instances, batchSize: 50) { h in
             let type = try await h.type("Run")
             var events = (0..<120).map { h.event(type, offset: Double($0), note: "v0") }
             _ = try await h.store.insertEvents(events)

@@ -766,7 +766,7 @@ struct NeverLoseEngineTests {
     /// conflict "from unknown" for the last batch of an import, decided by time); an event another
     /// device created after the base is kept as one.
     @Test func aTypeDeleteRecordsOnlyTheEventsItsDeviceHadNotSeen() async throws {
-        try await SyncHarness.with { h in
+        try await SyncHarness.with(batchSize: 50) { h in  // an import's last batch of several
             let mine = try await h.type("Bulk")
             let events = (0..<120).map { i in
                 Event(

@@ -125,7 +125,7 @@ struct SyncEngineTests {
             let batches = h.api.calls.filter { $0.name.hasPrefix("createEvent") }.map(\.ids.count)
             #expect(batches.allSatisfy { $0 <= APIPaths.maxBatchSize }, "\(batches)")
             #expect(batches.count(where: { $0 == APIPaths.maxBatchSize }) == 2, "\(batches)")
-            #expect(batches.count < 15, "\(batches)")
+            #expect(batches.count < 35, "\(batches)")
         }
     }
 

@@ -36,25 +36,29 @@ struct SyncHarness: Sendable {
     let tests: [RunningTestServer]
 
     /// A harness on one server, or on `instances` servers sharing one PostgreSQL database (the
-    /// engine's calls then go to each instance in turn).
+    /// engine's calls then go to each instance in turn). `batchSize`: the engine's batches, when
+    /// a test needs a push of a few hundred events to take several units (D66 made them 500).
     static func with(
-        faults: FaultConfiguration = FaultConfiguration(), instances: Int = 1,
+        faults: FaultConfiguration = FaultConfiguration(), instances: Int = 1, batchSize: Int? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (SyncHarness) async throws -> Void
     ) async throws {
         var c = ServerConfiguration.testing()
         configure(&c)
+        var engine = OutboxSyncEngine.Configuration()
+        if let batchSize { engine.batchSize = batchSize }
         if instances > 1 {
             try await RunningTestServer.instances(instances, c) { tests in
-                try await run(tests, faults: faults, body)
+                try await run(tests, faults: faults, engine, body)
             }
         } else {
-            try await RunningTestServer.with(c) { test in try await run([test], faults: faults, body) }
+            try await RunningTestServer.with(c) { test in try await run([test], faults: faults, engine, body) }
         }
     }
 
     private static func run(
-        _ tests: [RunningTestServer], faults: FaultConfiguration, _ body: (SyncHarness) async throws -> Void
+        _ tests: [RunningTestServer], faults: FaultConfiguration, _ configuration: OutboxSyncEngine.Configuration,
+        _ body: (SyncHarness) async throws -> Void
     ) async throws {
         let test = tests[0]
         let (direct, session) = try await test.signedUpClient()
@@ -64,8 +68,8 @@ struct SyncHarness: Sendable {
         let store = try memoryStore(now: { clock.now })
         let box = IdentityBox(session.user.id)
         let engine = OutboxSyncEngine(
-            store: store, api: api, reachability: testProbe(api), identity: { box.current }, now: { clock.now },
-            logger: LogSystem.disabled().logger(.sync))
+            store: store, api: api, reachability: testProbe(api), identity: { box.current },
+            configuration: configuration, now: { clock.now }, logger: LogSystem.disabled().logger(.sync))
         let h = SyncHarness(
             test: test, api: api, direct: direct, store: store, engine: engine, identity: box, clock: clock,
             ids: UUIDv7Generator(), userId: session.user.id, token: session.accessToken, tests: tests)
