@@ -43,11 +43,13 @@ extension SQLiteLocalStore {
     func nextWork(
         now: Date, batchSize: Int, batchBytes: Int = OutboxSyncEngine.Configuration.defaultBatchBytes
     ) async throws -> (entries: [OutboxEntry], waitUntil: Date?) {
-        try await db.write { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT \(Self.entryColumns) FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT ?",
-                arguments: [batchSize])
+        // Rows are read 50 at a time, so a unit the byte budget keeps small never reads 500
+        // payloads (events of megabytes each would have been a gigabyte a take).
+        let chunk = min(batchSize, 50)
+        return try await db.write { db in
+            let pending = try db.cachedStatement(
+                sql: "SELECT \(Self.entryColumns) FROM outbox WHERE state = 'pending' AND seq > ? ORDER BY seq LIMIT ?")
+            var rows = try Row.fetchAll(pending, arguments: [Int64.min, chunk])
             guard let first = rows.first, var head = Self.entry(first) else { return ([], nil) }
             let nextAttempt: Double = first[9]
             if nextAttempt > now.timeIntervalSince1970 { return ([], Date(timeIntervalSince1970: nextAttempt)) }
@@ -79,13 +81,21 @@ extension SQLiteLocalStore {
                 // with long notes and text properties went over it, and after the 413 the whole
                 // batch went one event a request (D66).
                 var bytes = head.payload?.utf8.count ?? 0
-                for row in rows.dropFirst() {
-                    guard let e = Self.entry(row), e.entity == .event, (e.kind == .create) == (head.kind == .create),
-                        !e.sentBefore, (row[9] as Double) <= now.timeIntervalSince1970
-                    else { break }
-                    bytes += e.payload?.utf8.count ?? 0
-                    guard bytes <= batchBytes else { break }
-                    work.append(e)
+                var next = rows.dropFirst()
+                taking: while work.count < batchSize {
+                    for row in next {
+                        guard let e = Self.entry(row), e.entity == .event,
+                            (e.kind == .create) == (head.kind == .create),
+                            !e.sentBefore, (row[9] as Double) <= now.timeIntervalSince1970
+                        else { break taking }
+                        bytes += e.payload?.utf8.count ?? 0
+                        guard bytes <= batchBytes else { break taking }
+                        work.append(e)
+                        if work.count == batchSize { break taking }
+                    }
+                    guard rows.count == chunk, let last = rows.last?[0] as Int64? else { break }
+                    rows = try Row.fetchAll(pending, arguments: [last, chunk])
+                    next = rows[...]
                 }
             }
             let seqs = work.map(\.seq)
