@@ -137,6 +137,27 @@ struct AuthCLITests {
         #expect(offline.stderr.contains("The server at 127.0.0.1:1 refused the connection. Nothing was changed."))
     }
 
+    /// A copy of a data directory whose original has since refreshed its session holds a refresh
+    /// token already used: the server ends the session at the copy's first refresh. Its sync says
+    /// so with 77 (signed out), not 75 "waits to retry after a temporary failure" — which it said,
+    /// with the next command saying "not signed in" (found copying a device for a benchmark).
+    @Test func aSessionEndedByAReusedRefreshTokenSaysSignedOutNotWaiting() async throws {
+        try await Self.withServer(tokenLifetime: .seconds(1)) { server in
+            let original = TemporaryDirectory("trendy-it", create: false)
+            let copy = TemporaryDirectory("trendy-it", create: false)
+            let signup = try await trendy(
+                ["signup", "--email", "copy@example.com", "--password-stdin"], original, server,
+                stdin: "password-copy-1\n")
+            #expect(signup.status == 0, "\(signup.stderr)")
+            try FileManager.default.copyItem(at: original.url, to: copy.url)
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(try await trendy(["sync"], original, server).status == 0)
+            let sync = try await trendy(["sync", "--json"], copy, server)
+            #expect(sync.status == 77, "\(sync.stdout) \(sync.stderr)")
+            #expect(try await trendy(["whoami"], copy, server).status == 77)
+        }
+    }
+
     @Test func thePasswordChangesAndOtherDevicesAreSignedOut() async throws {
         try await Self.withServer { server in
             let phone = TemporaryDirectory("trendy-it", create: false)

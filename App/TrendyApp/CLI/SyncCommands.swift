@@ -116,9 +116,11 @@ struct SyncCommand: AsyncParsableCommand {
         /// What a pass that did not end `ok` tells the person, and how the command exits.
         /// `signedOut`: the install has no session after the pass — a pass that failed or was
         /// superseded because the server ended the session (a password changed on another device,
-        /// signed out everywhere) says so with 77, not as a sync failure (outside tester: exit 1).
+        /// signed out everywhere) says so with 77, not as a sync failure (outside tester: exit 1);
+        /// so does one that ended waiting because the session's refresh was refused (a copied data
+        /// directory whose refresh token the original had used: 75, "waits to retry").
         static func failure(_ run: SyncRun, signedOut: Bool = false) -> CLIError {
-            if signedOut, [.error, .superseded].contains(run.outcome) {
+            if signedOut, [.error, .superseded, .waiting].contains(run.outcome) {
                 return AuthError.sessionRevoked(code: "session_revoked").cli
             }
             switch run.outcome {
