@@ -201,61 +201,30 @@ struct AggregateTests {
             SQLiteLocalStore(
                 database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test"))
         }
-        var store = makeStore()
-        let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
-        let ids = UUIDv7Generator()
-        let types = [EventType(id: ids.next(), name: "A"), EventType(id: ids.next(), name: "B")]
-        for type in types {
-            try await store.createEventType(type)
-            try await store.createPropertyDefinition(
-                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number))
-        }
+        let w = try await LoadWrites(makeStore(), db)
         #expect(try Self.triggers(db) == 4)
-        #expect(try await store.beginBulkLoad() == .startedOnEmptyStore)
+        #expect(try await w.store.beginBulkLoad() == .startedOnEmptyStore)
         #expect(try Self.triggers(db) == 0, "seed \(seed): the triggers are down with the indexes")
         let now = Self.loadNow
-        func randomEvent(_ rng: inout Rng, id: UUIDv7? = nil) -> Event {
-            Self.randomEvent(&rng, id: id ?? ids.next(), types: types)
-        }
-        var events: [UUIDv7] = []
-        var cursor: Int64 = 0
+        let insights = w.insights
         for _ in 0..<30 {
             switch rng.int(10) {
-            case 0...4:
-                var changes: [Change] = []
-                for _ in 0..<(1 + rng.int(20)) {
-                    cursor += 1
-                    let existing = rng.int(4) == 0 && !events.isEmpty ? rng.pick(events) : nil
-                    let e = randomEvent(&rng, id: existing)
-                    if existing == nil { events.append(e.id) }
-                    changes.append(Self.pulled(e, cursor: cursor, update: existing != nil, at: now))
-                }
-                _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: true))
-            case 5:
-                let e = randomEvent(&rng)
-                try await store.createEvent(e)
-                events.append(e.id)
-            case 6:
-                guard !events.isEmpty, var e = try await store.event(id: rng.pick(events))?.value else { break }
-                e.timestamp = randomEvent(&rng).timestamp
-                try await store.updateEvent(e)
-            case 7:
-                guard !events.isEmpty else { break }
-                try await store.deleteEvent(id: events.remove(at: rng.int(events.count)))
-            case 8:
-                var s = try await insights.settings()
-                s.dayStartHour = rng.int(7)
-                try await insights.save(s)
+            case 0...4: try await w.pull(&rng, replacingOneIn: 4)
+            case 5: try await w.log(&rng)
+            case 6: try await w.edit(&rng)
+            case 7: try await w.delete(&rng)
+            case 8: try await w.changeDayStart(&rng)
             default:
                 // A crash: the next process's store finds the load under way and continues it.
-                store = makeStore()
-                #expect(try await store.bulkLoading())
+                w.store = makeStore()
+                #expect(try await w.store.bulkLoading())
             }
         }
+        let store = w.store
         try await store.endBulkLoad()
         #expect(try Self.triggers(db) == 4, "seed \(seed): the triggers are back")
         // And they keep the aggregates again.
-        for _ in 0..<5 { try await store.createEvent(randomEvent(&rng)) }
+        for _ in 0..<5 { try await w.log(&rng) }
         for zone in ["Europe/Berlin", "Pacific/Kiritimati"] {
             let fast = try await insights.data(now: now, zone: zone, typeId: nil)
             let slow = try await insights.scan(now: now, zone: zone, settings: try await insights.settings())
@@ -349,32 +318,13 @@ struct AggregateTests {
         let part = 1 + rng.int(9)
         let step = InsightSchema.bulkLoadStep(part: part)
         let derived = Self.bulkLoad(inPartsOf: part)
-        let store = SQLiteLocalStore(
-            database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test"))
-        let insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
-        let ids = UUIDv7Generator()
-        let types = [EventType(id: ids.next(), name: "A"), EventType(id: ids.next(), name: "B")]
-        for type in types {
-            try await store.createEventType(type)
-            try await store.createPropertyDefinition(
-                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number))
-        }
+        let w = try await LoadWrites(
+            SQLiteLocalStore(database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test")),
+            db)
+        let insights = w.insights
         _ = try await insights.settings()
-        #expect(try await store.beginBulkLoad() == .startedOnEmptyStore)
-        var events: [UUIDv7] = []
-        var cursor: Int64 = 0
-        func pull(_ rng: inout Rng, updating: Bool) async throws {
-            var changes: [Change] = []
-            for _ in 0..<(1 + rng.int(20)) {
-                cursor += 1
-                let existing = updating && rng.int(3) == 0 && !events.isEmpty ? rng.pick(events) : nil
-                let e = Self.randomEvent(&rng, id: existing ?? ids.next(), types: types)
-                if existing == nil { events.append(e.id) }
-                changes.append(Self.pulled(e, cursor: cursor, update: existing != nil, at: Self.loadNow))
-            }
-            _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: true))
-        }
-        for _ in 0..<(2 + rng.int(4)) { try await pull(&rng, updating: false) }
+        #expect(try await w.store.beginBulkLoad() == .startedOnEmptyStore)
+        for _ in 0..<(2 + rng.int(4)) { try await w.pull(&rng, replacingOneIn: nil) }
         // The end as `endBulkLoad` runs it — the indexes, then the start and the parts — with
         // writes between the parts.
         try await SQLiteLocalStore(database: db, logger: Logger(label: "test")).endBulkLoad()
@@ -387,23 +337,11 @@ struct AggregateTests {
                 // A settings change or a mend ends the build with a whole one: rare, so most
                 // builds run to their last part.
                 switch rng.int(40) {
-                case 0...13: try await pull(&rng, updating: true)
-                case 14...21:
-                    let e = Self.randomEvent(&rng, id: ids.next(), types: types)
-                    try await store.createEvent(e)
-                    events.append(e.id)
-                case 22...29:
-                    guard !events.isEmpty, var e = try await store.event(id: rng.pick(events))?.value else { break }
-                    let other = Self.randomEvent(&rng, id: e.id, types: types)
-                    (e.timestamp, e.properties, e.eventTypeId) = (other.timestamp, other.properties, other.eventTypeId)
-                    try await store.updateEvent(e)
-                case 30...37:
-                    guard !events.isEmpty else { break }
-                    try await store.deleteEvent(id: events.remove(at: rng.int(events.count)))
-                case 38:
-                    var s = try await insights.settings()
-                    s.dayStartHour = rng.int(7)
-                    try await insights.save(s)
+                case 0...13: try await w.pull(&rng, replacingOneIn: 3)
+                case 14...21: try await w.log(&rng)
+                case 22...29: try await w.edit(&rng)
+                case 30...37: try await w.delete(&rng)
+                case 38: try await w.changeDayStart(&rng)
                 default:
                     // Another process opens the database meanwhile: it finds the tables not
                     // whole and builds them in one go; the parts then find nothing to do.
@@ -423,8 +361,8 @@ struct AggregateTests {
             built == whole,
             "seed \(seed), parts of \(part), \(parts) parts: \(Array(Set(built).symmetricDifference(whole)).prefix(6))")
         // The triggers keep them from here.
-        for _ in 0..<5 { try await pull(&rng, updating: true) }
-        try await store.deleteEvent(id: events.removeLast())
+        for _ in 0..<5 { try await w.pull(&rng, replacingOneIn: 3) }
+        try await w.delete(&rng)
         let kept = try Self.aggregates(db)
         try await db.write { db in try db.execute(sql: InsightSchema.bulkLoadEnd) }
         #expect(kept == (try Self.aggregates(db)), "seed \(seed): after the build")
@@ -520,5 +458,66 @@ struct AggregateTests {
         if a.types != b.types { out.append("types") }
         if a.properties != b.properties { out.append("properties") }
         return out
+    }
+}
+
+/// The writes the bulk-load tests draw, through Sync's real store: pulled pages (some replacing
+/// rows), logs, edits of time, values and type, deletes, and day-start changes; on a store with two
+/// types that have a number property.
+final class LoadWrites {
+    var store: SQLiteLocalStore
+    let insights: SQLiteInsightStore
+    let ids = UUIDv7Generator()
+    let types: [EventType]
+    var events: [UUIDv7] = []
+    var cursor: Int64 = 0
+
+    init(_ store: SQLiteLocalStore, _ db: DatabaseQueue) async throws {
+        self.store = store
+        insights = SQLiteInsightStore(database: db, defaultZone: { "Europe/Berlin" })
+        types = [EventType(id: ids.next(), name: "A"), EventType(id: ids.next(), name: "B")]
+        for type in types {
+            try await store.createEventType(type)
+            try await store.createPropertyDefinition(
+                PropertyDefinition(id: ids.next(), eventTypeId: type.id, key: "shots", propertyType: .number))
+        }
+    }
+
+    /// A page of 1–20 pulled events, one in `replacingOneIn` (nil: none) an update of one here.
+    func pull(_ rng: inout AggregateTests.Rng, replacingOneIn: Int?) async throws {
+        var changes: [Change] = []
+        for _ in 0..<(1 + rng.int(20)) {
+            cursor += 1
+            let existing = replacingOneIn.map { rng.int($0) == 0 } == true && !events.isEmpty ? rng.pick(events) : nil
+            let e = AggregateTests.randomEvent(&rng, id: existing ?? ids.next(), types: types)
+            if existing == nil { events.append(e.id) }
+            changes.append(
+                AggregateTests.pulled(e, cursor: cursor, update: existing != nil, at: AggregateTests.loadNow))
+        }
+        _ = try await store.apply(ChangesPage(changes: changes, nextCursor: cursor, hasMore: true))
+    }
+
+    func log(_ rng: inout AggregateTests.Rng) async throws {
+        let e = AggregateTests.randomEvent(&rng, id: ids.next(), types: types)
+        try await store.createEvent(e)
+        events.append(e.id)
+    }
+
+    func edit(_ rng: inout AggregateTests.Rng) async throws {
+        guard !events.isEmpty, var e = try await store.event(id: rng.pick(events))?.value else { return }
+        let other = AggregateTests.randomEvent(&rng, id: e.id, types: types)
+        (e.timestamp, e.properties, e.eventTypeId) = (other.timestamp, other.properties, other.eventTypeId)
+        try await store.updateEvent(e)
+    }
+
+    func delete(_ rng: inout AggregateTests.Rng) async throws {
+        guard !events.isEmpty else { return }
+        try await store.deleteEvent(id: events.remove(at: rng.int(events.count)))
+    }
+
+    func changeDayStart(_ rng: inout AggregateTests.Rng) async throws {
+        var s = try await insights.settings()
+        s.dayStartHour = rng.int(7)
+        try await insights.save(s)
     }
 }
