@@ -318,9 +318,9 @@ struct AggregateTests {
         let part = 1 + rng.int(9)
         let step = InsightSchema.bulkLoadStep(part: part)
         let derived = Self.bulkLoad(inPartsOf: part)
-        let w = try await LoadWrites(
-            SQLiteLocalStore(database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test")),
-            db)
+        let store = SQLiteLocalStore(
+            database: db, zone: { "Europe/Berlin" }, derived: [derived], logger: Logger(label: "test"))
+        let w = try await LoadWrites(store, db)
         let insights = w.insights
         _ = try await insights.settings()
         #expect(try await w.store.beginBulkLoad() == .startedOnEmptyStore)
