@@ -53,7 +53,9 @@ public struct APIProblem: Codable, Sendable, Hashable, Error, CustomStringConver
 
     /// `409 conflict: an event type named "Coffee" already exists`.
     public var description: String {
-        var text = "\(status) \(code)"
+        // A problem made up for an answer without one says its status once ("HTTP 400: …"), not
+        // "400 http_400" (an outsider's doubt).
+        var text = code == "http_\(status)" ? "HTTP \(status)" : "\(status) \(code)"
         if let detail { text += ": \(detail)" }
         if let errors, !errors.isEmpty { text += " (" + errors.map(\.description).joined(separator: "; ") + ")" }
         return text

@@ -60,7 +60,11 @@ public enum TrendyAPIError: Error, Sendable, Equatable, CustomStringConvertible 
 
     /// Maps a status and an optional problem document to an error.
     public static func from(status: Int, problem: APIProblem?, retryAfter: Double?) -> TrendyAPIError {
-        let p = problem ?? APIProblem(status: status, code: "http_\(status)", title: "HTTP \(status)")
+        let p =
+            problem
+            ?? APIProblem(
+                status: status, code: "http_\(status)", title: "HTTP \(status)",
+                detail: "the server gave no reason (its answer was not in this API's error format)")
         switch status {
         case 429: return .rateLimited(retryAfter: retryAfter, problem: p)
         case 401: return .unauthorized(p)

@@ -10,6 +10,18 @@ struct WireContractTests {
         String(decoding: try TrendyJSON.encoder().encode(value), as: UTF8.self)
     }
 
+    /// An error answer that is not a problem document reads as its status and says the server
+    /// gave no reason; an outsider saw "400 http_400".
+    @Test func anAnswerWithoutAProblemDocumentSaysItsStatusOnce() {
+        let plain = TrendyAPIError.from(status: 400, problem: nil, retryAfter: nil)
+        #expect(
+            plain.description == "HTTP 400: the server gave no reason (its answer was not in this API's error format)")
+        let problem = APIProblem(status: 400, code: "malformed_request", title: "Bad", detail: "not JSON")
+        #expect(
+            TrendyAPIError.from(status: 400, problem: problem, retryAfter: nil).description
+                == "400 malformed_request: not JSON")
+    }
+
     @Test func updatesEncodeAbsentNullAndValueDistinctly() throws {
         var update = EventUpdate()
         update.notes = .clear
