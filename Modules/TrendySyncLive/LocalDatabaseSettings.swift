@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import GRDB
 
 /// How an install's database is opened, for the app and for anything that measures it as the app
@@ -13,6 +14,20 @@ public enum LocalDatabaseSettings {
     /// commit and read them back, and a new device's download of 140,000 events made 1.45
     /// million `pread`s (D64). Filled only as used.
     public static let writerCacheKiB = 16_384
+
+    /// How a connection waits for another process's write lock: it tries again every
+    /// millisecond, for up to 10 s. SQLite's own timeout tries again every 100 ms after the first
+    /// few, and a download's page transactions follow one another with gaps far shorter than that:
+    /// a `trendy log` beside another process's download waited 0.7–6.1 s (an outsider). The
+    /// download leaves a gap after each page (``writeGap``) that a waiter trying this often meets.
+    public static let waitForTheWriteLock: Database.BusyCallback = { tries in
+        usleep(1_000)
+        return tries < 10_000
+    }
+
+    /// How long a download or a bulk load's end leaves the write lock free between its
+    /// transactions, for a write from another process (``waitForTheWriteLock``).
+    public static let writeGap = Duration.milliseconds(3)
 
     /// Applies the settings for the database at `path` to `configuration`.
     ///

@@ -122,6 +122,8 @@ extension OutboxSyncEngine {
             let progress = applied
             broadcaster.update { $0.phase = .pulling(applied: progress) }
             guard let next else { break }
+            // The write lock free a moment: another process's write gets in between pages.
+            try await Task.sleep(for: LocalDatabaseSettings.writeGap)
             cursor = nextCursor
             page = try await next.value
         }
@@ -213,6 +215,7 @@ extension OutboxSyncEngine {
             let progress = count
             broadcaster.update { $0.phase = .pulling(applied: progress) }
             guard let next else { break }
+            try await Task.sleep(for: LocalDatabaseSettings.writeGap)
             page = try await next.value
         }
         // Creates grouped here go again exactly as grouped (one key a batch), with no byte budget:

@@ -155,6 +155,7 @@ extension SQLiteLocalStore {
                     // Each part a transaction of its own.
                     var whole = false
                     for _ in 0..<Self.mostParts where !whole {
+                        try await Task.sleep(for: LocalDatabaseSettings.writeGap)
                         whole = try await db.write { db in
                             try db.execute(sql: step)
                             return try Bool.fetchOne(db, sql: tables.present) ?? false

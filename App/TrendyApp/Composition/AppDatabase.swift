@@ -18,7 +18,7 @@ enum AppDatabase {
         try LocalDatabaseRepair.finishInterruptedRepair(at: url)
         try OwnerOnlyFile.prepareDatabase(url)
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .callback(LocalDatabaseSettings.waitForTheWriteLock)
         LocalDatabaseSettings.apply(to: &configuration, path: url.path)
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
