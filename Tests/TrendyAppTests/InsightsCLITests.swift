@@ -2,10 +2,13 @@ import Foundation
 import GRDB
 import NIOHTTP1
 import Testing
+import TrendyInsights
 import TrendyModels
 import TrendyServer
 import TrendyServerTestSupport
 import TrendyTestSupport
+
+@testable import TrendyApp
 
 /// Issue 34 through the real binary and the real server: the device's insights (from its
 /// aggregates) and the server's (from the events) are the same for the same account; they work
@@ -102,6 +105,22 @@ struct InsightsCLITests {
             let alone = try await incomplete(offline)
             #expect(!alone.text.contains("⚠") && alone.json == nil, "\(alone.text)")
         }
+    }
+
+    /// `insights explain` while the aggregates count part of the history (a download under way):
+    /// the recount differs by design, and the working says so instead of "DIFFERENT — run `trendy
+    /// repair`" (an outsider obeyed it mid-download; the repair downloaded everything again).
+    @Test func anExplanationDuringTheCountingIsNotADamageAlarm() {
+        let e = Explanation(
+            firstDay: Day(year: 2026, month: 11, day: 1), lastDay: Day(year: 2026, month: 11, day: 2), n: 2,
+            method: "m", statistic: "s")
+        let counting = InsightActions.Explained(
+            id: "streak:x", sentence: "s", explanation: e, agrees: false, incomplete: "Still counting.")
+        #expect(
+            InsightsCommand.working(counting).last
+                == "Recomputed from the events one by one: not the same yet. Still counting.")
+        let damaged = InsightActions.Explained(id: "streak:x", sentence: "s", explanation: e, agrees: false)
+        #expect(InsightsCommand.working(damaged).last?.contains("DIFFERENT") == true)
     }
 
     @Test func theDeviceAndTheServerGiveTheSameInsightsOnlineAndOff() async throws {

@@ -180,10 +180,15 @@ struct InsightsCommand: AsyncParsableCommand {
                 "Days:       " + e.days.suffix(30).map(\.iso).joined(separator: " ")
                     + (e.days.count > 30 ? " (last 30 of \(e.days.count))" : ""))
         }
-        out.append(
-            x.agrees
-                ? "Recomputed from the events one by one: the same."
-                : "Recomputed from the events one by one: DIFFERENT — run `trendy repair` and report this.")
+        if x.agrees {
+            out.append("Recomputed from the events one by one: the same.")
+        } else if let incomplete = x.incomplete {
+            // During a download's counting the two differ by design (an outsider was told to run
+            // `trendy repair` mid-download, which downloaded everything again).
+            out.append("Recomputed from the events one by one: not the same yet. \(incomplete)")
+        } else {
+            out.append("Recomputed from the events one by one: DIFFERENT — run `trendy repair` and report this.")
+        }
         return out
     }
 }

@@ -51,7 +51,8 @@ enum InsightActions {
         let b = slow.explanation(of: id)
         return Explained(
             id: id, sentence: a.sentence, explanation: a.explanation,
-            agrees: b?.explanation == a.explanation && b?.sentence == a.sentence)
+            agrees: b?.explanation == a.explanation && b?.sentence == a.sentence,
+            incomplete: try await incompleteness(env, store))
     }
 
     /// One insight's working.
@@ -64,6 +65,9 @@ enum InsightActions {
         var explanation: Explanation
         /// Whether recomputing it from the events one by one gave the same.
         var agrees: Bool
+        /// Why the aggregates count part of the history now, if they do (``incompleteness(_:_:)``):
+        /// then a difference is the counting under way, not damage.
+        var incomplete: String?
     }
 }
 
