@@ -24,11 +24,6 @@ public protocol InsightStore: Sendable {
     func countsEveryEvent() async throws -> Bool
 }
 
-extension InsightStore {
-    /// Stores that count as they are written always do.
-    public func countsEveryEvent() async throws -> Bool { true }
-}
-
 /// Settings that cannot be kept, with every reason.
 public struct InsightSettingsError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reasons.
