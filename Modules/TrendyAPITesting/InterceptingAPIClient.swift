@@ -193,8 +193,9 @@ public final class InterceptingAPIClient: TrendyAPIClient {
         }
     }
     /// Forwards (or fails as scripted); logged as `listEvents` like the offset form.
+    /// The page's `after` token is logged as the call's one id (none for the first page).
     public func listEvents(limit: Int, after: String?) async throws(TrendyAPIError) -> ListPage<Timestamped<Event>> {
-        try await intercept("listEvents") { () throws(TrendyAPIError) in
+        try await intercept("listEvents", ids: after.map { [$0] } ?? []) { () throws(TrendyAPIError) in
             try await inner.listEvents(limit: limit, after: after)
         }
     }

@@ -123,8 +123,10 @@ public enum LocalDatabaseRepair {
             try? damaged.close()
         }
         let restored = try fresh.write { db in
-            // No cursor: the next sync downloads everything again.
+            // No cursor: the next sync downloads everything again, from the first page (what a
+            // download cut short had stored may be among what the damage took, D69).
             try db.execute(sql: "DELETE FROM sync_state WHERE key = 'cursor'")
+            try DownloadProgress.forget(db)
             // Entries that were on their way when the damage happened go again (same keys).
             try Outbox.requeueInFlight(db)
             return try restoreRowsFromOutbox(db)

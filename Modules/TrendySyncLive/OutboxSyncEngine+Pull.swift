@@ -73,10 +73,14 @@ extension OutboxSyncEngine {
         var applied = 0
         broadcaster.update { $0.phase = .pulling(applied: 0) }
         let downloadEverything = try await store.mustDownloadEverything()
+        let neverPulled = try await store.cursor() == nil
+        // A download a kill or a lost connection cut short goes on where it stopped (D69) while
+        // the state that asked for it stands; a `--full` asked of a device with a cursor starts over.
+        let resuming = neverPulled || downloadEverything
         if full || downloadEverything {
-            applied += try await bootstrap(user: user, recovering: downloadEverything)
-        } else if try await store.cursor() == nil {
-            applied += try await bootstrap(user: user)
+            applied += try await bootstrap(user: user, recovering: downloadEverything, resuming: resuming)
+        } else if neverPulled {
+            applied += try await bootstrap(user: user, resuming: true)
         }
         // Pipelined: the next page is requested as soon as this one arrives (its cursor is known),
         // so the server's read and the local apply overlap instead of taking turns.
@@ -162,13 +166,28 @@ extension OutboxSyncEngine {
     ///
     /// `recovering`: the server lost changes (D59, D60); what it has in an older version than this
     /// device knows goes to it again instead of being taken (D61).
-    func bootstrap(user: String, recovering: Bool = false) async throws -> Int {
-        try await withBulkLoad { try await self.bootstrapPages(user: user, recovering: recovering) }
+    ///
+    /// `resuming`: a download of the same kind this device began and did not finish goes on from
+    /// the page after the last one it stored, to the cursor it began at (D69); otherwise (and
+    /// when none is kept) it starts over.
+    func bootstrap(user: String, recovering: Bool = false, resuming: Bool = false) async throws -> Int {
+        try await withBulkLoad {
+            try await self.bootstrapPages(user: user, recovering: recovering, resuming: resuming)
+        }
     }
 
-    private func bootstrapPages(user: String, recovering: Bool) async throws -> Int {
-        let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
-        try await store.beginBootstrap()
+    private func bootstrapPages(user: String, recovering: Bool, resuming: Bool) async throws -> Int {
+        var progress: DownloadProgress
+        if resuming, let kept = try await store.downloadProgress(), kept.user == user, kept.recovering == recovering {
+            progress = kept
+            logger.notice(
+                "Continuing a download cut short",
+                metadata: ["cursor": .int(Int(kept.cursor)), "listed": .string(kept.listed ? "all" : kept.after ?? "none")])
+        } else {
+            let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
+            progress = DownloadProgress(user: user, latest: latest, recovering: recovering)
+            try await store.beginBootstrap(progress)
+        }
         var count = 0
         // Conflicts recorded before the cursor this download ends at are never read from the feed.
         let conflicts = try await call { () throws(TrendyAPIError) in try await api.conflicts() }
@@ -189,8 +208,32 @@ extension OutboxSyncEngine {
         try await store.bootstrap(definitions.map { ChangeData.propertyDefinition($0) }, recovering: recovering)
         count += definitions.count
         tally.pulled += definitions.count
+        if !progress.listed { count += try await listEvents(user: user, &progress, after: count) }
+        // Creates grouped here go again exactly as grouped (one key a batch), with no byte budget:
+        // they keep to batches of 50. Events not remembered (a load begun on a store without
+        // events) all came with this download, cut short or not: they are not checked (D69).
+        let missing = try await store.finishBootstrap(
+            cursor: progress.latest, everyEventArrived: progress.remember == false,
+            resendBatch: min(configuration.batchSize, 50), recovering: recovering)
+        logger.info(
+            "Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(progress.cursor))])
+        if missing > 0 {
+            // Sent again in a pass of their own, before this run ends.
+            followUp = true
+            logger.notice(
+                "The server did not list entities this device holds as synced; they go to it again",
+                metadata: ["count": .int(missing)])
+        }
+        return count
+    }
+
+    /// Downloads the event listing from where `progress` says, each page stored with the
+    /// progress it makes; answers how many events it stored (`after`: what the download stored
+    /// before them, for the progress shown).
+    private func listEvents(user: String, _ progress: inout DownloadProgress, after base: Int) async throws -> Int {
+        var count = 0
         // Pipelined like the feed: the next page is requested as soon as this one arrives.
-        var page = try await eventsPage(after: nil)
+        var page = try await eventsPage(after: progress.after)
         while true {
             try ensureSameUser(user)
             let more = page.hasMore && !page.items.isEmpty
@@ -202,34 +245,26 @@ extension OutboxSyncEngine {
             try await bulkLoadIfWorthIt(more: after != nil, newestFirst: true)
             let next: Task<ListPage<Timestamped<Event>>, any Error>? =
                 after.map { after in Task { try await self.eventsPage(after: after) } }
+            // Whether events are remembered is decided at the first page, for the whole download.
+            let remember = progress.remember ?? (bulkLoad != .startedOnEmptyStore)
+            progress.remember = remember
+            progress.after = after
+            progress.listed = after == nil
             do {
                 try await store.bootstrap(
                     page.items.map { ChangeData.event($0) }, wire: page.itemsJSON,
-                    remember: bulkLoad != .startedOnEmptyStore, recovering: recovering)
+                    remember: remember, recovering: progress.recovering, progress: progress)
             } catch {
                 next?.cancel()
                 throw error
             }
             count += page.items.count
             tally.pulled += page.items.count
-            let progress = count
-            broadcaster.update { $0.phase = .pulling(applied: progress) }
+            let stored = base + count
+            broadcaster.update { $0.phase = .pulling(applied: stored) }
             guard let next else { break }
             try await Task.sleep(for: LocalDatabaseSettings.writeGap)
             page = try await next.value
-        }
-        // Creates grouped here go again exactly as grouped (one key a batch), with no byte budget:
-        // they keep to batches of 50.
-        let missing = try await store.finishBootstrap(
-            cursor: latest, everyEventArrived: bulkLoad == .startedOnEmptyStore,
-            resendBatch: min(configuration.batchSize, 50), recovering: recovering)
-        logger.info("Bootstrap finished", metadata: ["entities": .int(count), "cursor": .int(Int(latest.cursor))])
-        if missing > 0 {
-            // Sent again in a pass of their own, before this run ends.
-            followUp = true
-            logger.notice(
-                "The server did not list entities this device holds as synced; they go to it again",
-                metadata: ["count": .int(missing)])
         }
         return count
     }

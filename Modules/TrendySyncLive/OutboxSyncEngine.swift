@@ -366,6 +366,9 @@ public actor OutboxSyncEngine: SyncEngine {
                     // pull after the push tries the download again. With nothing to push, the pass
                     // ends here.
                     guard try await store.hasReadyWork(now: now()) else { throw stop }
+                    // What this push delivers is not in the part already downloaded, and the end's
+                    // check may not look at events (D69): the download after it starts over.
+                    try await store.forgetDownloadProgress()
                     logger.notice(
                         "The first download failed; pushing before it", metadata: ["error": .string(stop.message ?? "")]
                     )

@@ -450,6 +450,9 @@ extension SQLiteLocalStore {
         try await db.write { db in
             try db.execute(sql: "DELETE FROM sync_state WHERE key IN ('pushed_cursor', 'pushed_cursor_at')")
             try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('download_everything', '1')")
+            // A download an earlier recovery left unfinished saw entities this loss may have
+            // taken: this one starts over (D69).
+            try DownloadProgress.forget(db)
         }
     }
 

@@ -30,7 +30,8 @@ extension SQLiteLocalStore {
                 if let email, let ownerEmail, ownerEmail.lowercased() == email.lowercased() {
                     try db.execute(
                         sql: """
-                            DELETE FROM sync_state WHERE key IN ('cursor', 'cursor_at', 'pushed_cursor', 'pushed_cursor_at')
+                            DELETE FROM sync_state
+                            WHERE key IN ('cursor', 'cursor_at', 'pushed_cursor', 'pushed_cursor_at', 'download_progress')
                             """)
                     claim = .carriedOver(previous: owner)
                 } else {

@@ -94,13 +94,14 @@ extension SQLiteLocalStore {
     }
 
     /// Starts a full download: remembers which server ids arrive, so synced local entities the
-    /// server no longer has can be removed at the end.
-    func beginBootstrap() async throws {
+    /// server no longer has can be removed at the end; `progress` is kept with each page (D69).
+    func beginBootstrap(_ progress: DownloadProgress) async throws {
         try await db.write { db in
             try db.execute(
                 sql: "CREATE TABLE IF NOT EXISTS bootstrap_seen (entity TEXT, id TEXT, PRIMARY KEY (entity, id))")
             try db.execute(sql: "DELETE FROM bootstrap_seen")
             try db.execute(sql: "DELETE FROM bootstrap_behind")
+            try DownloadProgress.save(progress, db)
         }
     }
 
@@ -110,9 +111,12 @@ extension SQLiteLocalStore {
     /// the row's body instead of encoding the item again.
     /// `recovering`: the server lost changes (D59, D60); what it has in an older version than
     /// this device knows is kept here and sent again (D61).
-    func bootstrap(_ items: [ChangeData], wire: [String]? = nil, remember: Bool = true, recovering: Bool = false)
-        async throws
-    {
+    /// `progress`: how far the download is once this batch is stored, saved in the same
+    /// transaction (D69).
+    func bootstrap(
+        _ items: [ChangeData], wire: [String]? = nil, remember: Bool = true, recovering: Bool = false,
+        progress: DownloadProgress? = nil
+    ) async throws {
         let wire = wire?.count == items.count ? wire : nil
         let keyed = items.indices.compactMap { i in items[i].entityKey.map { (i, $0) } }
         try await db.write { db in
@@ -126,6 +130,7 @@ extension SQLiteLocalStore {
                         .execute(arguments: [key.entity.rawValue, key.id])
                 }
             }
+            if let progress { try DownloadProgress.save(progress, db) }
         }
     }
 
@@ -251,6 +256,7 @@ extension SQLiteLocalStore {
                 }
             }
             try db.execute(sql: "DELETE FROM bootstrap_seen")
+            try DownloadProgress.forget(db)
             try Self.setCursor(db, cursor.cursor, at: cursor.at, force: true)
             return missing
         }

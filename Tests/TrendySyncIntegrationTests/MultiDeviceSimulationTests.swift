@@ -133,7 +133,14 @@ struct Simulation {
     var rng: SplitMix64
     /// The generator of the property steps (see ``randomStep()``).
     var propertyRng: SplitMix64
+    /// The generator of the join steps (``joinStep()``), their own for the same reason.
+    var joinRng: SplitMix64
+    /// The account's clients, one per instance (a device that joins gets its own wrappers).
+    var clients: [any TrendyAPIClient] = []
     var devices: [Device] = []
+    /// How many devices the run began with: the other steps draw among these, so a device that
+    /// joins later does not change what they draw.
+    var founders = 0
     var step = 0
     /// "device|entity/field" → the device's last intent.
     var intents: [String: Intent] = [:]
@@ -158,6 +165,7 @@ struct Simulation {
         self.harness = harness
         rng = SplitMix64(seed: seed)
         propertyRng = SplitMix64(seed: seed ^ 0x5052_4F50)
+        joinRng = SplitMix64(seed: seed ^ 0x4A4F_494E)
         sharedTimes = (0..<6).map { 1.7e9 + Double($0) * 3_600 }
     }
 
@@ -169,9 +177,11 @@ struct Simulation {
     }
 
     /// A new engine for this run's account on `store`, calling the server through `api`.
-    func engine(on store: SQLiteLocalStore, _ api: any SyncRemote, identity: IdentityBox) -> OutboxSyncEngine {
+    func engine(
+        on store: SQLiteLocalStore, _ api: any SyncRemote, identity: IdentityBox, pageSize: Int = 20
+    ) -> OutboxSyncEngine {
         var c = OutboxSyncEngine.Configuration()
-        c.pageSize = 20
+        c.pageSize = pageSize
         let clock = harness.clock
         return OutboxSyncEngine(
             store: store, api: api, reachability: SyncHarness.testProbe(api), identity: { identity.current },
@@ -185,7 +195,7 @@ struct Simulation {
         let (client, session) = try await h.account()
         api = client
         userId = session.user.id
-        let clients = h.clients(session)
+        clients = h.clients(session)
         for i in 0..<(2 + int(2)) {
             let store = try SyncHarness.memoryStore(now: { h.clock.now })
             let apis = clients.map { InterceptingAPIClient($0) }
@@ -196,11 +206,13 @@ struct Simulation {
                     name: "d\(i)", store: store, apis: apis, home: home, identity: identity,
                     engine: engine(on: store, apis[home], identity: identity)))
         }
+        founders = devices.count
         try await devices[0].store.createEventType(EventType(id: h.ids.next(), name: "Base"))
         let steps = 30 + int(30)
         for s in 0..<steps {
             step = s
             try await randomStep()
+            try await joinStep()
             h.clock.advance(65)
         }
         // Quiet: faults off, everyone signed in; each person takes the way out of what the
@@ -311,7 +323,7 @@ struct Simulation {
     }
 
     mutating func randomStep() async throws {
-        let d = devices[int(devices.count)]
+        let d = devices[int(founders)]
         let events = try await d.store.events(limit: 100_000, since: nil).map(\.value)
         let types = try await d.store.eventTypes().map(\.value)
         let geofences = try await d.store.geofences().map(\.value)
@@ -326,7 +338,7 @@ struct Simulation {
         }
         // Property definitions and values draw from their own generator, so the steps above stay
         // the ones each seed always drew; these come in between.
-        if propertyChance(0.25) { try await propertyStep(devices[propertyInt(devices.count)]) }
+        if propertyChance(0.25) { try await propertyStep(devices[propertyInt(founders)]) }
     }
 
 }

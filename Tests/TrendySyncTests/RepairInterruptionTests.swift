@@ -69,6 +69,28 @@ import TrendyTestSupport
         let report = try LocalDatabaseRepair.repair(at: url, migrator: Self.migrator())
         #expect(report.pendingChanges == 4)
     }
+
+    /// What a download cut short had stored may be among what the damage took: after a repair the
+    /// next download starts from the first page, not where the record says (D69).
+    @Test func aRepairStartsADownloadCutShortOver() async throws {
+        let dir = TemporaryDirectory("repair-progress")
+        let url = try await Self.install(dir.url)
+        let queue = try DatabaseQueue(path: url.path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO sync_state (key, value) VALUES ('download_progress', '{"user":"u","cursor":9}')
+                    """)
+        }
+        try queue.close()
+        _ = try LocalDatabaseRepair.repair(at: url, migrator: Self.migrator())
+        let reopened = try DatabaseQueue(path: url.path)
+        defer { try? reopened.close() }
+        let left = try await reopened.read { db in
+            try String.fetchAll(db, sql: "SELECT key FROM sync_state WHERE key IN ('download_progress', 'cursor')")
+        }
+        #expect(left.isEmpty)
+    }
 }
 
 /// A repair by a program built without a feature keeps that feature's tables, rows and applied
