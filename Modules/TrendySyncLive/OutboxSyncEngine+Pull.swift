@@ -182,7 +182,9 @@ extension OutboxSyncEngine {
             progress = kept
             logger.notice(
                 "Continuing a download cut short",
-                metadata: ["cursor": .int(Int(kept.cursor)), "listed": .string(kept.listed ? "all" : kept.after ?? "none")])
+                metadata: [
+                    "cursor": .int(Int(kept.cursor)), "listed": .string(kept.listed ? "all" : kept.after ?? "none"),
+                ])
         } else {
             let latest = try await call { () throws(TrendyAPIError) in try await api.latestCursor() }
             progress = DownloadProgress(user: user, latest: latest, recovering: recovering)

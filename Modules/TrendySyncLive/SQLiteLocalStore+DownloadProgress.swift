@@ -54,8 +54,10 @@ extension SQLiteLocalStore {
     /// starts over).
     package func downloadProgress() async throws -> DownloadProgress? {
         try await db.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [DownloadProgress.key])
-                .flatMap { try? Self.decode(DownloadProgress.self, $0) }
+            try String.fetchOne(
+                db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [DownloadProgress.key]
+            )
+            .flatMap { try? Self.decode(DownloadProgress.self, $0) }
         }
     }
 

@@ -35,7 +35,8 @@ import TrendyTestSupport
         let text = String(decoding: try TrendyJSON.encoder().encode(progress), as: UTF8.self)
         try await database.write { db in
             try db.execute(
-                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('download_progress', ?)", arguments: [text])
+                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('download_progress', ?)", arguments: [text]
+            )
         }
     }
 
@@ -102,7 +103,8 @@ import TrendyTestSupport
             }
             let type = remote[0].eventTypeId
             let added = (0..<30).map {
-                Event(id: h.ids.next(), eventTypeId: type, timestamp: Date().addingTimeInterval(Double($0 - 15) * 3_600))
+                Event(
+                    id: h.ids.next(), eventTypeId: type, timestamp: Date().addingTimeInterval(Double($0 - 15) * 3_600))
             }
             _ = try await h.direct.createEvents(added, idempotencyKey: nil)
 
