@@ -224,7 +224,10 @@ struct Simulation {
                 // The last two rounds only sync, so every device sees the last way out taken.
                 if round > 0, round < 4 { try await resolveFailures(d) }
                 _ = try await d.store.retryFailed()
-                try await syncQuietly(d)
+                let quiet = try await syncQuietly(d)
+                log.append(
+                    "end \(round) \(d.name) sync \(quiet.outcome) pushed \(quiet.pushed) pulled \(quiet.pulled) \(quiet.error ?? "") cursor \(d.cursors.last ?? -1)"
+                )
                 h.clock.advance(400)
             }
         }

@@ -856,4 +856,48 @@ struct NeverLoseEngineTests {
             #expect(try await h.direct.listEventTypes().isEmpty)
         }
     }
+
+    /// A device that has never pulled sends a place when its first download fails; the server
+    /// stores it, the answer is lost; another device deletes it. The next download does not list
+    /// it, and the resent create replays the server's first answer ("created"): the device held
+    /// the place as synced for ever (simulation seed 27,359). Such a create goes once more with a
+    /// new key after delivery, is answered `deleted`, and goes here as the delete takes it (D70).
+    /// (The type, whose resend was answered before the download, was already taken care of by the
+    /// download's check, D61.)
+    @Test func aCreateTheServerTookThenAnotherDeviceDeletedBeforeTheFirstDownloadGoesHereToo() async throws {
+        try await SyncHarness.with { h in
+            let type = EventType(id: h.ids.next(), name: "Swim")
+            let place = Geofence(
+                id: h.ids.next(), name: "Pool", center: Coordinate(latitude: 52, longitude: 13), radius: 100)
+            let kept = Geofence(
+                id: h.ids.next(), name: "Park", center: Coordinate(latitude: 52.1, longitude: 13), radius: 100)
+            try await h.store.createEventType(type)
+            try await h.store.createGeofence(place)
+            try await h.store.createGeofence(kept)
+            // Each first download fails; what waits is pushed, the type's and the pool's first
+            // answers are lost (their resends get the server's answers replayed).
+            h.api.observe("listEventTypes") { _ in .transport(.connectionLost("dropped")) }
+            h.api.loseAnswer("createEventType", with: .transport(.connectionLost("dropped")))
+            h.api.loseAnswer("createGeofence", with: .transport(.connectionLost("dropped")))
+            for _ in 0..<2 {
+                #expect(await h.engine.sync(full: false).outcome == .waiting)
+                h.clock.advance(600)
+            }
+            h.api.observe("listEventTypes") { _ in nil }
+            // The type's resend was answered; the pool's create waits, sent once, and the park's.
+            #expect(try await h.store.outboxCounts() == (2, 0))
+            #expect(try await h.store.cursor() == nil)
+            #expect(try await h.direct.listGeofences(active: nil).count == 1)
+            // Another device deletes the pool and the type.
+            try await h.direct.deleteGeofence(id: place.id)
+            try await h.direct.deleteEventType(id: type.id)
+            h.clock.advance(600)
+            let run = await h.engine.sync(full: false)
+            #expect(run.outcome == .ok, "\(run)")
+            #expect(try await h.store.outboxCounts() == (0, 0))
+            #expect(try await h.store.eventTypes().isEmpty, "the type deleted elsewhere goes here too")
+            #expect(try await h.store.geofences().map(\.value.id) == [kept.id])
+            #expect(try await h.direct.listGeofences(active: nil).map(\.value.id) == [kept.id])
+        }
+    }
 }
