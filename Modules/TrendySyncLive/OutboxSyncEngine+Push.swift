@@ -239,7 +239,10 @@ extension OutboxSyncEngine {
             if work[0].entity == .event {
                 return try await sendEventEdits(work)
             }
-            try await sendOne(work[0])
+            if let createdAt = try await sendOne(work[0]) {
+                // The answer to a create the download did not list: a replay of one stored before it? (D70)
+                try await store.answered(work[0], createdAt: createdAt)
+            }
             return .delivered(replaced: [:])
         } catch let error as TrendyAPIError {
             if case .notFound = error, work[0].kind == .delete { return .delivered(replaced: [:]) }
@@ -461,46 +464,61 @@ extension OutboxSyncEngine {
 
     /// Sends one entry. Updates carry only their fields; updates and deletes say what they were
     /// based on (the cursor when the person made the change, this device), so the server keeps
-    /// the value a concurrent change replaces as a conflict (D37).
-    func sendOne(_ entry: OutboxEntry) async throws {
+    /// the value a concurrent change replaces as a conflict (D37). Answers when the server says
+    /// it stored the entity, for a create of a type, place or definition.
+    @discardableResult
+    func sendOne(_ entry: OutboxEntry) async throws -> Date? {
         let decoder = TrendyJSON.decoder()
         let payload = Data((entry.payload ?? "").utf8)
         let key = entry.idempotencyKey
         guard let id = UUIDv7(entry.entityId) else { throw TrendyAPIError.decoding("bad local id \(entry.entityId)") }
         let base = entry.baseVersion.map { ChangeBase(version: $0, deviceId: deviceId) }
-        try await ChangeBase.$current.withValue(base) {
+        return try await ChangeBase.$current.withValue(base) { () async throws -> Date? in
             switch (entry.entity, entry.kind) {
             case (.eventType, .create):
                 let t = try decoder.decode(EventType.self, from: payload)
-                _ = try await api.createEventType(
-                    EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
+                return try await api.createEventType(
+                    EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key
+                ).createdAt
             case (.eventType, .update):
                 _ = try await api.updateEventType(
                     id: id, try decoder.decode(EventTypeUpdate.self, from: payload), idempotencyKey: key)
+                return nil
             case (.eventType, .delete):
                 try await api.deleteEventType(id: id)
+                return nil
             case (.event, .create):
                 _ = try await api.createEvent(try decoder.decode(Event.self, from: payload), idempotencyKey: key)
+                return nil
             case (.event, .update):
                 _ = try await api.updateEvent(
                     id: id, try decoder.decode(EventUpdate.self, from: payload), idempotencyKey: key)
+                return nil
             case (.event, .delete):
                 try await api.deleteEvent(id: id)
+                return nil
             case (.geofence, .create):
-                _ = try await api.createGeofence(try decoder.decode(Geofence.self, from: payload), idempotencyKey: key)
+                return try await api.createGeofence(
+                    try decoder.decode(Geofence.self, from: payload), idempotencyKey: key
+                ).createdAt
             case (.geofence, .update):
                 _ = try await api.updateGeofence(
                     id: id, try decoder.decode(GeofenceUpdate.self, from: payload), idempotencyKey: key)
+                return nil
             case (.geofence, .delete):
                 try await api.deleteGeofence(id: id)
+                return nil
             case (.propertyDefinition, .create):
-                _ = try await api.createPropertyDefinition(
-                    try decoder.decode(PropertyDefinition.self, from: payload), idempotencyKey: key)
+                return try await api.createPropertyDefinition(
+                    try decoder.decode(PropertyDefinition.self, from: payload), idempotencyKey: key
+                ).createdAt
             case (.propertyDefinition, .update):
                 _ = try await api.updatePropertyDefinition(
                     id: id, try decoder.decode(PropertyDefinitionUpdate.self, from: payload), idempotencyKey: key)
+                return nil
             case (.propertyDefinition, .delete):
                 try await api.deletePropertyDefinition(id: id)
+                return nil
             }
         }
     }

@@ -176,7 +176,7 @@ extension SQLiteLocalStore {
                         SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
                                    coalesce((SELECT min(batch) FROM outbox), 0))
                         """) ?? 0
-            try Self.markUnlistedSentCreates(db)
+            try Self.markUnlistedSentCreates(db, at: cursor.at)
             /// Moves the entry just inserted to the front of the queue.
             func placeFirst(sent: Bool = false) throws {
                 front -= 1
@@ -268,29 +268,50 @@ extension SQLiteLocalStore {
     /// A waiting create sent before (its answer lost) of an entity this full download did not
     /// list: either the server never got it, or it stored it and someone deleted it since. The
     /// create goes again with its key, and the server's answer tells which: a replayed "created"
-    /// means the second, and nothing else would ever say so here — the feed after this download's
+    /// (the entity stored before the download began, `at`, the time of its newest change) means
+    /// the second, and nothing else would ever say so here — the feed after this download's
     /// cursor has no delete from before it, and the device held the entity as synced for ever
-    /// (simulation seed 27,359). Such an entity is marked; its delivery queues the create once more
-    /// with a new key (``deliveredUnlisted(_:_:now:)``), which the server answers afresh (D70).
-    /// Event creates go in batches without a key, answered afresh each time: not marked.
-    static func markUnlistedSentCreates(_ db: Database) throws {
+    /// (simulation seed 27,359). Such an entity is marked with `at` (``answered(_:createdAt:)``
+    /// reads the answer; ``deliveredUnlisted(_:_:now:)`` acts on it) (D70). Event creates go in
+    /// batches without a key, answered afresh each time: not marked.
+    static func markUnlistedSentCreates(_ db: Database, at: String?) throws {
         try db.execute(sql: "DELETE FROM sync_state WHERE key LIKE 'verify:%'")
+        guard let at else { return }  // no change at all before the download: nothing was stored
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO sync_state (key, value)
-                SELECT 'verify:' || entity_id, entity FROM outbox AS o
+                SELECT 'verify:' || entity_id, ? FROM outbox AS o
                 WHERE kind = 'create' AND sent = 1 AND state = 'pending' AND entity != 'event'
                 AND entity_id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = o.entity)
-                """)
+                """, arguments: [at])
     }
 
-    /// The create `e` was delivered: when ``markUnlistedSentCreates(_:)`` marked it, it goes once
-    /// more first in the queue, as a create already sent with a new key and based before
-    /// everything — answered `deleted` (the server deleted what it stored from the first send)
-    /// it reads as a late resend and goes here as the delete takes it; answered as stored, it is
-    /// done. Answers whether it was queued again (the entity stays pending).
+    /// The server answered the create `e` saying it stored the entity at `createdAt`: when a
+    /// download marked it (``markUnlistedSentCreates(_:at:)``) and that is before the download
+    /// began, the answer was a replay of a create the server stored and has deleted since.
+    func answered(_ e: OutboxEntry, createdAt: Date) async throws {
+        let key = "verify:" + e.entityId
+        let mark = try await db.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [key])
+        }
+        guard let mark else { return }
+        try await db.write { db in
+            try db.execute(sql: "DELETE FROM sync_state WHERE key = ?", arguments: [key])
+            guard let began = TrendyJSON.parseDate(mark), createdAt <= began else { return }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)",
+                arguments: ["replayed:" + e.entityId, e.entity.rawValue])
+        }
+    }
+
+    /// The create `e` was delivered: when its answer was such a replay (``answered(_:createdAt:)``),
+    /// it goes once more first in the queue, as a create already sent with a new key and based
+    /// before everything — answered `deleted`, it reads as a late resend and goes here as the
+    /// delete takes it. Answers whether it was queued again (the entity stays pending).
     static func deliveredUnlisted(_ db: Database, _ e: OutboxEntry, now: Date) throws -> Bool {
-        try db.cachedStatement(sql: "DELETE FROM sync_state WHERE key = ?").execute(arguments: ["verify:" + e.entityId])
+        try db.cachedStatement(sql: "DELETE FROM sync_state WHERE key = ?").execute(arguments: [
+            "replayed:" + e.entityId
+        ])
         guard db.changesCount > 0 else { return false }
         try Outbox.insert(db, e.entity, e.entityId, .create, payload: e.payload, base: 0, now: now)
         try db.execute(

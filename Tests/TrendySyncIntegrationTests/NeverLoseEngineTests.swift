@@ -892,8 +892,12 @@ struct NeverLoseEngineTests {
             try await h.direct.deleteGeofence(id: place.id)
             try await h.direct.deleteEventType(id: type.id)
             h.clock.advance(600)
+            let sent = h.api.calls("createGeofence").count
             let run = await h.engine.sync(full: false)
             #expect(run.outcome == .ok, "\(run)")
+            // The pool's replay, the pool once more (answered `deleted`), the park (sent once
+            // before, while the pool was on the wire, but answered now as a new create: not again).
+            #expect(h.api.calls("createGeofence").count - sent == 3)
             #expect(try await h.store.outboxCounts() == (0, 0))
             #expect(try await h.store.eventTypes().isEmpty, "the type deleted elsewhere goes here too")
             #expect(try await h.store.geofences().map(\.value.id) == [kept.id])
