@@ -21,6 +21,8 @@ public protocol SyncRemote: ServerHealthCheck {
     /// `PATCH /event-types/{id}`.
     func updateEventType(id: UUIDv7, _ body: EventTypeUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<EventType>
+    /// `GET /event-types/{id}` (a create a full download did not list is read back, D70).
+    func eventType(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<EventType>
     /// `DELETE /event-types/{id}` (deletes its events too).
     func deleteEventType(id: UUIDv7) async throws(TrendyAPIError)
 
@@ -52,6 +54,8 @@ public protocol SyncRemote: ServerHealthCheck {
     /// `PATCH /geofences/{id}`.
     func updateGeofence(id: UUIDv7, _ body: GeofenceUpdate, idempotencyKey: String?) async throws(TrendyAPIError)
         -> Timestamped<Geofence>
+    /// `GET /geofences/{id}` (read back, D70).
+    func geofence(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<Geofence>
     /// `DELETE /geofences/{id}`.
     func deleteGeofence(id: UUIDv7) async throws(TrendyAPIError)
 
@@ -63,6 +67,8 @@ public protocol SyncRemote: ServerHealthCheck {
     /// `PATCH /property-definitions/{id}`.
     func updatePropertyDefinition(id: UUIDv7, _ body: PropertyDefinitionUpdate, idempotencyKey: String?)
         async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
+    /// `GET /property-definitions/{id}` (read back, D70).
+    func propertyDefinition(id: UUIDv7) async throws(TrendyAPIError) -> Timestamped<PropertyDefinition>
     /// `DELETE /property-definitions/{id}`.
     func deletePropertyDefinition(id: UUIDv7) async throws(TrendyAPIError)
 

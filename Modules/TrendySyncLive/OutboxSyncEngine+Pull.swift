@@ -95,8 +95,10 @@ extension OutboxSyncEngine {
         } catch .conflict(let problem) where problem.code == ProblemCode.cursorAhead {
             // The server has no change this cursor names: it lost changes this device had
             // (restored from a backup). Everything again; what it lacks goes to it in this run.
+            // Recorded as owed, so a download cut short goes on where it stopped (D69).
             logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
-            applied += try await bootstrap(user: user, recovering: true)
+            try await store.lostWhatItPushed()
+            applied += try await bootstrap(user: user, recovering: true, resuming: true)
             cursor = try await store.cursor() ?? 0
             page = try await changesPage(since: cursor, at: try await store.cursorAt())
         } catch {
@@ -178,7 +180,8 @@ extension OutboxSyncEngine {
 
     private func bootstrapPages(user: String, recovering: Bool, resuming: Bool) async throws -> Int {
         var progress: DownloadProgress
-        if resuming, let kept = try await store.downloadProgress(), kept.user == user, kept.recovering == recovering {
+        if resuming, let kept = try await store.continuableDownload(), kept.user == user, kept.recovering == recovering
+        {
             progress = kept
             logger.notice(
                 "Continuing a download cut short",

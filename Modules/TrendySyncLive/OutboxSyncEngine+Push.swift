@@ -239,9 +239,9 @@ extension OutboxSyncEngine {
             if work[0].entity == .event {
                 return try await sendEventEdits(work)
             }
-            if let createdAt = try await sendOne(work[0]) {
-                // The answer to a create the download did not list: a replay of one stored before it? (D70)
-                try await store.answered(work[0], createdAt: createdAt)
+            try await sendOne(work[0])
+            if work[0].kind == .create, work[0].entity != .event, let after = await readBackUnlisted(work[0]) {
+                return after
             }
             return .delivered(replaced: [:])
         } catch let error as TrendyAPIError {
@@ -462,63 +462,74 @@ extension OutboxSyncEngine {
         return "edits-" + String(a, radix: 16) + String(b, radix: 16) + "-\(work.count)"
     }
 
+    /// A create the last full download did not list, just answered as stored (D70): a replay of
+    /// its first send if the server stored it then and someone deleted it since — nothing else
+    /// would ever say so here. Read back: absent, it goes here as the delete takes it (`gone`);
+    /// there, it is delivered (nil). A failed read leaves it to be sent again (`transient`).
+    func readBackUnlisted(_ entry: OutboxEntry) async -> SendOutcome? {
+        guard (try? await store.unlistedCreateMarked(entry)) == true, let id = UUIDv7(entry.entityId) else {
+            return nil
+        }
+        do throws(TrendyAPIError) {
+            switch entry.entity {
+            case .eventType: _ = try await api.eventType(id: id)
+            case .geofence: _ = try await api.geofence(id: id)
+            case .propertyDefinition: _ = try await api.propertyDefinition(id: id)
+            case .event: return nil
+            }
+        } catch .notFound {
+            return .gone
+        } catch .server(410, _) {
+            return .gone
+        } catch {
+            return .transient("could not read back \(entry.entityId): \(error)")
+        }
+        try? await store.forgetUnlistedMark(entry)
+        return nil
+    }
+
     /// Sends one entry. Updates carry only their fields; updates and deletes say what they were
     /// based on (the cursor when the person made the change, this device), so the server keeps
-    /// the value a concurrent change replaces as a conflict (D37). Answers when the server says
-    /// it stored the entity, for a create of a type, place or definition.
-    @discardableResult
-    func sendOne(_ entry: OutboxEntry) async throws -> Date? {
+    /// the value a concurrent change replaces as a conflict (D37).
+    func sendOne(_ entry: OutboxEntry) async throws {
         let decoder = TrendyJSON.decoder()
         let payload = Data((entry.payload ?? "").utf8)
         let key = entry.idempotencyKey
         guard let id = UUIDv7(entry.entityId) else { throw TrendyAPIError.decoding("bad local id \(entry.entityId)") }
         let base = entry.baseVersion.map { ChangeBase(version: $0, deviceId: deviceId) }
-        return try await ChangeBase.$current.withValue(base) { () async throws -> Date? in
+        try await ChangeBase.$current.withValue(base) {
             switch (entry.entity, entry.kind) {
             case (.eventType, .create):
                 let t = try decoder.decode(EventType.self, from: payload)
-                return try await api.createEventType(
-                    EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key
-                ).createdAt
+                _ = try await api.createEventType(
+                    EventTypeCreate(id: t.id, name: t.name, color: t.color, icon: t.icon), idempotencyKey: key)
             case (.eventType, .update):
                 _ = try await api.updateEventType(
                     id: id, try decoder.decode(EventTypeUpdate.self, from: payload), idempotencyKey: key)
-                return nil
             case (.eventType, .delete):
                 try await api.deleteEventType(id: id)
-                return nil
             case (.event, .create):
                 _ = try await api.createEvent(try decoder.decode(Event.self, from: payload), idempotencyKey: key)
-                return nil
             case (.event, .update):
                 _ = try await api.updateEvent(
                     id: id, try decoder.decode(EventUpdate.self, from: payload), idempotencyKey: key)
-                return nil
             case (.event, .delete):
                 try await api.deleteEvent(id: id)
-                return nil
             case (.geofence, .create):
-                return try await api.createGeofence(
-                    try decoder.decode(Geofence.self, from: payload), idempotencyKey: key
-                ).createdAt
+                _ = try await api.createGeofence(try decoder.decode(Geofence.self, from: payload), idempotencyKey: key)
             case (.geofence, .update):
                 _ = try await api.updateGeofence(
                     id: id, try decoder.decode(GeofenceUpdate.self, from: payload), idempotencyKey: key)
-                return nil
             case (.geofence, .delete):
                 try await api.deleteGeofence(id: id)
-                return nil
             case (.propertyDefinition, .create):
-                return try await api.createPropertyDefinition(
-                    try decoder.decode(PropertyDefinition.self, from: payload), idempotencyKey: key
-                ).createdAt
+                _ = try await api.createPropertyDefinition(
+                    try decoder.decode(PropertyDefinition.self, from: payload), idempotencyKey: key)
             case (.propertyDefinition, .update):
                 _ = try await api.updatePropertyDefinition(
                     id: id, try decoder.decode(PropertyDefinitionUpdate.self, from: payload), idempotencyKey: key)
-                return nil
             case (.propertyDefinition, .delete):
                 try await api.deletePropertyDefinition(id: id)
-                return nil
             }
         }
     }

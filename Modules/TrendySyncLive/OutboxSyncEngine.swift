@@ -366,13 +366,16 @@ public actor OutboxSyncEngine: SyncEngine {
                     // pull after the push tries the download again. With nothing to push, the pass
                     // ends here.
                     guard try await store.hasReadyWork(now: now()) else { throw stop }
-                    // What this push delivers is not in the part already downloaded, and the end's
-                    // check may not look at events (D69): the download after it starts over.
-                    try await store.forgetDownloadProgress()
                     logger.notice(
                         "The first download failed; pushing before it", metadata: ["error": .string(stop.message ?? "")]
                     )
                 }
+            }
+            // A push before the first download has finished (it failed, or `--full` pushes first):
+            // what it delivers is not in the part already downloaded, and the end's check may not
+            // look at events (D69), so the download after it starts over.
+            if neverPulled, try await store.cursor() == nil, try await store.hasReadyWork(now: now()) {
+                try await store.forgetDownloadProgress()
             }
             try await pushAndMark(user: user)
             try await sendResolutions()

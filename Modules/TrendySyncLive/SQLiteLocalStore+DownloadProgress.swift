@@ -25,8 +25,14 @@ package struct DownloadProgress: Codable, Sendable, Equatable {
     /// decided at the first page, kept for the rest, since the end's check must know which.
     package var remember: Bool?
 
+    /// This download's own mark, kept in `bootstrap_seen` too: a record whose mark is not there
+    /// belongs to a download whose table another program cleared or did not copy (an older
+    /// `trendy`'s download or repair), and is not continued.
+    package var nonce: String
+
     /// A download beginning at `latest`.
     package init(user: String, latest: LatestCursor, recovering: Bool) {
+        self.nonce = UUID().uuidString
         self.user = user
         self.cursor = latest.cursor
         self.at = latest.at
@@ -37,6 +43,8 @@ package struct DownloadProgress: Codable, Sendable, Equatable {
     package var latest: LatestCursor { LatestCursor(cursor: cursor, at: at) }
 
     static let key = "download_progress"
+    /// The `entity` of the record's mark in `bootstrap_seen`.
+    static let seenEntity = "download"
 
     static func save(_ progress: DownloadProgress, _ db: Database) throws {
         try db.execute(
@@ -58,6 +66,20 @@ extension SQLiteLocalStore {
                 db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [DownloadProgress.key]
             )
             .flatMap { try? Self.decode(DownloadProgress.self, $0) }
+        }
+    }
+
+    /// The record of a download cut short, when it can be continued: its mark is in
+    /// `bootstrap_seen`, with the ids it has seen (``DownloadProgress/nonce``).
+    package func continuableDownload() async throws -> DownloadProgress? {
+        guard let kept = try await downloadProgress() else { return nil }
+        return try await db.read { db in
+            guard try db.tableExists("bootstrap_seen") else { return nil }
+            let marked =
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM bootstrap_seen WHERE entity = ? AND id = ?",
+                    arguments: [DownloadProgress.seenEntity, kept.nonce]) ?? false
+            return marked ? kept : nil
         }
     }
 

@@ -204,7 +204,6 @@ extension SQLiteLocalStore {
                     try Self.supersedeRefused(db, by: e)
                     try Self.recordPushed(db, e, serverAt: serverAt)
                 }
-                if e.kind == .create, e.entity != .event, try Self.deliveredUnlisted(db, e, now: at) { continue }
                 let stillWaiting =
                     try Bool.fetchOne(
                         db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE entity = ? AND entity_id = ? LIMIT 1"),

@@ -102,6 +102,9 @@ extension SQLiteLocalStore {
             try db.execute(sql: "DELETE FROM bootstrap_seen")
             try db.execute(sql: "DELETE FROM bootstrap_behind")
             try DownloadProgress.save(progress, db)
+            try db.execute(
+                sql: "INSERT INTO bootstrap_seen (entity, id) VALUES (?, ?)",
+                arguments: [DownloadProgress.seenEntity, progress.nonce])
         }
     }
 
@@ -176,7 +179,7 @@ extension SQLiteLocalStore {
                         SELECT min(coalesce((SELECT min(seq) FROM outbox), 0),
                                    coalesce((SELECT min(batch) FROM outbox), 0))
                         """) ?? 0
-            try Self.markUnlistedSentCreates(db, at: cursor.at)
+            try Self.markUnlistedSentCreates(db)
             /// Moves the entry just inserted to the front of the queue.
             func placeFirst(sent: Bool = false) throws {
                 front -= 1
@@ -265,62 +268,39 @@ extension SQLiteLocalStore {
 }
 
 extension SQLiteLocalStore {
-    /// A waiting create sent before (its answer lost) of an entity this full download did not
-    /// list: either the server never got it, or it stored it and someone deleted it since. The
-    /// create goes again with its key, and the server's answer tells which: a replayed "created"
-    /// (the entity stored before the download began, `at`, the time of its newest change) means
-    /// the second, and nothing else would ever say so here — the feed after this download's
-    /// cursor has no delete from before it, and the device held the entity as synced for ever
-    /// (simulation seed 27,359). Such an entity is marked with `at` (``answered(_:createdAt:)``
-    /// reads the answer; ``deliveredUnlisted(_:_:now:)`` acts on it) (D70). Event creates go in
-    /// batches without a key, answered afresh each time: not marked.
-    static func markUnlistedSentCreates(_ db: Database, at: String?) throws {
+    /// A create sent before (its answer lost; waiting, or failed after its retries) of a type,
+    /// place or definition this full download did not list: either the server never got it, or
+    /// it stored it and someone deleted it since. Sent again with its key, the server replays its
+    /// first answer — "created" in the second case, and nothing else would ever say otherwise here:
+    /// the feed after this download's cursor has no delete from before it, and the device held
+    /// the entity as synced for ever (simulation seed 27,359). Such a create is marked, and read
+    /// back once it is answered as stored (``OutboxSyncEngine/readBackUnlisted(_:)``, D70). Event
+    /// creates go in batches without a key, answered afresh each time: not marked.
+    static func markUnlistedSentCreates(_ db: Database) throws {
         try db.execute(sql: "DELETE FROM sync_state WHERE key LIKE 'verify:%'")
-        guard let at else { return }  // no change at all before the download: nothing was stored
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO sync_state (key, value)
-                SELECT 'verify:' || entity_id, ? FROM outbox AS o
-                WHERE kind = 'create' AND sent = 1 AND state = 'pending' AND entity != 'event'
+                SELECT 'verify:' || entity_id, entity FROM outbox AS o
+                WHERE kind = 'create' AND sent = 1 AND state IN ('pending', 'failed') AND entity != 'event'
                 AND entity_id NOT IN (SELECT id FROM bootstrap_seen WHERE entity = o.entity)
-                """, arguments: [at])
+                """)
     }
 
-    /// The server answered the create `e` saying it stored the entity at `createdAt`: when a
-    /// download marked it (``markUnlistedSentCreates(_:at:)``) and that is before the download
-    /// began, the answer was a replay of a create the server stored and has deleted since.
-    func answered(_ e: OutboxEntry, createdAt: Date) async throws {
-        let key = "verify:" + e.entityId
-        let mark = try await db.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [key])
+    /// Whether `e` is such a create (``markUnlistedSentCreates(_:)``).
+    func unlistedCreateMarked(_ e: OutboxEntry) async throws -> Bool {
+        try await db.read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM sync_state WHERE key = ? AND value = ?",
+                arguments: ["verify:" + e.entityId, e.entity.rawValue]) ?? false
         }
-        guard let mark else { return }
+    }
+
+    /// The create `e` was read back: the server has it.
+    func forgetUnlistedMark(_ e: OutboxEntry) async throws {
         try await db.write { db in
-            try db.execute(sql: "DELETE FROM sync_state WHERE key = ?", arguments: [key])
-            guard let began = TrendyJSON.parseDate(mark), createdAt <= began else { return }
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)",
-                arguments: ["replayed:" + e.entityId, e.entity.rawValue])
+            try db.execute(sql: "DELETE FROM sync_state WHERE key = ?", arguments: ["verify:" + e.entityId])
         }
-    }
-
-    /// The create `e` was delivered: when its answer was such a replay (``answered(_:createdAt:)``),
-    /// it goes once more first in the queue, as a create already sent with a new key and based
-    /// before everything — answered `deleted`, it reads as a late resend and goes here as the
-    /// delete takes it. Answers whether it was queued again (the entity stays pending).
-    static func deliveredUnlisted(_ db: Database, _ e: OutboxEntry, now: Date) throws -> Bool {
-        try db.cachedStatement(sql: "DELETE FROM sync_state WHERE key = ?").execute(arguments: [
-            "replayed:" + e.entityId
-        ])
-        guard db.changesCount > 0 else { return false }
-        try Outbox.insert(db, e.entity, e.entityId, .create, payload: e.payload, base: 0, now: now)
-        try db.execute(
-            sql: """
-                UPDATE outbox SET sent = 1, seq = min(coalesce((SELECT min(seq) FROM outbox), 0),
-                                                      coalesce((SELECT min(batch) FROM outbox), 0)) - 1
-                WHERE seq = ?
-                """, arguments: [db.lastInsertedRowID])
-        return true
     }
 }
 

@@ -895,13 +895,44 @@ struct NeverLoseEngineTests {
             let sent = h.api.calls("createGeofence").count
             let run = await h.engine.sync(full: false)
             #expect(run.outcome == .ok, "\(run)")
-            // The pool's replay, the pool once more (answered `deleted`), the park (sent once
-            // before, while the pool was on the wire, but answered now as a new create: not again).
-            #expect(h.api.calls("createGeofence").count - sent == 3)
+            // The pool's replay and the park's create (sent once before, while the pool was on the
+            // wire); each read back, the pool found gone.
+            #expect(h.api.calls("createGeofence").count - sent == 2)
+            #expect(h.api.calls("geofence").count == 2)
             #expect(try await h.store.outboxCounts() == (0, 0))
             #expect(try await h.store.eventTypes().isEmpty, "the type deleted elsewhere goes here too")
             #expect(try await h.store.geofences().map(\.value.id) == [kept.id])
             #expect(try await h.direct.listGeofences(active: nil).map(\.value.id) == [kept.id])
+        }
+    }
+
+    /// The same for a create that gave up after its retries (failed, sent once): the download
+    /// marks it too; `--retry-failed` sends it, the replay is read back and the place goes (a
+    /// review of D70: only waiting creates were marked).
+    @Test func aGivenUpCreateTheServerTookAndAnotherDeviceDeletedGoesHereOnRetry() async throws {
+        try await SyncHarness.with { h in
+            let place = Geofence(
+                id: h.ids.next(), name: "Pool", center: Coordinate(latitude: 52, longitude: 13), radius: 100)
+            try await h.store.createGeofence(place)
+            h.api.observe("listEventTypes") { _ in .transport(.connectionLost("dropped")) }
+            h.api.loseAnswer("createGeofence", with: .transport(.connectionLost("dropped")))
+            h.api.fail("createGeofence", with: .transport(.connectionLost("dropped")), times: 30)
+            for _ in 0..<15 where try await h.store.outboxCounts().failed == 0 {
+                _ = await h.engine.sync(full: false)
+                h.clock.advance(3_600)
+            }
+            h.api.clearScript()
+            h.api.observe("listEventTypes") { _ in nil }
+            #expect(try await h.store.outboxCounts() == (0, 1), "given up")
+            #expect(try await h.direct.listGeofences(active: nil).count == 1)
+            try await h.direct.deleteGeofence(id: place.id)
+            _ = await h.engine.sync(full: false)
+            #expect(try await h.store.cursor() != nil, "the first download")
+            _ = try await h.store.retryFailed()
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            #expect(try await h.store.outboxCounts() == (0, 0))
+            #expect(try await h.store.geofences().isEmpty)
+            #expect(try await h.direct.listGeofences(active: nil).isEmpty)
         }
     }
 }

@@ -8,6 +8,7 @@ import TrendyAPITesting
 import TrendyModels
 import TrendySync
 import TrendyTestSupport
+
 @testable import TrendyServer
 @testable import TrendySyncLive
 

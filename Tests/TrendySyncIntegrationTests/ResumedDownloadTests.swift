@@ -37,6 +37,9 @@ import TrendyTestSupport
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('download_progress', ?)", arguments: [text]
             )
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO bootstrap_seen (entity, id) VALUES ('download', ?)",
+                arguments: [progress.nonce])
         }
     }
 
@@ -182,6 +185,84 @@ import TrendyTestSupport
             #expect(await engine.sync(full: false).outcome == .ok)
             #expect(Self.listed(h)[before...].first == .some(nil))
             #expect(try await store.events(limit: 1_000, since: nil).count == 120)
+        }
+    }
+
+    /// A record whose mark another program took out of `bootstrap_seen` (an older `trendy`'s
+    /// download or repair clears or skips that table, and with it the ids the download saw) is
+    /// not continued: the download starts over (a review of D69: continuing failed on every pass
+    /// for want of the table, and skipped what a repair had lost).
+    @Test(arguments: ["DELETE FROM bootstrap_seen", "DROP TABLE bootstrap_seen"])
+    func aRecordWithoutItsSeenIdsStartsOver(olderProgram: String) async throws {
+        try await SyncHarness.with { h in
+            _ = try await BulkLoadTests().remoteEvents(h, 120)
+            let (store, database) = try MemoryLocalStore.makeWithDatabase()
+            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
+            let engine = h.engine(on: store, pageSize: 50)
+            #expect(await engine.sync(full: false).outcome == .waiting)
+            #expect(try await store.continuableDownload() != nil)
+            try await database.write { db in try db.execute(sql: olderProgram) }
+            #expect(try await store.downloadProgress() != nil)
+            #expect(try await store.continuableDownload() == nil)
+            h.api.observe("listEvents") { _ in nil }
+            h.clock.advance(60)
+            let before = Self.listed(h).count
+            #expect(await engine.sync(full: false).outcome == .ok)
+            #expect(Self.listed(h)[before...].first == .some(nil))
+            #expect(try await store.events(limit: 1_000, since: nil).count == 120)
+            #expect(try await store.outboxCounts() == (0, 0))
+        }
+    }
+
+    /// `--full` on a device whose first download was cut short pushes before it downloads: what
+    /// the push delivers is not in the part already stored, so the download starts over (a
+    /// review of D69: it continued, with the end's check blind to events).
+    @Test func aFullSyncThatPushesFirstStartsTheDownloadOver() async throws {
+        try await SyncHarness.with { h in
+            let remote = try await BulkLoadTests().remoteEvents(h, 150)
+            let (store, _) = try MemoryLocalStore.makeWithDatabase()
+            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
+            let engine = h.engine(on: store, pageSize: 50)
+            #expect(await engine.sync(full: false).outcome == .waiting)
+            #expect(try await store.downloadProgress()?.remember == false)
+            try await store.createEvent(Event(id: h.ids.next(), eventTypeId: remote[0].eventTypeId, timestamp: Date()))
+            h.api.observe("listEvents") { _ in nil }
+            h.clock.advance(60)
+            let before = Self.listed(h).count
+            let run = await engine.sync(full: true)
+            #expect(run.outcome == .ok)
+            #expect(run.pushed == 1)
+            #expect(Self.listed(h)[before...].first == .some(nil))
+            #expect(try await Self.localEvents(store) == Self.serverEvents(h))
+        }
+    }
+
+    /// A recovery the feed asked for (`cursor_ahead`: the server has no change the cursor names)
+    /// is recorded as owed, so one cut short goes on where it stopped, downloading before it
+    /// pushes (a review of D69: it started over on every pass).
+    @Test func aRecoveryCutShortGoesOnWhereItStopped() async throws {
+        try await SyncHarness.with { h in
+            _ = try await BulkLoadTests().remoteEvents(h, 200)
+            let (store, _) = try MemoryLocalStore.makeWithDatabase()
+            let engine = h.engine(on: store, pageSize: 50)
+            #expect(await engine.sync(full: false).outcome == .ok)
+            // A cursor the server does not have: it lost changes (as after a restore).
+            let latest = try await h.direct.latestCursor()
+            try await store.setCursor(latest.cursor + 1_000, at: latest.at, force: true)
+            let listedBefore = h.api.calls("listEvents").count
+            h.api.observe("listEvents") { number in number == listedBefore + 3 ? .transport(.timedOut) : nil }
+            #expect(await engine.sync(full: false).outcome == .waiting)
+            #expect(try await store.mustDownloadEverything())
+            let kept = try #require(try await store.continuableDownload())
+            #expect(kept.recovering && kept.after != nil)
+            h.api.observe("listEvents") { _ in nil }
+            h.clock.advance(60)
+            let before = Self.listed(h).count
+            #expect(await engine.sync(full: false).outcome == .ok)
+            #expect(Self.listed(h)[before...].first == kept.after)
+            #expect(try await store.mustDownloadEverything() == false)
+            #expect(try await Self.localEvents(store) == Self.serverEvents(h))
+            #expect(try await store.outboxCounts() == (0, 0))
         }
     }
 }
