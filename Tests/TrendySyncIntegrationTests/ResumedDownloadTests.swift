@@ -30,6 +30,22 @@ import TrendyTestSupport
         }
     }
 
+    /// A fresh device whose first download of `n` events another device wrote is cut at the
+    /// `cut`th listing request (pages of 50; the next page is requested while one is stored);
+    /// the listing works again afterwards, a minute later.
+    static func cutDownload(_ h: SyncHarness, events n: Int, cut: Int = 3) async throws -> (
+        remote: [Event], store: SQLiteLocalStore, database: DatabaseQueue, engine: OutboxSyncEngine
+    ) {
+        let remote = try await BulkLoadTests().remoteEvents(h, n)
+        let (store, database) = try MemoryLocalStore.makeWithDatabase()
+        h.api.observe("listEvents") { number in number == cut ? .transport(.timedOut) : nil }
+        let engine = h.engine(on: store, pageSize: 50)
+        #expect(await engine.sync(full: false).outcome == .waiting)
+        h.api.observe("listEvents") { _ in nil }
+        h.clock.advance(60)
+        return (remote, store, database, engine)
+    }
+
     /// Writes a download's record as the store keeps it.
     static func keep(_ progress: DownloadProgress, _ database: some DatabaseWriter) async throws {
         let text = String(decoding: try TrendyJSON.encoder().encode(progress), as: UTF8.self)
@@ -51,20 +67,13 @@ import TrendyTestSupport
     /// seven pages goes on from the fourth, sends nothing back, and counts what it stored once.
     @Test func aDownloadCutShortGoesOnFromThePageAfterTheLastOneStored() async throws {
         try await SyncHarness.with { h in
-            let remote = try await BulkLoadTests().remoteEvents(h, 330)
-            let (store, _) = try MemoryLocalStore.makeWithDatabase()
             // The fourth page fails while the third is stored (it was requested ahead).
-            h.api.observe("listEvents") { number in number == 4 ? .transport(.connectionLost("cut")) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            let cut = await engine.sync(full: false)
-            #expect(cut.outcome == .waiting)
+            let (remote, store, _, engine) = try await Self.cutDownload(h, events: 330, cut: 4)
             #expect(try await store.events(limit: 1_000, since: nil).count == 150)
             #expect(try await store.cursor() == nil)
             let kept = try #require(try await store.downloadProgress())
             #expect(kept.remember == false && !kept.listed && kept.after != nil)
 
-            h.api.observe("listEvents") { _ in nil }
-            h.clock.advance(60)
             let before = Self.listed(h).count
             let resumed = await engine.sync(full: false)
             #expect(resumed.outcome == .ok)
@@ -88,11 +97,7 @@ import TrendyTestSupport
     /// the feed after it brings every change since.
     @Test func whatTheServerChangedDuringThePauseArrives() async throws {
         try await SyncHarness.with { h in
-            let remote = try await BulkLoadTests().remoteEvents(h, 260)
-            let (store, _) = try MemoryLocalStore.makeWithDatabase()
-            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == .waiting)
+            let (remote, store, _, engine) = try await Self.cutDownload(h, events: 260)
             let stored = try await store.events(limit: 1_000, since: nil).map(\.value)
             #expect(stored.count == 100)
             let storedIds = Set(stored.map(\.id))
@@ -111,8 +116,6 @@ import TrendyTestSupport
             }
             _ = try await h.direct.createEvents(added, idempotencyKey: nil)
 
-            h.api.observe("listEvents") { _ in nil }
-            h.clock.advance(60)
             let before = Self.listed(h).count
             #expect(await engine.sync(full: false).outcome == .ok)
             #expect(Self.listed(h)[before...].first.flatMap { $0 } != nil, "went on from where it stopped")
@@ -127,11 +130,7 @@ import TrendyTestSupport
     /// the part already downloaded, so the download after it starts over — and nothing is lost.
     @Test func aPushBetweenTheTriesStartsTheDownloadOver() async throws {
         try await SyncHarness.with { h in
-            let remote = try await BulkLoadTests().remoteEvents(h, 200)
-            let (store, _) = try MemoryLocalStore.makeWithDatabase()
-            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == .waiting)
+            let (remote, store, _, engine) = try await Self.cutDownload(h, events: 200)
             #expect(try await store.downloadProgress() != nil)
             let own = Event(id: h.ids.next(), eventTypeId: remote[0].eventTypeId, timestamp: Date(), notes: "mine")
             try await store.createEvent(own)
@@ -154,18 +153,12 @@ import TrendyTestSupport
     /// that has its history replaces, nor a recovery's after a new loss is found.
     @Test func onlyTheSameDownloadOfTheSameAccountIsContinued() async throws {
         try await SyncHarness.with { h in
-            _ = try await BulkLoadTests().remoteEvents(h, 120)
-            let (store, database) = try MemoryLocalStore.makeWithDatabase()
-            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == .waiting)
+            let (_, store, database, engine) = try await Self.cutDownload(h, events: 120)
             var kept = try #require(try await store.downloadProgress())
-            h.api.observe("listEvents") { _ in nil }
             // Someone else's record (as a copied database could hold): started over.
             kept.user = "another-user"
             try await Self.keep(kept, database)
             var before = Self.listed(h).count
-            h.clock.advance(60)
             #expect(await engine.sync(full: false).outcome == .ok)
             #expect(Self.listed(h)[before...].first == .some(nil))
             #expect(try await store.events(limit: 1_000, since: nil).count == 120)
@@ -195,17 +188,11 @@ import TrendyTestSupport
     @Test(arguments: ["DELETE FROM bootstrap_seen", "DROP TABLE bootstrap_seen"])
     func aRecordWithoutItsSeenIdsStartsOver(olderProgram: String) async throws {
         try await SyncHarness.with { h in
-            _ = try await BulkLoadTests().remoteEvents(h, 120)
-            let (store, database) = try MemoryLocalStore.makeWithDatabase()
-            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == .waiting)
+            let (_, store, database, engine) = try await Self.cutDownload(h, events: 120)
             #expect(try await store.continuableDownload() != nil)
             try await database.write { db in try db.execute(sql: olderProgram) }
             #expect(try await store.downloadProgress() != nil)
             #expect(try await store.continuableDownload() == nil)
-            h.api.observe("listEvents") { _ in nil }
-            h.clock.advance(60)
             let before = Self.listed(h).count
             #expect(await engine.sync(full: false).outcome == .ok)
             #expect(Self.listed(h)[before...].first == .some(nil))
@@ -219,15 +206,9 @@ import TrendyTestSupport
     /// review of D69: it continued, with the end's check blind to events).
     @Test func aFullSyncThatPushesFirstStartsTheDownloadOver() async throws {
         try await SyncHarness.with { h in
-            let remote = try await BulkLoadTests().remoteEvents(h, 150)
-            let (store, _) = try MemoryLocalStore.makeWithDatabase()
-            h.api.observe("listEvents") { number in number == 3 ? .transport(.timedOut) : nil }
-            let engine = h.engine(on: store, pageSize: 50)
-            #expect(await engine.sync(full: false).outcome == .waiting)
+            let (remote, store, _, engine) = try await Self.cutDownload(h, events: 150)
             #expect(try await store.downloadProgress()?.remember == false)
             try await store.createEvent(Event(id: h.ids.next(), eventTypeId: remote[0].eventTypeId, timestamp: Date()))
-            h.api.observe("listEvents") { _ in nil }
-            h.clock.advance(60)
             let before = Self.listed(h).count
             let run = await engine.sync(full: true)
             #expect(run.outcome == .ok)
