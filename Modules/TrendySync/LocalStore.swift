@@ -66,6 +66,9 @@ public protocol LocalStore: Sendable {
     /// Whether this device has downloaded the account's history once (its first download
     /// finished); false before, and after a sign-in to another account.
     func historyDownloaded() async throws -> Bool
+    /// A full download cut short that the next sync goes on with (D69): how many events it has
+    /// stored; nil when none waits.
+    func downloadCutShort() async throws -> Int?
 
     /// Event types by name.
     func eventTypes() async throws -> [LocalRecord<EventType>]

@@ -189,6 +189,8 @@ public struct SyncStatusSummary: Sendable {
     public var status: SyncStatus
     /// Changes the server refused, with why.
     public var failed: [FailedChange]
+    /// A full download cut short that the next sync goes on with: the events it has stored (D69).
+    public var downloadCutShort: Int?
 
     /// Reads the summary from `engine` and `store`.
     public static func load(engine: any SyncEngine, store: any LocalStore) async throws -> SyncStatusSummary {
@@ -198,6 +200,8 @@ public struct SyncStatusSummary: Sendable {
             status.lastError = last.error
             if last.outcome == .offline { status.phase = .offline }
         }
-        return SyncStatusSummary(status: status, failed: try await store.failedChanges())
+        return SyncStatusSummary(
+            status: status, failed: try await store.failedChanges(),
+            downloadCutShort: try await store.downloadCutShort())
     }
 }

@@ -83,6 +83,19 @@ extension SQLiteLocalStore {
         }
     }
 
+    /// A download cut short that the next pass continues (its record is continuable, and the
+    /// state that asked for it stands: no cursor yet, or a recovery owed): the events stored.
+    public func downloadCutShort() async throws -> Int? {
+        guard try await continuableDownload() != nil else { return nil }
+        return try await db.read { db -> Int? in
+            let owed =
+                try Self.cursor(db) == nil
+                || (try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false)
+            guard owed else { return nil }
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_events WHERE sync_status = 'synced'") ?? 0
+        }
+    }
+
     /// Forgets a download cut short: the next one starts from the first page.
     package func forgetDownloadProgress() async throws {
         try await db.write { db in try DownloadProgress.forget(db) }

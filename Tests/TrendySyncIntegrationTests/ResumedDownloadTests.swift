@@ -73,6 +73,8 @@ import TrendyTestSupport
             #expect(try await store.cursor() == nil)
             let kept = try #require(try await store.downloadProgress())
             #expect(kept.remember == false && !kept.listed && kept.after != nil)
+            // What `trendy status` says meanwhile.
+            #expect(try await store.downloadCutShort() == 150)
 
             let before = Self.listed(h).count
             let resumed = await engine.sync(full: false)
@@ -87,6 +89,7 @@ import TrendyTestSupport
             #expect(try await store.outboxCounts() == (0, 0))
             #expect(Set(try await store.events(limit: 1_000, since: nil).map(\.value.id)) == Set(remote.map(\.id)))
             #expect(try await store.downloadProgress() == nil)
+            #expect(try await store.downloadCutShort() == nil)
             #expect(try await store.cursor() == kept.cursor)
             #expect(try await h.serverEventIds().count == 330)
         }
@@ -236,6 +239,7 @@ import TrendyTestSupport
             #expect(try await store.mustDownloadEverything())
             let kept = try #require(try await store.continuableDownload())
             #expect(kept.recovering && kept.after != nil)
+            #expect(try await store.downloadCutShort() != nil)
             h.api.observe("listEvents") { _ in nil }
             h.clock.advance(60)
             let before = Self.listed(h).count

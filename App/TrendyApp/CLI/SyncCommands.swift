@@ -46,8 +46,11 @@ struct StatusReport: Encodable {
     let consecutive_failures: Int
     let conflicts: Int
     let failed_changes: [FailedChange]
+    /// A first download (or a recovery's) cut short: the events it has stored (D69).
+    let download_cut_short: Int?
 
-    init(_ s: SyncStatus, failed: [FailedChange]) {
+    init(_ s: SyncStatus, failed: [FailedChange], downloadCutShort: Int? = nil) {
+        download_cut_short = downloadCutShort
         phase = s.phase.name
         banner = s.bannerText
         pending = s.pendingCount
@@ -202,6 +205,10 @@ struct StatusCommand: AsyncParsableCommand {
                 out.line("See them with `trendy conflicts`; `trendy conflicts restore <id>` brings a lost value back.")
             }
             if let last = status.lastSuccessfulSync { out.line("Last sync: \(TrendyJSON.formatDate(last))") }
+            if let stored = summary.downloadCutShort {
+                out.line(
+                    "Download: cut short with \(stored) event(s) stored; the next `trendy sync` goes on from there.")
+            }
             if let error = status.lastError { out.line("Last error: \(error)") }
             for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }
             if failed.contains(where: { $0.entity == .event }) {
@@ -210,7 +217,7 @@ struct StatusCommand: AsyncParsableCommand {
                         + "whose type was deleted) or drop it with `trendy events rm <id>`; `trendy sync --retry-failed` "
                         + "sends every failed change again.")
             }
-            out.document(StatusReport(status, failed: failed))
+            out.document(StatusReport(status, failed: failed, downloadCutShort: summary.downloadCutShort))
         }
     }
 }
