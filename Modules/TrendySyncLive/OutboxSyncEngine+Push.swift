@@ -470,6 +470,7 @@ extension OutboxSyncEngine {
         guard (try? await store.unlistedCreateMarked(entry)) == true, let id = UUIDv7(entry.entityId) else {
             return nil
         }
+        let outcome: SendOutcome?
         do throws(TrendyAPIError) {
             switch entry.entity {
             case .eventType: _ = try await api.eventType(id: id)
@@ -477,15 +478,17 @@ extension OutboxSyncEngine {
             case .propertyDefinition: _ = try await api.propertyDefinition(id: id)
             case .event: return nil
             }
+            outcome = nil
         } catch .notFound {
-            return .gone
+            outcome = .gone
         } catch .server(410, _) {
-            return .gone
+            outcome = .gone
         } catch {
             return .transient("could not read back \(entry.entityId): \(error)")
         }
+        // Decided either way: the mark goes (an outsider found them left behind after a `gone`).
         try? await store.forgetUnlistedMark(entry)
-        return nil
+        return outcome
     }
 
     /// Sends one entry. Updates carry only their fields; updates and deletes say what they were

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-import TrendyApp
+import TrendySync
+
+@testable import TrendyApp
 
 /// The error codes scripts rely on: every one the program can print is a member of
 /// `CLIErrorCode`, listed once in `all`, and in docs/cli.md's table with the exit code it comes
@@ -78,5 +80,18 @@ import TrendyApp
             }
         }
         #expect(seen > 40)
+    }
+
+    /// A pass that waits to retry says what happened to what it sent — and, when it sent nothing
+    /// (a download cut by a failure), not that something "was sent" (an outsider's doubt).
+    @Test func aWaitingPassSaysWhatWasSentOnlyWhenSomethingWas() {
+        func message(pushed: Int) -> String {
+            let run = SyncRun(
+                startedAt: Date(), duration: 1, pushed: pushed, pulled: 500, outcome: .waiting, error: "timed out")
+            return SyncCommand.Run.failure(run).message
+        }
+        #expect(message(pushed: 3).contains("what was sent is kept"))
+        #expect(!message(pushed: 0).contains("was sent"))
+        #expect(message(pushed: 0).contains("what was downloaded is kept"))
     }
 }

@@ -903,6 +903,13 @@ struct NeverLoseEngineTests {
             #expect(try await h.store.eventTypes().isEmpty, "the type deleted elsewhere goes here too")
             #expect(try await h.store.geofences().map(\.value.id) == [kept.id])
             #expect(try await h.direct.listGeofences(active: nil).map(\.value.id) == [kept.id])
+            // Read back either way, neither is marked any more.
+            for id in [place.id, kept.id] {
+                let entry = OutboxEntry(
+                    seq: 0, entity: .geofence, entityId: id.description, kind: .create, idempotencyKey: "k", attempts: 0
+                )
+                #expect(try await h.store.unlistedCreateMarked(entry) == false)
+            }
         }
     }
 

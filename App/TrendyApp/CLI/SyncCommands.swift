@@ -148,7 +148,10 @@ struct SyncCommand: AsyncParsableCommand {
                     code: .waitingToRetry,
                     message: "the sync waits to retry after a temporary failure ("
                         + (run.error ?? "a server error")
-                        + "); what was sent is kept and the rest stays queued. Run `trendy sync` again later "
+                        + (run.pushed > 0
+                            ? "); what was sent is kept and the rest stays queued. "
+                            : "); nothing is lost: what was downloaded is kept and your changes stay queued. ")
+                        + "Run `trendy sync` again later "
                         + "(`--retry-failed` tries at once).",
                     exitCode: .temporaryFailure)
             case .signedOut:
