@@ -942,4 +942,38 @@ struct NeverLoseEngineTests {
             #expect(try await h.direct.listGeofences(active: nil).isEmpty)
         }
     }
+
+    /// An event whose create was taken once (so not cancelled as unsent) but never reached the
+    /// server, moved here, then deleted here with its type; the server refuses the create, and the
+    /// move, taken while the create was on the wire, is answered "No such event". The event was
+    /// never there: the move was read back, its tombstone lifted, the rest of it sent again and
+    /// answered the same, and it stayed failed for ever (simulation seed 28,596 on two PostgreSQL
+    /// instances). A refused create now takes its entity's changes with it, and a read-back that
+    /// finds no such event drops what is still queued for it.
+    @Test func aRefusedCreateOfAnEventDeletedHereWithItsTypeTakesItsLaterEditsWithIt() async throws {
+        try await SyncHarness.with { h in
+            let type = try await h.type("Gym")
+            #expect(await h.engine.sync(full: false).outcome == .ok)
+            let e = h.event(type)
+            try await h.store.createEvent(e)
+            // Taken (marked sent), then the connection fails before the server sees it.
+            h.api.fail("createEvents", with: .transport(.connectionLost("dropped")))
+            _ = await h.engine.sync(full: false)
+            #expect(try await h.serverEventIds().isEmpty)
+            var moved = e
+            moved.timestamp = e.timestamp.addingTimeInterval(60)
+            try await h.store.updateEvent(moved)
+            try await h.store.deleteEventType(id: type.id)
+            h.refuseNext("createEvents")
+            for _ in 0..<3 {
+                h.clock.advance(600)
+                _ = await h.engine.sync(full: false)
+            }
+            let stuck = try await h.store.failedChanges()
+            #expect(stuck.isEmpty, "\(stuck)")
+            #expect(try await h.store.outboxCounts() == (0, 0))
+            #expect(try await h.serverEventIds().isEmpty)
+            #expect(try await h.direct.listEventTypes().isEmpty)
+        }
+    }
 }
