@@ -73,14 +73,10 @@ extension OutboxSyncEngine {
         var applied = 0
         broadcaster.update { $0.phase = .pulling(applied: 0) }
         let downloadEverything = try await store.mustDownloadEverything()
-        let neverPulled = try await store.cursor() == nil
-        // A download a kill or a lost connection cut short goes on where it stopped (D69) while
-        // the state that asked for it stands; a `--full` asked of a device with a cursor starts over.
-        let resuming = neverPulled || downloadEverything
         if full || downloadEverything {
-            applied += try await bootstrap(user: user, recovering: downloadEverything, resuming: resuming)
-        } else if neverPulled {
-            applied += try await bootstrap(user: user, resuming: true)
+            applied += try await bootstrap(user: user, recovering: downloadEverything)
+        } else if try await store.cursor() == nil {
+            applied += try await bootstrap(user: user)
         }
         // Pipelined: the next page is requested as soon as this one arrives (its cursor is known),
         // so the server's read and the local apply overlap instead of taking turns.
@@ -98,7 +94,7 @@ extension OutboxSyncEngine {
             // Recorded as owed, so a download cut short goes on where it stopped (D69).
             logger.warning(Self.lostChangesWarning, metadata: ["cursor": .int(Int(cursor))])
             try await store.lostWhatItPushed()
-            applied += try await bootstrap(user: user, recovering: true, resuming: true)
+            applied += try await bootstrap(user: user, recovering: true)
             cursor = try await store.cursor() ?? 0
             page = try await changesPage(since: cursor, at: try await store.cursorAt())
         } catch {
@@ -169,19 +165,16 @@ extension OutboxSyncEngine {
     /// `recovering`: the server lost changes (D59, D60); what it has in an older version than this
     /// device knows goes to it again instead of being taken (D61).
     ///
-    /// `resuming`: a download of the same kind this device began and did not finish goes on from
-    /// the page after the last one it stored, to the cursor it began at (D69); otherwise (and
-    /// when none is kept) it starts over.
-    func bootstrap(user: String, recovering: Bool = false, resuming: Bool = false) async throws -> Int {
-        try await withBulkLoad {
-            try await self.bootstrapPages(user: user, recovering: recovering, resuming: resuming)
-        }
+    /// A download of the same kind this device began and did not finish goes on from the page
+    /// after the last one it stored, to the cursor it began at (D69,
+    /// ``SQLiteLocalStore/continuableDownload()``); otherwise it starts over.
+    func bootstrap(user: String, recovering: Bool = false) async throws -> Int {
+        try await withBulkLoad { try await self.bootstrapPages(user: user, recovering: recovering) }
     }
 
-    private func bootstrapPages(user: String, recovering: Bool, resuming: Bool) async throws -> Int {
+    private func bootstrapPages(user: String, recovering: Bool) async throws -> Int {
         var progress: DownloadProgress
-        if resuming, let kept = try await store.continuableDownload(), kept.user == user, kept.recovering == recovering
-        {
+        if let kept = try await store.continuableDownload(), kept.user == user, kept.recovering == recovering {
             progress = kept
             logger.notice(
                 "Continuing a download cut short",

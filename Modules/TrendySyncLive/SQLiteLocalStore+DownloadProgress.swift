@@ -61,37 +61,40 @@ extension SQLiteLocalStore {
     /// The record of a download cut short, if one is kept (unreadable: none, and the next download
     /// starts over).
     package func downloadProgress() async throws -> DownloadProgress? {
-        try await db.read { db in
-            try String.fetchOne(
-                db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [DownloadProgress.key]
-            )
-            .flatMap { try? Self.decode(DownloadProgress.self, $0) }
-        }
+        try await db.read { db in try Self.downloadProgress(db) }
     }
 
-    /// The record of a download cut short, when it can be continued: its mark is in
-    /// `bootstrap_seen`, with the ids it has seen (``DownloadProgress/nonce``).
+    static func downloadProgress(_ db: Database) throws -> DownloadProgress? {
+        try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [DownloadProgress.key])
+            .flatMap { try? decode(DownloadProgress.self, $0) }
+    }
+
+    /// The record of a download cut short, when the next full download goes on with it: the
+    /// state that asked for it stands (no cursor yet, or a recovery owed — a `--full` asked of a
+    /// device that has its history starts over), and its mark is in `bootstrap_seen` with the ids
+    /// it has seen (``DownloadProgress/nonce``).
     package func continuableDownload() async throws -> DownloadProgress? {
-        guard let kept = try await downloadProgress() else { return nil }
-        return try await db.read { db in
-            guard try db.tableExists("bootstrap_seen") else { return nil }
-            let marked =
-                try Bool.fetchOne(
-                    db, sql: "SELECT 1 FROM bootstrap_seen WHERE entity = ? AND id = ?",
-                    arguments: [DownloadProgress.seenEntity, kept.nonce]) ?? false
-            return marked ? kept : nil
-        }
+        try await db.read { db in try Self.continuableDownload(db) }
     }
 
-    /// A download cut short that the next pass continues (its record is continuable, and the
-    /// state that asked for it stands: no cursor yet, or a recovery owed): the events stored.
+    static func continuableDownload(_ db: Database) throws -> DownloadProgress? {
+        guard let kept = try downloadProgress(db) else { return nil }
+        let owed =
+            try cursor(db) == nil
+            || (try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false)
+        guard owed, try db.tableExists("bootstrap_seen") else { return nil }
+        let marked =
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM bootstrap_seen WHERE entity = ? AND id = ?",
+                arguments: [DownloadProgress.seenEntity, kept.nonce]) ?? false
+        return marked ? kept : nil
+    }
+
+    /// A download cut short that the next pass goes on with (``continuableDownload()``): the
+    /// events stored.
     public func downloadCutShort() async throws -> Int? {
-        guard try await continuableDownload() != nil else { return nil }
-        return try await db.read { db -> Int? in
-            let owed =
-                try Self.cursor(db) == nil
-                || (try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false)
-            guard owed else { return nil }
+        try await db.read { db -> Int? in
+            guard try Self.continuableDownload(db) != nil else { return nil }
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_events WHERE sync_status = 'synced'") ?? 0
         }
     }

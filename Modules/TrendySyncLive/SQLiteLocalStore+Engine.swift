@@ -126,10 +126,10 @@ extension SQLiteLocalStore {
         }
     }
 
-    /// Stores an event read back (nil: the server has none), and forgets to read it.
-    /// `nil`: the server has no such event (its create never reached it, or was refused): gone
-    /// here and there, the changes still queued for it have nothing to change and go too — sent,
-    /// each was answered "No such event" and stayed failed for ever (simulation seed 28,596).
+    /// Stores an event read back, and forgets to read it. `nil`: the server has no such event (its
+    /// create never reached it, or was refused): gone here and there, the changes still queued for
+    /// it have nothing to change and go too — sent, each was answered "No such event" and stayed
+    /// failed for ever (simulation seed 28,596).
     func refetched(_ id: String, _ event: Timestamped<Event>?) async throws {
         if let event { try await bootstrap([.event(event)], remember: false) }
         try await db.write { db in
@@ -300,15 +300,7 @@ extension SQLiteLocalStore {
                 let cascade = try String.fetchOne(
                     db, sql: "SELECT cascade_of FROM tombstones WHERE entity = ? AND entity_id = ?",
                     arguments: [entry.entity.rawValue, entry.entityId])
-                if entry.entity == .event, cascade != nil, entry.kind == .create {
-                    // Its create refused: the server never had the event, so there is nothing to
-                    // read back, and the changes made after the create have nothing to change — they
-                    // go with it (simulation seed 28,596: a time edit read back, sent, refused "No
-                    // such event" and stuck failed for ever).
-                    try db.execute(
-                        sql: "DELETE FROM outbox WHERE entity = 'event' AND entity_id = ? AND state != 'in_flight'",
-                        arguments: [entry.entityId])
-                } else if entry.entity == .event, cascade != nil {
+                if entry.entity == .event, cascade != nil {
                     try db.execute(
                         sql: "DELETE FROM tombstones WHERE entity = 'event' AND entity_id = ?",
                         arguments: [entry.entityId])

@@ -225,9 +225,7 @@ struct Simulation {
                 if round > 0, round < 4 { try await resolveFailures(d) }
                 _ = try await d.store.retryFailed()
                 let quiet = try await syncQuietly(d)
-                log.append(
-                    "end \(round) \(d.name) sync \(quiet.outcome) pushed \(quiet.pushed) pulled \(quiet.pulled) \(quiet.error ?? "") cursor \(d.cursors.last ?? -1)"
-                )
+                log.append("end \(round) \(syncLine(d, quiet))")
                 h.clock.advance(400)
             }
         }

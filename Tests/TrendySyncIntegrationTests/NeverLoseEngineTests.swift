@@ -948,8 +948,8 @@ struct NeverLoseEngineTests {
     /// move, taken while the create was on the wire, is answered "No such event". The event was
     /// never there: the move was read back, its tombstone lifted, the rest of it sent again and
     /// answered the same, and it stayed failed for ever (simulation seed 28,596 on two PostgreSQL
-    /// instances). A refused create now takes its entity's changes with it, and a read-back that
-    /// finds no such event drops what is still queued for it.
+    /// instances). A read-back that finds no such event now drops what is still queued or failed
+    /// for it.
     @Test func aRefusedCreateOfAnEventDeletedHereWithItsTypeTakesItsLaterEditsWithIt() async throws {
         try await SyncHarness.with { h in
             let type = try await h.type("Gym")

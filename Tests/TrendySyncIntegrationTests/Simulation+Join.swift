@@ -40,23 +40,11 @@ extension Simulation {
         }
     }
 
-    /// A pass of `d` killed at a drawn request (a pass of a new device's download makes 7 and
-    /// more); it restarts on the same database, maybe reaching the other instance.
+    /// A pass of a joined device killed at a drawn request (a pass of a new device's download
+    /// makes 7 and more).
     private mutating func killedPass(_ d: Device, first: Bool) async throws {
         let calls = 3 + joinDraw(16)
-        let losing = joinDraw(2) == 0
-        d.api.kill(after: calls, losingAnswer: losing, with: .transport(.connectionLost("the process was killed")))
-        let run = await d.engine.sync(full: false)
-        d.api.clearScript()
-        let kept = try await d.store.downloadProgress()
-        log.append(
-            "\(step) \(d.name) \(first ? "first download" : "pass") killed at call \(calls)"
-                + "\(losing ? " (answer lost)" : ""): \(run.outcome) pulled \(run.pulled) "
-                + "cursor \(try await d.store.cursor() ?? -1) kept \(kept.map { $0.listed ? "all" : $0.after ?? "none" } ?? "-")"
-        )
-        if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
-        try await observe(d)
-        d.home = (d.home + 1) % d.apis.count
-        d.engine = engine(on: d.store, d.api, identity: d.identity, pageSize: 2)
+        try await killedPass(
+            d, after: calls, losingAnswer: joinDraw(2) == 0, label: first ? "first download" : "pass", pageSize: 2)
     }
 }

@@ -173,18 +173,7 @@ extension Simulation {
             // fatal request may reach the server with its answer lost; nothing after it is sent.
             // The engine is dropped and a new one starts on the same database.
             let calls = int(14)
-            let losing = chance(0.5)
-            d.api.kill(after: calls, losingAnswer: losing, with: .transport(.connectionLost("the process was killed")))
-            _ = await d.engine.sync(full: false)
-            d.api.clearScript()
-            log.append(
-                "\(step) \(d.name) killed at call \(calls)\(losing ? " (answer lost)" : "") cursor \(try await d.store.cursor() ?? -1)"
-            )
-            // Whatever the pass got to apply is in front of the person now.
-            if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
-            try await observe(d)
-            d.home = (d.home + 1) % d.apis.count
-            d.engine = engine(on: d.store, d.api, identity: d.identity)
+            try await killedPass(d, after: calls, losingAnswer: chance(0.5))
         case 72..<76:
             d.offlineUntil = step + 3 + int(8)
         case 76..<83:
@@ -201,14 +190,37 @@ extension Simulation {
             guard d.offlineUntil <= step else { return }
             let before = d.cursors.last ?? 0
             let run = try await syncQuietly(d)
-            log.append(
-                "\(step) \(d.name) sync \(run.outcome) pushed \(run.pushed) pulled \(run.pulled) \(run.error ?? "") "
-                    + "cursor \(d.cursors.last ?? -1)")
+            log.append("\(step) \(syncLine(d, run))")
             if let after = d.cursors.last, after < before {
                 throw SimulationFailure(description: "\(d.name)'s cursor moved back from \(before) to \(after)")
             }
         default: return
         }
+    }
+
+    /// `d`'s pass killed after `calls` requests (with `losingAnswer`, the fatal one reaches the
+    /// server and its answer is lost; nothing after it is sent). The engine is dropped and a new
+    /// one (pages of `pageSize`) starts on the same database, maybe reaching the other instance;
+    /// whatever the pass got to apply is in front of the person now.
+    mutating func killedPass(
+        _ d: Device, after calls: Int, losingAnswer losing: Bool, label: String = "pass", pageSize: Int = 20
+    ) async throws {
+        d.api.kill(after: calls, losingAnswer: losing, with: .transport(.connectionLost("the process was killed")))
+        let run = await d.engine.sync(full: false)
+        d.api.clearScript()
+        let kept = try await d.store.downloadProgress().map { $0.listed ? "all" : $0.after ?? "none" } ?? "-"
+        log.append(
+            "\(step) \(d.name) \(label) killed at call \(calls)\(losing ? " (answer lost)" : ""): \(run.outcome) "
+                + "pulled \(run.pulled) cursor \(try await d.store.cursor() ?? -1) kept \(kept)")
+        if let cursor = try await d.store.cursor() { d.cursors.append(cursor) }
+        try await observe(d)
+        d.home = (d.home + 1) % d.apis.count
+        d.engine = engine(on: d.store, d.api, identity: d.identity, pageSize: pageSize)
+    }
+
+    /// A pass of `d` as the trace shows it.
+    func syncLine(_ d: Device, _ run: SyncRun) -> String {
+        "\(d.name) sync \(run.outcome) pushed \(run.pushed) pulled \(run.pulled) \(run.error ?? "") cursor \(d.cursors.last ?? -1)"
     }
 
     /// The person's way out of each change the server refused, as the failure says: an event
