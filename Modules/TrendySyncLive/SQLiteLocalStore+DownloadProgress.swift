@@ -78,11 +78,9 @@ extension SQLiteLocalStore {
     }
 
     static func continuableDownload(_ db: Database) throws -> DownloadProgress? {
-        guard let kept = try downloadProgress(db) else { return nil }
-        let owed =
-            try cursor(db) == nil
-            || (try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false)
-        guard owed, try db.tableExists("bootstrap_seen") else { return nil }
+        guard let kept = try downloadProgress(db), try downloadOwed(db), try db.tableExists("bootstrap_seen") else {
+            return nil
+        }
         let marked =
             try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM bootstrap_seen WHERE entity = ? AND id = ?",
@@ -90,12 +88,21 @@ extension SQLiteLocalStore {
         return marked ? kept : nil
     }
 
-    /// A download cut short that the next pass goes on with (``continuableDownload()``): the
-    /// events stored.
+    /// Whether a full download is owed: no cursor yet, or a recovery (D59–D61).
+    static func downloadOwed(_ db: Database) throws -> Bool {
+        try cursor(db) == nil
+            || (try Bool.fetchOne(db, sql: "SELECT 1 FROM sync_state WHERE key = 'download_everything'") ?? false)
+    }
+
+    /// A full download owed and begun: the events stored so far — whether the next pass goes on
+    /// with it (``continuableDownload()``) or starts over (a push came between; an outsider found
+    /// `trendy status` silent then about a device holding 18,001 of 100,004 events).
     public func downloadCutShort() async throws -> Int? {
         try await db.read { db -> Int? in
-            guard try Self.continuableDownload(db) != nil else { return nil }
-            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_events WHERE sync_status = 'synced'") ?? 0
+            guard try Self.downloadOwed(db) else { return nil }
+            let stored =
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM local_events WHERE sync_status = 'synced'") ?? 0
+            return try Self.continuableDownload(db) != nil || stored > 0 ? stored : nil
         }
     }
 

@@ -210,7 +210,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let last = status.lastSuccessfulSync { out.line("Last sync: \(TrendyJSON.formatDate(last))") }
             if let stored = summary.downloadCutShort {
                 out.line(
-                    "Download: cut short with \(stored) event(s) stored; the next `trendy sync` goes on from there.")
+                    "Download: unfinished, \(stored) event(s) stored so far; the next `trendy sync` finishes it.")
             }
             if let error = status.lastError { out.line("Last error: \(error)") }
             for f in failed { out.line("  failed \(f.entity.rawValue) \(f.entityId) (\(f.kind.rawValue)): \(f.error)") }
